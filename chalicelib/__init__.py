@@ -1,0 +1,1 @@
+"""pawl: an evaluation service for AI agents (everything Chalice ships to Lambda)."""

@@ -1,0 +1,1 @@
+"""The HTTP edge: blueprints per resource, request parsing, auth, error mapping."""

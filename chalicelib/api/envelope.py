@@ -1,0 +1,58 @@
+"""The one place where failures become ``/api/v1`` responses.
+
+Body: ``{"error": {"code", "message", "meta"}}``. Unexpected exceptions become a 500
+``INTERNAL_ERROR`` whose body holds no internals (the traceback goes to the log).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from chalice import Response
+from pydantic import ValidationError
+
+from chalicelib.errors import PawlError, ValidationFailed
+
+log = logging.getLogger("pawl.api")
+
+JSON_HEADERS = {"Content-Type": "application/json"}
+
+
+def error_body(code: str, message: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "meta": meta or {}}}
+
+
+def error_response(
+    status: int, code: str, message: str, meta: dict[str, Any] | None = None
+) -> Response:
+    body = json.dumps(error_body(code, message, meta))
+    return Response(body=body, status_code=status, headers=dict(JSON_HEADERS))
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "body"
+
+
+def validation_error_from_pydantic(exc: ValidationError, prefix: str = "") -> ValidationFailed:
+    """Name every offending field; never echo pydantic's context objects (not serializable)."""
+    problems = []
+    for err in exc.errors(include_url=False, include_context=False, include_input=False):
+        field = _field_path(err["loc"])
+        if prefix:
+            field = f"{prefix}.{field}" if field != "body" else prefix
+        message = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+        problems.append({"field": field, "message": message})
+    first = problems[0] if problems else {"field": prefix or "body", "message": "invalid"}
+    summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems[:5])
+    return ValidationFailed(summary, field=first["field"], errors=problems)
+
+
+def response_for(exc: BaseException) -> Response:
+    if isinstance(exc, ValidationError):
+        exc = validation_error_from_pydantic(exc)
+    if isinstance(exc, PawlError):
+        return error_response(exc.status, exc.code, exc.message, exc.meta)
+    log.exception("unhandled error", exc_info=exc)
+    return error_response(500, "INTERNAL_ERROR", "An internal error occurred.")

@@ -1,0 +1,193 @@
+"""Declaring an endpoint: path, method, body/query models, response model, status.
+
+Every route goes through :func:`endpoint`, which authenticates, parses and validates
+the body and query with the same pydantic models the OpenAPI document is generated
+from (:mod:`chalicelib.api.openapi`), calls the handler with a :class:`Call`, and
+serializes its answer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from chalice import Blueprint, Response
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from chalicelib.api.auth import Caller, authenticate
+from chalicelib.api.envelope import JSON_HEADERS, validation_error_from_pydantic
+from chalicelib.errors import PayloadTooLarge, ValidationFailed
+from chalicelib.settings import get_settings
+
+B = TypeVar("B", bound=BaseModel)
+Q = TypeVar("Q", bound=BaseModel)
+
+
+class NoQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ListQuery(BaseModel):
+    """``?limit=&cursor=`` on every list."""
+
+    model_config = ConfigDict(extra="forbid")
+    limit: int = Field(50, ge=1, le=100)
+    cursor: str | None = None
+
+
+class ProjectListQuery(ListQuery):
+    project_id: str | None = None
+
+
+@dataclass
+class Call(Generic[B, Q]):
+    """What a handler receives: the caller, the parsed body and query, the path params."""
+
+    caller: Caller
+    body: B
+    query: Q
+    path: dict[str, str]
+    raw_body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A handler's answer when the status or body is not the route's default."""
+
+    body: Any
+    status: int = 200
+
+
+@dataclass(frozen=True)
+class RouteSpec:
+    path: str
+    method: str
+    name: str
+    summary: str
+    body: type[BaseModel] | None
+    query: type[BaseModel]
+    response: Any
+    status: int
+    tag: str
+    public: bool
+
+
+ROUTES: list[RouteSpec] = []
+
+
+def _serialize(body: Any) -> str:
+    if body is None:
+        return ""
+    if isinstance(body, BaseModel):
+        return body.model_dump_json()
+    if isinstance(body, list | tuple):
+        items = [b.model_dump(mode="json") if isinstance(b, BaseModel) else b for b in body]
+        return json.dumps(items)
+    return json.dumps(body)
+
+
+def json_response(body: Any, status: int = 200) -> Response:
+    if status == 204:
+        return Response(body="", status_code=204, headers={})
+    return Response(body=_serialize(body), status_code=status, headers=dict(JSON_HEADERS))
+
+
+def _parse_body(raw: bytes | None, model: type[B]) -> B:
+    if raw is not None and len(raw) > get_settings().max_body_bytes:
+        raise PayloadTooLarge(
+            f"request body is larger than {get_settings().max_body_bytes} bytes",
+            limit=get_settings().max_body_bytes,
+        )
+    if not raw or not raw.strip():
+        raw = b"{}"
+    try:
+        decoded = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValidationFailed(f"request body is not valid JSON: {exc}", field="body") from exc
+    if not isinstance(decoded, dict):
+        raise ValidationFailed("request body must be a JSON object", field="body")
+    try:
+        return model.model_validate(decoded)
+    except ValidationError as exc:
+        raise validation_error_from_pydantic(exc) from exc
+
+
+def _raw_bytes(raw: str | bytes | None) -> bytes:
+    if raw is None:
+        return b""
+    return raw.encode() if isinstance(raw, str) else raw
+
+
+def _parse_query(params: dict[str, str] | None, model: type[Q]) -> Q:
+    try:
+        return model.model_validate(dict(params or {}))
+    except ValidationError as exc:
+        raise validation_error_from_pydantic(exc) from exc
+
+
+def endpoint(
+    bp: Blueprint,
+    path: str,
+    method: str,
+    *,
+    body: type[BaseModel] | None = None,
+    query: type[BaseModel] = NoQuery,
+    response: Any = None,
+    status: int = 200,
+    summary: str = "",
+    tag: str = "",
+    public: bool = False,
+) -> Callable[[Callable[[Call[Any, Any]], Any]], Callable[..., Response]]:
+    """Register ``handler(call)`` as ``method path`` on ``bp``."""
+
+    def decorate(handler: Callable[[Call[Any, Any]], Any]) -> Callable[..., Response]:
+        spec = RouteSpec(
+            path=path,
+            method=method,
+            name=handler.__name__,
+            summary=summary or (handler.__doc__ or "").strip().split("\n")[0],
+            body=body,
+            query=query,
+            response=response,
+            status=status,
+            tag=tag,
+            public=public,
+        )
+        ROUTES.append(spec)
+
+        def view(**path_params: str) -> Response:
+            request = bp.current_request
+            headers = dict(request.headers or {})
+            caller = Caller(is_admin=False) if public else authenticate(headers)
+            raw = _raw_bytes(request.raw_body) if method in {"POST", "PUT", "PATCH"} else b""
+            parsed_body = _parse_body(raw, body) if body is not None else None
+            call: Call[Any, Any] = Call(
+                caller=caller,
+                body=parsed_body,
+                query=_parse_query(dict(request.query_params or {}), query),
+                path=path_params,
+                raw_body=raw or b"",
+                headers=headers,
+            )
+            result = handler(call)
+            if isinstance(result, Response):
+                return result
+            if isinstance(result, Reply):
+                return json_response(result.body, result.status)
+            return json_response(result, status)
+
+        view.__name__ = f"{handler.__module__.rsplit('.', 1)[-1]}_{handler.__name__}"
+        bp.route(path, methods=[method])(view)
+        return view
+
+    return decorate
+
+
+def page(items: list[Any], next_cursor: str | None) -> dict[str, Any]:
+    return {
+        "data": [i.model_dump(mode="json") if isinstance(i, BaseModel) else i for i in items],
+        "next_cursor": next_cursor,
+    }

@@ -1,0 +1,96 @@
+"""Projects and API keys (admin only to create)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalice import Blueprint
+from pydantic import Field
+
+from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
+from chalicelib.domain.base import Page, RequestBody
+from chalicelib.domain.tenancy import ApiKey, CreatedApiKey, Project
+from chalicelib.store import tenancy
+
+bp = Blueprint(__name__)
+
+NAME = Field(min_length=1, max_length=200)
+
+
+class CreateProject(RequestBody):
+    name: str = NAME
+
+
+class CreateApiKey(RequestBody):
+    project_id: str = Field(min_length=1)
+    name: str = NAME
+
+
+@endpoint(
+    bp, "/api/v1/projects", "POST", body=CreateProject, response=Project, status=201, tag="projects"
+)
+def create_project(call: Call[CreateProject, Any]) -> Project:
+    """Create a project (admin)."""
+    call.caller.require_admin()
+    return tenancy.create_project(call.body.name)
+
+
+@endpoint(bp, "/api/v1/projects", "GET", query=ListQuery, response=Page[Project], tag="projects")
+def list_projects(call: Call[Any, ListQuery]) -> dict[str, Any]:
+    """List the projects the caller can reach (admin: all; scoped key: its own)."""
+    if not call.caller.is_admin:
+        assert call.caller.project_id is not None
+        return page([tenancy.get_project(call.caller.project_id)], None)
+    return page(*tenancy.list_projects(call.query.limit, call.query.cursor))
+
+
+@endpoint(bp, "/api/v1/projects/{project_id}", "GET", response=Project, tag="projects")
+def get_project(call: Call[Any, Any]) -> Project:
+    """Get a project."""
+    project_id = call.path["project_id"]
+    call.caller.check_visible(project_id, "project", project_id)
+    return tenancy.get_project(project_id)
+
+
+@endpoint(
+    bp,
+    "/api/v1/api-keys",
+    "POST",
+    body=CreateApiKey,
+    response=CreatedApiKey,
+    status=201,
+    tag="api-keys",
+)
+def create_api_key(call: Call[CreateApiKey, Any]) -> CreatedApiKey:
+    """Create a project-scoped API key (admin). The secret ``key`` is shown only here."""
+    call.caller.require_admin()
+    tenancy.get_project(call.body.project_id)
+    return tenancy.create_api_key(call.body.project_id, call.body.name)
+
+
+@endpoint(
+    bp, "/api/v1/api-keys", "GET", query=ProjectListQuery, response=Page[ApiKey], tag="api-keys"
+)
+def list_api_keys(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
+    """List a project's API keys (never their secrets)."""
+    project_id = call.caller.listing_project(call.query.project_id)
+    return page(*tenancy.list_api_keys(project_id, call.query.limit, call.query.cursor))
+
+
+def _visible_key(call: Call[Any, Any]) -> ApiKey:
+    key = tenancy.get_api_key(call.path["key_id"])
+    call.caller.check_visible(key.project_id, "api_key", key.id)
+    return key
+
+
+@endpoint(bp, "/api/v1/api-keys/{key_id}", "GET", response=ApiKey, tag="api-keys")
+def get_api_key(call: Call[Any, Any]) -> ApiKey:
+    """Get an API key (never its secret)."""
+    return _visible_key(call)
+
+
+@endpoint(bp, "/api/v1/api-keys/{key_id}", "DELETE", status=204, tag="api-keys")
+def delete_api_key(call: Call[Any, Any]) -> None:
+    """Revoke an API key."""
+    key = _visible_key(call)
+    tenancy.delete_api_key(key.id)

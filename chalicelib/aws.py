@@ -1,0 +1,48 @@
+"""boto3 clients, created lazily and once per process (per Lambda container).
+
+Clients are built on first use so an in-process AWS stand-in started by a test or by the
+local runtime is in place before any client exists.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+from chalicelib.settings import get_settings
+
+_lock = threading.Lock()
+_clients: dict[str, Any] = {}
+
+CLIENT_CONFIG = Config(
+    connect_timeout=5,
+    read_timeout=30,
+    retries={"mode": "standard", "max_attempts": 5},
+    max_pool_connections=32,
+)
+
+
+def client(service: str) -> Any:
+    """The shared boto3 client for ``service`` (sqs, s3, lambda, dynamodb)."""
+    existing = _clients.get(service)
+    if existing is not None:
+        return existing
+    with _lock:
+        if service not in _clients:
+            settings = get_settings()
+            _clients[service] = boto3.client(
+                service,
+                region_name=settings.region,
+                endpoint_url=settings.aws_endpoint_url,
+                config=CLIENT_CONFIG,
+            )
+        return _clients[service]
+
+
+def reset_clients() -> None:
+    """Drop every cached client (the endpoint or the stand-in changed)."""
+    with _lock:
+        _clients.clear()

@@ -1,0 +1,28 @@
+"""Shared pydantic bases for domain types and request bodies."""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+T = TypeVar("T")
+
+
+class Resource(BaseModel):
+    """A resource as the API shows it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class RequestBody(BaseModel):
+    """A request body: unknown fields are refused (400), never dropped."""
+
+    model_config = ConfigDict(extra="forbid", strict=False)
+
+
+class Page(BaseModel, Generic[T]):
+    """One page of a cursor-paginated list."""
+
+    data: list[T]
+    next_cursor: str | None = None

@@ -1,0 +1,75 @@
+"""Domain errors. Any layer raises them; the HTTP edge maps them to responses in one place.
+
+Each error carries the stable ``code`` of the ``/api/v1`` envelope, the HTTP status it
+maps to and a ``meta`` dict with machine-readable detail (for example the offending field).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class PawlError(Exception):
+    status = 500
+    code = "INTERNAL_ERROR"
+
+    def __init__(self, message: str, *, code: str | None = None, **meta: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.meta: dict[str, Any] = meta
+
+
+class ValidationFailed(PawlError):
+    status = 400
+    code = "VALIDATION_FAILED"
+
+    def __init__(
+        self, message: str, *, field: str | None = None, code: str | None = None, **meta: Any
+    ) -> None:
+        if field is not None:
+            meta["field"] = field
+        super().__init__(message, code=code, **meta)
+
+
+class Unauthorized(PawlError):
+    status = 401
+    code = "UNAUTHORIZED"
+
+
+class Forbidden(PawlError):
+    status = 403
+    code = "FORBIDDEN"
+
+
+class ProjectScopeForbidden(Forbidden):
+    code = "API_KEY_PROJECT_SCOPE"
+
+
+class NotFound(PawlError):
+    status = 404
+    code = "RESOURCE_NOT_FOUND"
+
+
+class MethodNotAllowed(PawlError):
+    status = 405
+    code = "METHOD_NOT_ALLOWED"
+
+
+class Conflict(PawlError):
+    status = 409
+    code = "CONFLICT"
+
+
+class NameConflict(Conflict):
+    code = "NAME_CONFLICT"
+
+
+class PayloadTooLarge(PawlError):
+    status = 413
+    code = "PAYLOAD_TOO_LARGE"
+
+
+def not_found(kind: str, resource_id: str) -> NotFound:
+    return NotFound(f"{kind} {resource_id} not found", resource_type=kind, id=resource_id)

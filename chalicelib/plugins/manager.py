@@ -1,0 +1,171 @@
+"""The plugin manager and the small typed facade the rest of pawl calls.
+
+Nothing outside this module touches ``pm.hook``: the engine asks the facade for a
+scorer or an adapter, or to hand an event to the sinks.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import pluggy
+
+from chalicelib.errors import ValidationFailed
+from chalicelib.plugins import hookspecs
+from chalicelib.plugins.markers import ENTRY_POINT_GROUP, PROJECT
+
+log = logging.getLogger("pawl.plugins")
+
+#: Built-in plugin modules, registered before third-party entry points.
+BUILTIN_PLUGINS = (
+    "chalicelib.scoring.builtin",
+    "chalicelib.agents.builtin",
+    "chalicelib.webhooks.sink",
+)
+
+
+@dataclass
+class PluginReport:
+    loaded: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[dict[str, str]] = field(default_factory=list)
+
+
+class PluginHost:
+    """Owns one pluggy manager; exposes typed lookups over what plugins registered."""
+
+    def __init__(self, load_entry_points: bool = True) -> None:
+        self.pm = pluggy.PluginManager(PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.report = PluginReport()
+        for module_name in BUILTIN_PLUGINS:
+            self._register_module(module_name, source="builtin")
+        if load_entry_points:
+            self._load_entry_points()
+        self.pm.check_pending()
+        self._scorers = self._collect("pawl_register_scorers")
+        self._adapters = self._collect("pawl_register_agent_adapters")
+
+    def _register_module(self, module_name: str, source: str) -> None:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                return  # a built-in not written yet
+            raise
+        self.pm.register(module, name=module_name)
+        self.report.loaded.append({"name": module_name, "version": "builtin", "source": source})
+
+    def _load_entry_points(self) -> None:
+        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            dist = ep.dist
+            try:
+                plugin = ep.load()
+                self.pm.register(plugin, name=ep.name)
+            except Exception as exc:  # a broken plugin is reported and skipped, never fatal
+                log.warning("plugin %s failed to load: %s", ep.name, exc)
+                self.report.failed.append(
+                    {"name": ep.name, "error": f"{type(exc).__name__}: {exc}"}
+                )
+                continue
+            self.report.loaded.append(
+                {
+                    "name": ep.name,
+                    "version": dist.version if dist else "unknown",
+                    "source": dist.name if dist else ep.value,
+                }
+            )
+
+    def _collect(self, hook_name: str) -> dict[str, Any]:
+        """Merge every implementation's list; later registrations override earlier ones."""
+        merged: dict[str, Any] = {}
+        hook = getattr(self.pm.hook, hook_name)
+        # pluggy calls LIFO; reverse so the earliest-registered (built-ins) go first.
+        for result in reversed(hook()):
+            for obj in result or []:
+                merged[obj.type] = obj
+        return merged
+
+    # --- facade -------------------------------------------------------------------------
+
+    def hooks_of(self, plugin_name: str) -> list[str]:
+        plugin = self.pm.get_plugin(plugin_name)
+        return sorted(h.name for h in self.pm.get_hookcallers(plugin) or [])
+
+    def scorer_types(self) -> list[str]:
+        return list(self._scorers)
+
+    def scorer(self, scorer_type: str) -> Any:
+        try:
+            return self._scorers[scorer_type]
+        except KeyError:
+            known = ", ".join(sorted(self._scorers))
+            raise ValidationFailed(
+                f"unknown scorer type {scorer_type!r} (known: {known})", field="type"
+            ) from None
+
+    def adapter_types(self) -> list[str]:
+        return list(self._adapters)
+
+    def adapter(self, adapter_type: str) -> Any:
+        try:
+            return self._adapters[adapter_type]
+        except KeyError:
+            known = ", ".join(sorted(self._adapters))
+            raise ValidationFailed(
+                f"unknown agent type {adapter_type!r} (known: {known})", field="type"
+            ) from None
+
+    def embedding_backends(self) -> dict[str, Any]:
+        merged: dict[str, Any] = {}
+        for result in reversed(self.pm.hook.pawl_register_embedding_backends()):
+            merged.update(result or {})
+        return merged
+
+    def builtin_tools(self) -> dict[str, Any]:
+        merged: dict[str, Any] = {}
+        for result in reversed(self.pm.hook.pawl_register_builtin_tools()):
+            merged.update(result or {})
+        return merged
+
+    def baseline_refusals(
+        self, eval: dict[str, Any], candidate: dict[str, Any], baseline: dict[str, Any]
+    ) -> list[str]:
+        results = self.pm.hook.pawl_validate_baseline(
+            eval=eval, candidate=candidate, baseline=baseline
+        )
+        return [r for r in results if r]
+
+    def deliver_event(self, event: Any) -> list[str]:
+        """Hand ``event`` to every sink, each isolated. Returns the names of sinks that raised."""
+        failed = []
+        for impl in self.pm.hook.pawl_deliver_event.get_hookimpls():
+            try:
+                impl.function(event=event)
+            except Exception:
+                log.exception("sink %s failed for %s", impl.plugin_name, event.event)
+                failed.append(impl.plugin_name)
+        return failed
+
+
+_host: PluginHost | None = None
+_lock = threading.Lock()
+
+
+def plugins() -> PluginHost:
+    """The process-wide plugin host (built on first use)."""
+    global _host
+    if _host is None:
+        with _lock:
+            if _host is None:
+                _host = PluginHost()
+    return _host
+
+
+def reset_plugins(host: PluginHost | None = None) -> None:
+    """Replace the process-wide host (tests register extra plugins this way)."""
+    global _host
+    _host = host

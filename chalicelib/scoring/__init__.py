@@ -1,0 +1,1 @@
+"""Scorers: the contract and the built-ins, registered through the plugin hook."""

@@ -1,0 +1,137 @@
+"""What a scorer is: the contract every built-in and third-party scorer implements.
+
+A scorer turns one item's output into ``{score: 0..1, passed}``. It never returns a
+made-up zero: when it cannot reach a verdict it raises :class:`ScorerFailed`, and the
+engine records the item as errored (errors are not zeros).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+
+class ScorerConfig(BaseModel):
+    """Base of every scorer config model: unknown keys are refused."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: str
+
+
+@dataclass(frozen=True)
+class UsageRecord:
+    """Spend a scorer caused (a judge completion, an embedding, a decision)."""
+
+    source: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class ScoreOutcome:
+    score: float
+    passed: bool
+    reasoning: str | None = None
+    decision_id: str | None = None
+    usage: tuple[UsageRecord, ...] = ()
+
+
+class ScorerFailed(Exception):
+    """The scorer could not reach a verdict; the item is errored with ``code``."""
+
+    def __init__(self, message: str, code: str = "EVAL_SCORING_FAILED", **meta: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.meta = meta
+
+
+@dataclass(frozen=True)
+class ItemContext:
+    """Everything a scorer may read about one item's execution.
+
+    ``has_object`` is False when the agent has no ``output_schema``: ``object`` is then
+    *absent* (not null) from the JSON Logic / tool context.
+    """
+
+    input: list[dict[str, Any]]
+    output: str | None
+    expected: str | None
+    item_metadata: dict[str, Any]
+    object: Any = None
+    has_object: bool = False
+
+    def as_variables(self) -> dict[str, Any]:
+        """The variables a json_logic expression or a tool scorer sees."""
+        data: dict[str, Any] = {
+            "input": self.input,
+            "output": self.output,
+            "expected": self.expected,
+            "item": {"metadata": self.item_metadata},
+        }
+        if self.has_object:
+            data["object"] = self.object
+        return data
+
+
+@dataclass(frozen=True)
+class ScoringEnv:
+    """Where an item is being scored, and the services a scorer may need."""
+
+    project_id: str
+    eval_id: str | None = None
+    run_id: str | None = None
+    dataset_item_id: str | None = None
+    tool_context: dict[str, str] = field(default_factory=dict)
+    decider_versions: dict[str, int] = field(default_factory=dict)
+    services: Any = None
+
+
+class ValidationEnv(Protocol):
+    """What config validation may look up (implemented by the service layer).
+
+    ``phase`` is ``"create"``, ``"update"`` or ``"run_start"`` (authoritative).
+    """
+
+    project_id: str
+    phase: str
+    agent_output_schema: dict[str, Any] | None
+
+    def lookup(self, kind: str, resource_id: str) -> Any | None:
+        """A resource of the eval's project (``tool``, ``decider``, ``ai_provider``) or None."""
+        ...
+
+    def project_default(self, setting: str) -> Any | None:
+        """A project-level default (for example ``default_ai_provider_id``)."""
+        ...
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """One scorer type.
+
+    ``type`` is the discriminator in an eval's ``scorers`` list. ``named`` scorers
+    (``tool``, ``decider``) may appear several times under distinct ``name``s; every
+    other type at most once. ``config_model`` validates the shape (unknown keys
+    refused); :meth:`check` runs the cross-resource rules.
+    """
+
+    config_model: type[ScorerConfig]
+    type: str
+    named: bool
+
+    def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
+        """Raise :class:`chalicelib.errors.ValidationFailed` when the config cannot be used."""
+        ...
+
+    def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
+        """Score one item, or raise :class:`ScorerFailed`."""
+        ...
+
+
+ScorerFactory = Callable[[], Scorer]

@@ -1,0 +1,75 @@
+"""Deployment settings, read from the environment once per process.
+
+Every knob pawl has lives here so a reader finds them in one place. Tests and the
+local runtime change the environment and call :func:`reset_settings`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+
+#: The admin key the local runtime uses when ``PAWL_ADMIN_KEY`` is unset (documented in README).
+LOCAL_DEFAULT_ADMIN_KEY = "pawl-local-admin-key"
+
+
+def _flag(name: str, default: bool = False) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return raw.strip().lower() in {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    table_prefix: str
+    region: str
+    aws_endpoint_url: str | None
+    admin_key: str | None
+    allow_python_agents: bool
+    allow_private_urls: str
+    bucket: str
+    run_queue: str
+    item_queue: str
+    webhook_queue: str
+    run_grace_s: int
+    max_body_bytes: int
+    large_output_bytes: int
+    embedding_provider: str | None
+    embedding_model: str | None
+
+    def table_name(self, name: str) -> str:
+        return f"{self.table_prefix}-{name}"
+
+    def queue_names(self) -> list[str]:
+        return [self.run_queue, self.item_queue, self.webhook_queue]
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    prefix = os.environ.get("PAWL_TABLE_PREFIX", "pawl")
+    return Settings(
+        table_prefix=prefix,
+        region=os.environ.get("AWS_DEFAULT_REGION") or os.environ.get("AWS_REGION", "us-east-1"),
+        aws_endpoint_url=os.environ.get("AWS_ENDPOINT_URL") or None,
+        admin_key=os.environ.get("PAWL_ADMIN_KEY") or None,
+        allow_python_agents=_flag("PAWL_ALLOW_PYTHON_AGENTS"),
+        # "" = public addresses only; "loopback" also allows 127.0.0.0/8 and ::1;
+        # "all" allows every private range (never link-local/metadata unless "all").
+        allow_private_urls=os.environ.get("PAWL_ALLOW_PRIVATE_URLS", "").strip().lower(),
+        bucket=os.environ.get("PAWL_BUCKET", f"{prefix}-blobs"),
+        run_queue=os.environ.get("PAWL_RUN_QUEUE", f"{prefix}-runs"),
+        item_queue=os.environ.get("PAWL_ITEM_QUEUE", f"{prefix}-items"),
+        webhook_queue=os.environ.get("PAWL_WEBHOOK_QUEUE", f"{prefix}-webhooks"),
+        run_grace_s=int(os.environ.get("PAWL_RUN_GRACE_S", "1800")),
+        max_body_bytes=int(os.environ.get("PAWL_MAX_BODY_BYTES", str(1024 * 1024))),
+        large_output_bytes=int(os.environ.get("PAWL_LARGE_OUTPUT_BYTES", str(256 * 1024))),
+        embedding_provider=os.environ.get("PAWL_EMBEDDING_PROVIDER") or None,
+        embedding_model=os.environ.get("PAWL_EMBEDDING_MODEL") or None,
+    )
+
+
+def reset_settings() -> None:
+    """Forget the cached settings (after the environment changed)."""
+    get_settings.cache_clear()

@@ -1,0 +1,108 @@
+"""Table binding, creation and transactions shared by every model.
+
+Table names are ``<prefix>-<name>`` from settings. Models declare only their short
+name (``Meta.short_name``); :func:`bind` fills in the real name, region and endpoint,
+so the same classes serve moto in-process, a moto server and real AWS.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from pynamodb.attributes import UnicodeAttribute
+from pynamodb.connection import Connection
+from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
+
+from chalicelib.settings import get_settings
+
+_REGISTRY: list[type[Model]] = []
+_bound_for: tuple[str, str, str | None] | None = None
+_lock = threading.Lock()
+
+M = TypeVar("M", bound=type[Model])
+
+
+def register(model: M) -> M:
+    """Class decorator: make ``model`` part of the schema bound and created by this module."""
+    _REGISTRY.append(model)
+    return model
+
+
+def registered_models() -> list[type[Model]]:
+    _import_all_models()
+    return list(_REGISTRY)
+
+
+def _import_all_models() -> None:
+    # Imported for their @register side effect; kept here so bind() sees every table.
+    from chalicelib.store import models  # noqa: F401
+
+
+def bind(force: bool = False) -> None:
+    """Point every model at the tables of the current settings (idempotent)."""
+    global _bound_for
+    settings = get_settings()
+    key = (settings.table_prefix, settings.region, settings.aws_endpoint_url)
+    if _bound_for == key and not force:
+        return
+    with _lock:
+        for model in registered_models():
+            meta: Any = model.Meta
+            meta.table_name = settings.table_name(meta.short_name)
+            meta.region = settings.region
+            meta.host = settings.aws_endpoint_url
+            meta.connect_timeout_seconds = 5
+            meta.read_timeout_seconds = 30
+            meta.max_retry_attempts = 5
+            # A cached connection would keep talking to the previous endpoint.
+            model._connection = None
+            for index in model._indexes.values():
+                index._connection = None  # type: ignore[attr-defined]
+        _bound_for = key
+
+
+def create_tables() -> list[str]:
+    """Create every missing table (idempotent). Returns the names it created."""
+    bind()
+    created = []
+    for model in registered_models():
+        if not model.exists():
+            model.create_table(billing_mode="PAY_PER_REQUEST", wait=True)
+            created.append(model.Meta.table_name)
+    return created
+
+
+def connection() -> Connection:
+    settings = get_settings()
+    return Connection(region=settings.region, host=settings.aws_endpoint_url)
+
+
+@contextmanager
+def transaction() -> Iterator[TransactWrite]:
+    """A TransactWrite on the configured endpoint; committed when the block exits."""
+    bind()
+    with TransactWrite(connection=connection()) as txn:
+        yield txn
+
+
+class PawlModel(Model):
+    """Base for every table: binds lazily before the first call."""
+
+    class Meta:
+        short_name = "unset"
+        billing_mode = "PAY_PER_REQUEST"
+
+    @classmethod
+    def _get_connection(cls) -> Any:
+        bind()
+        return super()._get_connection()
+
+
+class IdModel(PawlModel):
+    """A table keyed by the resource's public id."""
+
+    id = UnicodeAttribute(hash_key=True)

@@ -1,0 +1,341 @@
+"""Every DynamoDB table pawl uses. Access patterns and keys: ``docs/dynamodb.md``.
+
+JSON-shaped fields (messages, metadata, configs, aggregates) are stored as JSON strings
+(``JSONAttribute``): they are read and written whole, never queried into.
+"""
+
+from __future__ import annotations
+
+from pynamodb.attributes import (
+    BooleanAttribute,
+    JSONAttribute,
+    ListAttribute,
+    NumberAttribute,
+    UnicodeAttribute,
+)
+from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
+
+from chalicelib.store.base import IdModel, PawlModel, register
+
+
+class _ByProject(GlobalSecondaryIndex["IdModel"]):
+    """Resources of one project, oldest first."""
+
+    class Meta:
+        index_name = "by_project"
+        projection = AllProjection()
+
+    project_id = UnicodeAttribute(hash_key=True)
+    created_key = UnicodeAttribute(range_key=True)
+
+
+def _by_project() -> _ByProject:
+    return _ByProject()
+
+
+@register
+class ProjectModel(IdModel):
+    class Meta:
+        short_name = "projects"
+
+    name = UnicodeAttribute()
+    default_ai_provider_id = UnicodeAttribute(null=True)
+    created_at = UnicodeAttribute()
+    updated_at = UnicodeAttribute()
+
+
+@register
+class NameClaimModel(PawlModel):
+    """One row per (project, kind, name): the conditional write that makes names unique."""
+
+    class Meta:
+        short_name = "names"
+
+    key = UnicodeAttribute(hash_key=True)
+    resource_id = UnicodeAttribute()
+
+
+@register
+class ApiKeyModel(IdModel):
+    class Meta:
+        short_name = "api-keys"
+
+    project_id = UnicodeAttribute()
+    name = UnicodeAttribute()
+    key_hash = UnicodeAttribute()
+    prefix = UnicodeAttribute()
+    created_at = UnicodeAttribute()
+    created_key = UnicodeAttribute()
+    by_project = _by_project()
+
+
+@register
+class AgentModel(IdModel):
+    class Meta:
+        short_name = "agents"
+
+    project_id = UnicodeAttribute()
+    name = UnicodeAttribute()
+    version = NumberAttribute()
+    type = UnicodeAttribute()
+    config = JSONAttribute()
+    output_schema = JSONAttribute(null=True)
+    created_at = UnicodeAttribute()
+    updated_at = UnicodeAttribute()
+    created_key = UnicodeAttribute()
+    by_project = _by_project()
+
+
+@register
+class AgentVersionModel(PawlModel):
+    """Immutable snapshot written by every agent create or update."""
+
+    class Meta:
+        short_name = "agent-versions"
+
+    agent_id = UnicodeAttribute(hash_key=True)
+    version = NumberAttribute(range_key=True)
+    name = UnicodeAttribute()
+    type = UnicodeAttribute()
+    config = JSONAttribute()
+    output_schema = JSONAttribute(null=True)
+    created_at = UnicodeAttribute()
+
+
+@register
+class DatasetModel(IdModel):
+    class Meta:
+        short_name = "datasets"
+
+    project_id = UnicodeAttribute()
+    name = UnicodeAttribute()
+    description = UnicodeAttribute(null=True)
+    created_at = UnicodeAttribute()
+    updated_at = UnicodeAttribute()
+    created_key = UnicodeAttribute()
+    by_project = _by_project()
+
+
+class _ItemsByDataset(GlobalSecondaryIndex["DatasetItemModel"]):
+    class Meta:
+        index_name = "by_dataset"
+        projection = AllProjection()
+
+    dataset_id = UnicodeAttribute(hash_key=True)
+    created_key = UnicodeAttribute(range_key=True)
+
+
+@register
+class DatasetItemModel(IdModel):
+    class Meta:
+        short_name = "dataset-items"
+
+    dataset_id = UnicodeAttribute()
+    project_id = UnicodeAttribute()
+    input = JSONAttribute()
+    expected_output = UnicodeAttribute(null=True)
+    metadata = JSONAttribute()
+    source_generation_id = UnicodeAttribute(null=True)
+    created_at = UnicodeAttribute()
+    updated_at = UnicodeAttribute()
+    created_key = UnicodeAttribute()
+    by_dataset = _ItemsByDataset()
+
+
+class _EvalsByDataset(GlobalSecondaryIndex["EvalModel"]):
+    class Meta:
+        index_name = "by_dataset"
+        projection = KeysOnlyProjection()
+
+    dataset_id = UnicodeAttribute(hash_key=True)
+
+
+class _EvalsByAgent(GlobalSecondaryIndex["EvalModel"]):
+    class Meta:
+        index_name = "by_agent"
+        projection = KeysOnlyProjection()
+
+    agent_id = UnicodeAttribute(hash_key=True)
+
+
+@register
+class EvalModel(IdModel):
+    class Meta:
+        short_name = "evals"
+
+    project_id = UnicodeAttribute()
+    name = UnicodeAttribute()
+    agent_id = UnicodeAttribute()
+    dataset_id = UnicodeAttribute()
+    scorers = JSONAttribute()
+    pass_threshold = NumberAttribute(null=True)
+    group_by = UnicodeAttribute(null=True)
+    trials = NumberAttribute(default=1)
+    trial_reducer = UnicodeAttribute(default="all")
+    max_regression = NumberAttribute(null=True)
+    created_at = UnicodeAttribute()
+    updated_at = UnicodeAttribute()
+    created_key = UnicodeAttribute()
+    by_project = _by_project()
+    by_dataset = _EvalsByDataset()
+    by_agent = _EvalsByAgent()
+
+
+class _RunsByEval(GlobalSecondaryIndex["RunModel"]):
+    """Runs of one eval; queried newest first."""
+
+    class Meta:
+        index_name = "by_eval"
+        projection = AllProjection()
+
+    eval_id = UnicodeAttribute(hash_key=True)
+    created_key = UnicodeAttribute(range_key=True)
+
+
+class _ActiveRuns(GlobalSecondaryIndex["RunModel"]):
+    """Sparse: only non-terminal runs carry ``active``; the reaper scans it."""
+
+    class Meta:
+        index_name = "active"
+        projection = KeysOnlyProjection()
+
+    active = UnicodeAttribute(hash_key=True)
+    last_activity_at = UnicodeAttribute(range_key=True)
+
+
+@register
+class RunModel(IdModel):
+    class Meta:
+        short_name = "runs"
+
+    eval_id = UnicodeAttribute()
+    project_id = UnicodeAttribute()
+    status = UnicodeAttribute()
+    agent_id = UnicodeAttribute()
+    agent_version = NumberAttribute()
+    decider_versions = JSONAttribute(null=True)
+    baseline_run_id = UnicodeAttribute(null=True)
+    trigger_id = UnicodeAttribute(null=True)
+    metadata = JSONAttribute()
+    tool_context = JSONAttribute(null=True)
+    eval_snapshot = JSONAttribute()
+    item_count = NumberAttribute(default=0)
+    completed_count = NumberAttribute(default=0)
+    errored_count = NumberAttribute(default=0)
+    fanout_done = BooleanAttribute(default=False)
+    aggregate_scores = JSONAttribute(null=True)
+    passed = BooleanAttribute(null=True)
+    failure_reason = UnicodeAttribute(null=True)
+    settle_claimed = BooleanAttribute(default=False)
+    started_at = UnicodeAttribute(null=True)
+    finished_at = UnicodeAttribute(null=True)
+    created_at = UnicodeAttribute()
+    created_key = UnicodeAttribute()
+    last_activity_at = UnicodeAttribute()
+    active = UnicodeAttribute(null=True)
+    by_eval = _RunsByEval()
+    active_runs = _ActiveRuns()
+
+
+@register
+class RunItemModel(PawlModel):
+    """The frozen item set of a run: one row per (run, item), written by fan-out."""
+
+    class Meta:
+        short_name = "run-items"
+
+    run_id = UnicodeAttribute(hash_key=True)
+    dataset_item_id = UnicodeAttribute(range_key=True)
+    input = JSONAttribute()
+    expected_output = UnicodeAttribute(null=True)
+    metadata = JSONAttribute()
+
+
+class _ResultsByGeneration(GlobalSecondaryIndex["ResultModel"]):
+    class Meta:
+        index_name = "by_generation"
+        projection = KeysOnlyProjection()
+
+    generation_id = UnicodeAttribute(hash_key=True)
+
+
+@register
+class ResultModel(PawlModel):
+    """One row per (run, item, trial); created with a conditional write, never overwritten."""
+
+    class Meta:
+        short_name = "results"
+
+    run_id = UnicodeAttribute(hash_key=True)
+    result_key = UnicodeAttribute(range_key=True)
+    id = UnicodeAttribute()
+    eval_id = UnicodeAttribute()
+    dataset_item_id = UnicodeAttribute()
+    trial = NumberAttribute(default=1)
+    input = JSONAttribute()
+    expected_output = UnicodeAttribute(null=True)
+    output = UnicodeAttribute(null=True)
+    output_s3_key = UnicodeAttribute(null=True)
+    generation_id = UnicodeAttribute(null=True)
+    scores = JSONAttribute()
+    passed = BooleanAttribute(null=True)
+    error = JSONAttribute(null=True)
+    created_at = UnicodeAttribute()
+    by_generation = _ResultsByGeneration()
+
+
+@register
+class GenerationModel(IdModel):
+    class Meta:
+        short_name = "generations"
+
+    project_id = UnicodeAttribute()
+    agent_id = UnicodeAttribute()
+    agent_version = NumberAttribute()
+    run_id = UnicodeAttribute(null=True)
+    dataset_item_id = UnicodeAttribute(null=True)
+    input = JSONAttribute(null=True)
+    output = UnicodeAttribute(null=True)
+    output_s3_key = UnicodeAttribute(null=True)
+    object = JSONAttribute(null=True)
+    status = UnicodeAttribute()
+    error = JSONAttribute(null=True)
+    usage = JSONAttribute(null=True)
+    latency_ms = NumberAttribute(default=0)
+    source = UnicodeAttribute(null=True)
+    content_purged = BooleanAttribute(default=False)
+    created_at = UnicodeAttribute()
+
+
+@register
+class WebhookModel(IdModel):
+    class Meta:
+        short_name = "webhooks"
+
+    project_id = UnicodeAttribute()
+    url = UnicodeAttribute()
+    events = ListAttribute(of=UnicodeAttribute)
+    secret = UnicodeAttribute(null=True)
+    created_at = UnicodeAttribute()
+    created_key = UnicodeAttribute()
+    by_project = _by_project()
+
+
+@register
+class DeliveryModel(PawlModel):
+    """One webhook delivery (an event handed to one webhook) and its attempts."""
+
+    class Meta:
+        short_name = "webhook-deliveries"
+
+    webhook_id = UnicodeAttribute(hash_key=True)
+    created_key = UnicodeAttribute(range_key=True)
+    id = UnicodeAttribute()
+    event = UnicodeAttribute()
+    status = UnicodeAttribute()
+    attempts = NumberAttribute(default=0)
+    last_status_code = NumberAttribute(null=True)
+    last_error = UnicodeAttribute(null=True)
+    payload = UnicodeAttribute()
+    created_at = UnicodeAttribute()
+    updated_at = UnicodeAttribute()

@@ -1,0 +1,153 @@
+"""Projects and API keys."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+from pynamodb.exceptions import DoesNotExist
+
+from chalicelib import clock, ids
+from chalicelib.domain.tenancy import ApiKey, CreatedApiKey, Project
+from chalicelib.errors import not_found
+from chalicelib.store.base import transaction
+from chalicelib.store.models import ApiKeyModel, ProjectModel
+from chalicelib.store.names import write_with_claim
+from chalicelib.store.pagination import page_of
+
+KEY_SCHEME = "pawl"
+_ID_KEYS = {"id"}
+_PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
+
+
+def _project(model: ProjectModel) -> Project:
+    return Project(
+        id=model.id,
+        name=model.name,
+        default_ai_provider_id=model.default_ai_provider_id,
+        created_at=model.created_at,
+        updated_at=model.updated_at,
+    )
+
+
+def create_project(name: str) -> Project:
+    now = clock.now_iso()
+    project_id = ids.new_id("project")
+    row = ProjectModel(id=project_id, name=name, created_at=now, updated_at=now)
+    # Project names are unique across the deployment (the "project" of a project is global).
+    write_with_claim("project", "_global", name, project_id, [row])
+    return _project(row)
+
+
+def get_project(project_id: str) -> Project:
+    try:
+        return _project(ProjectModel.get(project_id, consistent_read=True))
+    except DoesNotExist:
+        raise not_found("project", project_id) from None
+
+
+def project_exists(project_id: str) -> bool:
+    try:
+        ProjectModel.get(project_id, attributes_to_get=["id"])
+        return True
+    except DoesNotExist:
+        return False
+
+
+def list_projects(limit: int, cursor: str | None) -> tuple[list[Project], str | None]:
+    return page_of(
+        lambda last, n: ProjectModel.scan(limit=n, last_evaluated_key=last),
+        cursor,
+        _ID_KEYS,
+        _project,
+        limit,
+    )
+
+
+def set_default_ai_provider(project_id: str, provider_id: str | None) -> Project:
+    model = ProjectModel(id=project_id)
+    model.update(
+        actions=[
+            ProjectModel.default_ai_provider_id.set(provider_id)
+            if provider_id
+            else ProjectModel.default_ai_provider_id.remove(),
+            ProjectModel.updated_at.set(clock.now_iso()),
+        ],
+        condition=ProjectModel.id.exists(),
+    )
+    return get_project(project_id)
+
+
+# --- API keys -------------------------------------------------------------------------------
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def _api_key(model: ApiKeyModel) -> ApiKey:
+    return ApiKey(
+        id=model.id,
+        project_id=model.project_id,
+        name=model.name,
+        prefix=model.prefix,
+        created_at=model.created_at,
+    )
+
+
+def create_api_key(project_id: str, name: str) -> CreatedApiKey:
+    """Create a key; the secret exists only in the return value (stored as a SHA-256)."""
+    key_id = ids.new_id("api_key")
+    secret = ids.random_token(32)
+    token = f"{KEY_SCHEME}.{key_id}.{secret}"
+    now = clock.now_iso()
+    row = ApiKeyModel(
+        id=key_id,
+        project_id=project_id,
+        name=name,
+        key_hash=_hash(secret),
+        prefix=token[: len(KEY_SCHEME) + 1 + len(key_id)],
+        created_at=now,
+        created_key=f"{now}#{key_id}",
+    )
+    with transaction() as txn:
+        txn.save(row, condition=ApiKeyModel.id.does_not_exist())
+        txn.condition_check(ProjectModel, project_id, condition=ProjectModel.id.exists())
+    return CreatedApiKey(key=token, **_api_key(row).model_dump())
+
+
+def get_api_key(key_id: str) -> ApiKey:
+    try:
+        return _api_key(ApiKeyModel.get(key_id))
+    except DoesNotExist:
+        raise not_found("api_key", key_id) from None
+
+
+def list_api_keys(
+    project_id: str, limit: int, cursor: str | None
+) -> tuple[list[ApiKey], str | None]:
+    return page_of(
+        lambda last, n: ApiKeyModel.by_project.query(project_id, limit=n, last_evaluated_key=last),
+        cursor,
+        _PROJECT_INDEX_KEYS,
+        _api_key,
+        limit,
+    )
+
+
+def delete_api_key(key_id: str) -> None:
+    ApiKeyModel(id=key_id).delete()
+
+
+def resolve_token(token: str) -> ApiKey | None:
+    """The key a bearer token names, or None when it is unknown or the secret is wrong."""
+    parts = token.split(".")
+    if len(parts) != 3 or parts[0] != KEY_SCHEME:
+        return None
+    try:
+        model = ApiKeyModel.get(parts[1])
+    except DoesNotExist:
+        return None
+    if not hmac.compare_digest(model.key_hash, _hash(parts[2])):
+        return None
+    return _api_key(model)

@@ -1,0 +1,1 @@
+"""Webhooks: the built-in HTTP sink plugin, signing, and delivery."""

@@ -1,0 +1,1 @@
+"""Built-in plugin (to be written): registers through the same hooks as third parties."""

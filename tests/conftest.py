@@ -1,0 +1,122 @@
+"""Shared fixtures: an in-process AWS stand-in (moto) and an API client per test.
+
+Everything runs against real parts: moto for AWS, chalice.test.Client for the app.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from moto import mock_aws
+
+ADMIN_KEY = "test-admin-key"
+
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+os.environ.pop("AWS_ENDPOINT_URL", None)
+os.environ["PAWL_ADMIN_KEY"] = ADMIN_KEY
+os.environ["PAWL_ALLOW_PYTHON_AGENTS"] = "1"
+os.environ["PAWL_ALLOW_PRIVATE_URLS"] = "loopback"
+
+
+def reset_process_state() -> None:
+    """Forget cached settings, clients, table bindings and plugins (env changed)."""
+    from chalicelib import aws, queues, settings
+    from chalicelib.plugins import manager
+    from chalicelib.store import base
+
+    settings.reset_settings()
+    aws.reset_clients()
+    queues.reset()
+    base.bind(force=True)
+    manager.reset_plugins()
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """moto in-process with every pawl table, queue and bucket created."""
+    with mock_aws():
+        reset_process_state()
+        from chalicelib.bootstrap import ensure_resources
+
+        ensure_resources()
+        yield
+    reset_process_state()
+
+
+class Api:
+    """A thin JSON wrapper over chalice.test.Client that sends a bearer key."""
+
+    def __init__(self, client: Any, key: str | None = ADMIN_KEY) -> None:
+        self.client = client
+        self.key = key
+
+    def as_key(self, key: str | None) -> Api:
+        return Api(self.client, key)
+
+    def request(self, method: str, path: str, body: Any = None, raw: bytes | None = None) -> Any:
+        headers = {"Content-Type": "application/json"}
+        if self.key is not None:
+            headers["Authorization"] = f"Bearer {self.key}"
+        payload = (
+            raw if raw is not None else (json.dumps(body).encode() if body is not None else b"")
+        )
+        response = getattr(self.client.http, method.lower())(path, headers=headers, body=payload)
+        return ApiResponse(response.status_code, response.body)
+
+    def get(self, path: str) -> Any:
+        return self.request("GET", path)
+
+    def post(self, path: str, body: Any = None, raw: bytes | None = None) -> Any:
+        return self.request("POST", path, body if body is not None else {}, raw)
+
+    def put(self, path: str, body: Any = None, raw: bytes | None = None) -> Any:
+        return self.request("PUT", path, body if body is not None else {}, raw)
+
+    def delete(self, path: str) -> Any:
+        return self.request("DELETE", path)
+
+
+class ApiResponse:
+    def __init__(self, status: int, body: bytes) -> None:
+        self.status = status
+        self.raw = body
+        self.json: Any = json.loads(body) if body else None
+
+    @property
+    def code(self) -> str | None:
+        if isinstance(self.json, dict) and isinstance(self.json.get("error"), dict):
+            return self.json["error"]["code"]
+        return None
+
+    def __repr__(self) -> str:
+        return f"<ApiResponse {self.status} {self.raw[:300]!r}>"
+
+
+@pytest.fixture
+def api(aws_env: None) -> Iterator[Api]:
+    from chalice.test import Client
+
+    from app import app
+
+    with Client(app) as client:
+        yield Api(client)
+
+
+@pytest.fixture
+def project(api: Api) -> dict[str, Any]:
+    response = api.post("/api/v1/projects", {"name": "acme"})
+    assert response.status == 201, response
+    return response.json
+
+
+@pytest.fixture
+def project_key(api: Api, project: dict[str, Any]) -> str:
+    response = api.post("/api/v1/api-keys", {"project_id": project["id"], "name": "ci"})
+    assert response.status == 201, response
+    return response.json["key"]
