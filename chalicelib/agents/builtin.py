@@ -1,1 +1,60 @@
-"""Built-in plugin (to be written): registers through the same hooks as third parties."""
+"""The built-in agent adapters, registered through the same hook a plugin uses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.agents import configs, http_agent, lambda_agent, model_agent, python_agent
+from chalicelib.agents.contract import AdapterConfig, AgentAdapter, AgentReply, AgentRequest
+from chalicelib.errors import ValidationFailed
+from chalicelib.plugins.markers import hookimpl
+from chalicelib.settings import get_settings
+
+
+class _Adapter:
+    config_model: type[AdapterConfig] = AdapterConfig
+    type = ""
+    _invoke: Any = None
+
+    def check(self, config: AdapterConfig) -> None:
+        return None
+
+    def invoke(self, config: AdapterConfig, request: AgentRequest) -> AgentReply:
+        result: AgentReply = self.__class__._invoke(config, request)
+        return result
+
+
+class HttpAdapter(_Adapter):
+    type = "http"
+    config_model = configs.HttpAgentConfig
+    _invoke = staticmethod(http_agent.invoke)
+
+
+class ModelAdapter(_Adapter):
+    type = "model"
+    config_model = configs.ModelAgentConfig
+    _invoke = staticmethod(model_agent.invoke)
+
+
+class LambdaAdapter(_Adapter):
+    type = "lambda"
+    config_model = configs.LambdaAgentConfig
+    _invoke = staticmethod(lambda_agent.invoke)
+
+
+class PythonAdapter(_Adapter):
+    type = "python"
+    config_model = configs.PythonAgentConfig
+    _invoke = staticmethod(python_agent.invoke)
+
+    def check(self, config: AdapterConfig) -> None:
+        if not get_settings().allow_python_agents:
+            raise ValidationFailed(
+                "python agents are accepted only where PAWL_ALLOW_PYTHON_AGENTS=1",
+                field="type",
+            )
+
+
+@hookimpl
+def pawl_register_agent_adapters() -> list[AgentAdapter]:
+    return [HttpAdapter(), ModelAdapter(), LambdaAdapter(), PythonAdapter()]

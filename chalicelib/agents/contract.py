@@ -61,8 +61,15 @@ class AdapterFailed(Exception):
 
 @runtime_checkable
 class AgentAdapter(Protocol):
-    config_model: type[AdapterConfig]
-    type: str
+    @property
+    def config_model(self) -> type[AdapterConfig]:
+        """The pydantic model of this type's config."""
+        ...
+
+    @property
+    def type(self) -> str:
+        """The discriminator value that selects this implementation."""
+        ...
 
     def check(self, config: AdapterConfig) -> None:
         """Deployment-level refusals (e.g. python agents where not allowed): ValidationFailed."""

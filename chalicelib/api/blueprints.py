@@ -14,7 +14,7 @@ from chalicelib.api import (
     tenancy,
     webhooks,
 )
-from chalicelib.workers import queues, schedules
+from chalicelib.workers import queues, schedules, webhook_delivery
 
 BLUEPRINTS: list[Blueprint] = [
     health.bp,
@@ -27,4 +27,5 @@ BLUEPRINTS: list[Blueprint] = [
     webhooks.bp,
     queues.bp,
     schedules.bp,
+    webhook_delivery.bp,
 ]

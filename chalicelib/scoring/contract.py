@@ -121,9 +121,20 @@ class Scorer(Protocol):
     refused); :meth:`check` runs the cross-resource rules.
     """
 
-    config_model: type[ScorerConfig]
-    type: str
-    named: bool
+    @property
+    def config_model(self) -> type[ScorerConfig]:
+        """The pydantic model of this type's config."""
+        ...
+
+    @property
+    def type(self) -> str:
+        """The discriminator value that selects this implementation."""
+        ...
+
+    @property
+    def named(self) -> bool:
+        """True when several instances may coexist under distinct ``name``s."""
+        ...
 
     def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
         """Raise :class:`chalicelib.errors.ValidationFailed` when the config cannot be used."""

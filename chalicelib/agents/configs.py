@@ -1,0 +1,57 @@
+"""Config models of the built-in agent types (unknown keys refused, errors name the field)."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field, HttpUrl, field_validator
+
+from chalicelib.agents.contract import AdapterConfig
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_CALLABLE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+_HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+
+
+class HttpAgentConfig(AdapterConfig):
+    url: HttpUrl
+    headers: dict[str, str] = Field(default_factory=dict)
+    timeout_s: float = Field(30.0, gt=0, le=900)
+
+    @field_validator("headers")
+    @classmethod
+    def _header_names(cls, headers: dict[str, str]) -> dict[str, str]:
+        for name in headers:
+            if not _HEADER_NAME.match(name):
+                raise ValueError(f"{name!r} is not a valid header name")
+        return headers
+
+
+class ModelAgentConfig(AdapterConfig):
+    base_url: HttpUrl
+    model: str = Field(min_length=1)
+    instructions: str = ""
+    api_key_env: str | None = None
+    timeout_s: float = Field(60.0, gt=0, le=900)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        if value is not None and not _ENV_NAME.match(value):
+            raise ValueError("must be an environment variable name")
+        return value
+
+
+class LambdaAgentConfig(AdapterConfig):
+    function_name: str = Field(min_length=1, max_length=170)
+
+
+class PythonAgentConfig(AdapterConfig):
+    callable: str = Field(description="module:function")
+
+    @field_validator("callable")
+    @classmethod
+    def _callable_path(cls, value: str) -> str:
+        if not _CALLABLE.match(value):
+            raise ValueError("must be 'module:function'")
+        return value

@@ -1,0 +1,72 @@
+"""Agents, datasets, dataset items and evals as the API shows them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.domain.base import Resource
+
+
+class Message(Resource):
+    role: str
+    content: str
+
+
+class Agent(Resource):
+    id: str
+    project_id: str
+    name: str
+    type: str
+    config: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+    version: int
+    created_at: str
+    updated_at: str
+
+
+class AgentVersion(Resource):
+    """An immutable snapshot of an agent, written by every create and update."""
+
+    agent_id: str
+    version: int
+    name: str
+    type: str
+    config: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+    created_at: str
+
+
+class Dataset(Resource):
+    id: str
+    project_id: str
+    name: str
+    description: str | None = None
+    created_at: str
+    updated_at: str
+
+
+class DatasetItem(Resource):
+    id: str
+    dataset_id: str
+    input: list[Message]
+    expected_output: str | None = None
+    metadata: dict[str, Any]
+    source_generation_id: str | None = None
+    created_at: str
+    updated_at: str
+
+
+class Eval(Resource):
+    id: str
+    project_id: str
+    name: str
+    agent_id: str
+    dataset_id: str
+    scorers: list[dict[str, Any]]
+    pass_threshold: float | None = None
+    group_by: str | None = None
+    trials: int = 1
+    trial_reducer: str = "all"
+    max_regression: float | None = None
+    created_at: str
+    updated_at: str

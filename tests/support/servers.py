@@ -1,0 +1,88 @@
+"""Real HTTP servers on 127.0.0.1 for tests: agents, judges, tools, webhook receivers.
+
+``serve(handler)`` starts a threaded server whose every request is passed to
+``handler(request) -> Reply``; the server records every request it saw.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body) if self.body else None
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    raw: bytes | None = None
+
+
+@dataclass
+class Server:
+    url: str
+    requests: list[Request]
+    port: int
+
+
+Handler = Callable[[Request], Reply]
+
+
+def _make_handler(handler: Handler, seen: list[Request], lock: threading.Lock) -> type:
+    class _H(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            return None
+
+        def _handle(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            request = Request(self.command, self.path, dict(self.headers.items()), body)
+            with lock:
+                seen.append(request)
+            reply = handler(request)
+            payload = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
+            self.send_response(reply.status)
+            headers = {"Content-Type": "application/json", **reply.headers}
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = do_PUT = do_DELETE = _handle
+
+    return _H
+
+
+@contextmanager
+def serve(handler: Handler) -> Iterator[Server]:
+    seen: list[Request] = []
+    lock = threading.Lock()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(handler, seen, lock))
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    port = httpd.server_address[1]
+    try:
+        yield Server(url=f"http://127.0.0.1:{port}", requests=seen, port=port)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
