@@ -1,0 +1,1 @@
+"""The demo: a support agent in two versions, its test cases, and the comparison report."""
