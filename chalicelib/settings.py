@@ -38,6 +38,8 @@ class Settings:
     large_output_bytes: int
     embedding_provider: str | None
     embedding_model: str | None
+    #: Seconds before the 2nd webhook attempt; the 3rd waits 4x that (0 in tests: no waiting).
+    webhook_retry_base_s: int = 1
 
     def table_name(self, name: str) -> str:
         return f"{self.table_prefix}-{name}"
@@ -67,6 +69,7 @@ def get_settings() -> Settings:
         large_output_bytes=int(os.environ.get("PAWL_LARGE_OUTPUT_BYTES", str(256 * 1024))),
         embedding_provider=os.environ.get("PAWL_EMBEDDING_PROVIDER") or None,
         embedding_model=os.environ.get("PAWL_EMBEDDING_MODEL") or None,
+        webhook_retry_base_s=int(os.environ.get("PAWL_WEBHOOK_RETRY_BASE_S", "1")),
     )
 
 
