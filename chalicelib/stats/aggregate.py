@@ -1,0 +1,90 @@
+"""A run's ``aggregate_scores``, accumulated one item at a time.
+
+The aggregator streams: it keeps counters per group and per scorer, never the items,
+so a 100,000-item run settles in the same memory as a 10-item one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from chalicelib.stats.intervals import wilson_interval
+from chalicelib.stats.outcomes import ItemOutcome
+from chalicelib.stats.tally import ScorerTally
+
+
+@dataclass
+class _PassTally:
+    """Pass counts and per-scorer figures over a set of scored items."""
+
+    scored: int = 0
+    passed: int = 0
+    scorers: dict[str, ScorerTally] = field(default_factory=dict)
+
+    def add(self, item: ItemOutcome) -> None:
+        self.scored += 1
+        self.passed += bool(item.passed)
+        for key, score in item.scores.items():
+            self.scorers.setdefault(key, ScorerTally()).add(score.score, score.passed)
+
+    def pass_rate(self) -> float | None:
+        return self.passed / self.scored if self.scored else None
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "pass_rate": self.pass_rate(),
+            "pass_rate_interval": wilson_interval(self.passed, self.scored),
+            "scored_item_count": self.scored,
+            "scorers": {key: self.scorers[key].summary() for key in sorted(self.scorers)},
+        }
+
+
+class RunAggregator:
+    """Feed every item of a run with :meth:`add`, then read :meth:`result`.
+
+    ``pass_rate`` is passed items over non-errored items. Errored items are counted
+    (``errored_item_count``) and nothing else: no figure, no group. With ``group_by``
+    set, each scored item whose ``group`` is a string rolls up under that label too;
+    any other scored item is ungrouped.
+    """
+
+    def __init__(self, group_by: str | None) -> None:
+        self.group_by = group_by
+        self._run = _PassTally()
+        self._groups: dict[str, _PassTally] = {}
+        self._ungrouped = 0
+        self._errored = 0
+        self._flaky = 0
+
+    def add(self, item: ItemOutcome) -> None:
+        if item.errored:
+            self._errored += 1
+            return
+        self._run.add(item)
+        self._flaky += item.flaky
+        if self.group_by is None:
+            return
+        if isinstance(item.group, str):
+            self._groups.setdefault(item.group, _PassTally()).add(item)
+        else:
+            self._ungrouped += 1
+
+    def result(self) -> dict[str, Any]:
+        """The aggregate so far; may be called any number of times."""
+        run = self._run.summary()
+        aggregate: dict[str, Any] = {
+            "pass_rate": run["pass_rate"],
+            "pass_rate_interval": run["pass_rate_interval"],
+            "scored_item_count": run["scored_item_count"],
+            "errored_item_count": self._errored,
+            "scorers": run["scorers"],
+            "flaky_item_count": self._flaky,
+        }
+        if self.group_by is not None:
+            aggregate["grouping"] = {
+                "group_by": self.group_by,
+                "groups": {label: self._groups[label].summary() for label in sorted(self._groups)},
+                "ungrouped_item_count": self._ungrouped,
+            }
+        return aggregate

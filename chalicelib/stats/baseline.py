@@ -1,0 +1,181 @@
+"""How a run moved against its baseline, streamed pair by pair.
+
+Both runs' items arrive sorted by ``item_id``; :func:`merge_join` pairs them without
+loading either run, and :class:`BaselineComparator` keeps counters only. Every delta is
+over the item intersection (scorable in both runs), recomputing both sides there, so
+items added or removed since the baseline show up in the counts, not in the deltas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from chalicelib.stats.holm import holm_adjust
+from chalicelib.stats.mcnemar import mcnemar_exact_p
+from chalicelib.stats.outcomes import ItemOutcome
+from chalicelib.stats.tally import ScorerTally
+
+Pair = tuple[ItemOutcome | None, ItemOutcome | None]
+
+
+def _strictly_sorted(items: Iterable[ItemOutcome], side: str) -> Iterator[ItemOutcome]:
+    previous: str | None = None
+    for item in items:
+        if previous is not None and item.item_id <= previous:
+            raise ValueError(
+                f"{side} items not sorted by item_id: {item.item_id!r} after {previous!r}"
+            )
+        previous = item.item_id
+        yield item
+
+
+def merge_join(current: Iterable[ItemOutcome], baseline: Iterable[ItemOutcome]) -> Iterator[Pair]:
+    """Full outer join of two item streams sorted by ``item_id`` (unique per stream).
+
+    Yields ``(current, baseline)``; the side that lacks the item is ``None``.
+    """
+    current_items = _strictly_sorted(current, "current")
+    baseline_items = _strictly_sorted(baseline, "baseline")
+    here = next(current_items, None)
+    there = next(baseline_items, None)
+    while here is not None or there is not None:
+        if there is None or (here is not None and here.item_id < there.item_id):
+            yield here, None
+            here = next(current_items, None)
+        elif here is None or there.item_id < here.item_id:
+            yield None, there
+            there = next(baseline_items, None)
+        else:
+            yield here, there
+            here = next(current_items, None)
+            there = next(baseline_items, None)
+
+
+@dataclass
+class _PairedScorer:
+    """One scorer over the compared items that both runs scored with it."""
+
+    current: ScorerTally = field(default_factory=ScorerTally)
+    baseline: ScorerTally = field(default_factory=ScorerTally)
+
+    def summary(self) -> dict[str, float]:
+        here, there = self.current.summary(), self.baseline.summary()
+        return {
+            "mean_delta": here["mean"] - there["mean"],
+            "pass_rate_delta": here["pass_rate"] - there["pass_rate"],
+        }
+
+
+@dataclass
+class _Comparison:
+    """Counters of one comparison: the whole run, or one group."""
+
+    compared: int = 0
+    added: int = 0
+    removed: int = 0
+    improved: int = 0
+    regressed: int = 0
+    scorers: dict[str, _PairedScorer] = field(default_factory=dict)
+
+    def add_compared(self, here: ItemOutcome, there: ItemOutcome) -> None:
+        self.compared += 1
+        if here.passed and not there.passed:
+            self.improved += 1
+        elif there.passed and not here.passed:
+            self.regressed += 1
+        # A scorer only one side ran on this item has nothing to pair with.
+        for key in here.scores.keys() & there.scores.keys():
+            paired = self.scorers.setdefault(key, _PairedScorer())
+            paired.current.add(here.scores[key].score, here.scores[key].passed)
+            paired.baseline.add(there.scores[key].score, there.scores[key].passed)
+
+    def p_value(self) -> float | None:
+        return mcnemar_exact_p(self.improved, self.regressed) if self.compared else None
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "compared_item_count": self.compared,
+            "added_item_count": self.added,
+            "removed_item_count": self.removed,
+            "pass_rate_delta": (
+                (self.improved - self.regressed) / self.compared if self.compared else None
+            ),
+            "flipped": {"improved": self.improved, "regressed": self.regressed},
+            "p_value": self.p_value(),
+            "scorers": {key: self.scorers[key].summary() for key in sorted(self.scorers)},
+        }
+
+
+def _scorable(item: ItemOutcome | None) -> bool:
+    return item is not None and not item.errored
+
+
+class BaselineComparator:
+    """Feed every ``(current, baseline)`` pair from :func:`merge_join`, then :meth:`result`.
+
+    A pair's group is the current side's label (the baseline's when the item is gone
+    from the current run); only a string names a group. Each group gets the same figures
+    as the run plus ``p_value_adjusted``, Holm-adjusted across the groups.
+    """
+
+    def __init__(self, baseline_run_id: str, group_by: str | None) -> None:
+        self.baseline_run_id = baseline_run_id
+        self.group_by = group_by
+        self._run = _Comparison()
+        self._groups: dict[str, _Comparison] = {}
+        self._ungrouped_compared = 0
+
+    def add(self, current: ItemOutcome | None, baseline: ItemOutcome | None) -> None:
+        if current is None and baseline is None:
+            raise ValueError("a pair needs at least one side")
+        if current is not None and baseline is not None and current.item_id != baseline.item_id:
+            raise ValueError(f"paired different items: {current.item_id!r} / {baseline.item_id!r}")
+        group = self._group_of(current, baseline)
+        targets = [self._run] if group is None else [self._run, group]
+        if (
+            current is not None
+            and baseline is not None
+            and not (current.errored or baseline.errored)
+        ):
+            for comparison in targets:
+                comparison.add_compared(current, baseline)
+            if self.group_by is not None and group is None:
+                self._ungrouped_compared += 1
+        elif _scorable(current):
+            for comparison in targets:
+                comparison.added += 1
+        elif _scorable(baseline):
+            for comparison in targets:
+                comparison.removed += 1
+
+    def _group_of(
+        self, current: ItemOutcome | None, baseline: ItemOutcome | None
+    ) -> _Comparison | None:
+        if self.group_by is None:
+            return None
+        side = current if current is not None else baseline
+        label = side.group if side is not None else None
+        if not isinstance(label, str):
+            return None
+        return self._groups.setdefault(label, _Comparison())
+
+    def result(self) -> dict[str, Any]:
+        """The comparison so far; may be called any number of times."""
+        comparison: dict[str, Any] = {"run_id": self.baseline_run_id, **self._run.summary()}
+        if self.group_by is not None:
+            comparison["grouping"] = {
+                "group_by": self.group_by,
+                "groups": self._group_summaries(),
+                "ungrouped_item_count": self._ungrouped_compared,
+            }
+        return comparison
+
+    def _group_summaries(self) -> dict[str, dict[str, Any]]:
+        labels = sorted(self._groups)
+        summaries = [self._groups[label].summary() for label in labels]
+        adjusted = holm_adjust([summary["p_value"] for summary in summaries])
+        for summary, p_adjusted in zip(summaries, adjusted, strict=True):
+            summary["p_value_adjusted"] = p_adjusted
+        return dict(zip(labels, summaries, strict=True))
