@@ -40,6 +40,9 @@ class Settings:
     embedding_model: str | None
     #: Seconds before the 2nd webhook attempt; the 3rd waits 4x that (0 in tests: no waiting).
     webhook_retry_base_s: int = 1
+    #: Outbound HTTP: first retry waits about this long, doubling after (tiny in tests).
+    http_backoff_base_s: float = 0.5
+    http_max_attempts: int = 3
 
     def table_name(self, name: str) -> str:
         return f"{self.table_prefix}-{name}"
@@ -70,6 +73,8 @@ def get_settings() -> Settings:
         embedding_provider=os.environ.get("PAWL_EMBEDDING_PROVIDER") or None,
         embedding_model=os.environ.get("PAWL_EMBEDDING_MODEL") or None,
         webhook_retry_base_s=int(os.environ.get("PAWL_WEBHOOK_RETRY_BASE_S", "1")),
+        http_backoff_base_s=float(os.environ.get("PAWL_HTTP_BACKOFF_BASE_S", "0.5")),
+        http_max_attempts=max(1, int(os.environ.get("PAWL_HTTP_MAX_ATTEMPTS", "3"))),
     )
 
 
