@@ -4,11 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib import outbound
 from chalicelib.agents import configs, http_agent, lambda_agent, model_agent, python_agent
 from chalicelib.agents.contract import AdapterConfig, AgentAdapter, AgentReply, AgentRequest
 from chalicelib.errors import ValidationFailed
 from chalicelib.plugins.markers import hookimpl
 from chalicelib.settings import get_settings
+
+
+def _refuse_unsafe_url(url: str, field: str) -> None:
+    """Refuse at config time a URL the outbound policy would refuse at call time."""
+    try:
+        outbound.check_url(url)
+    except outbound.OutboundRefused as exc:
+        raise ValidationFailed(str(exc), field=field) from None
 
 
 class _Adapter:
@@ -29,11 +38,19 @@ class HttpAdapter(_Adapter):
     config_model = configs.HttpAgentConfig
     _invoke = staticmethod(http_agent.invoke)
 
+    def check(self, config: AdapterConfig) -> None:
+        if isinstance(config, configs.HttpAgentConfig):
+            _refuse_unsafe_url(str(config.url), "config.url")
+
 
 class ModelAdapter(_Adapter):
     type = "model"
     config_model = configs.ModelAgentConfig
     _invoke = staticmethod(model_agent.invoke)
+
+    def check(self, config: AdapterConfig) -> None:
+        if isinstance(config, configs.ModelAgentConfig):
+            _refuse_unsafe_url(str(config.base_url), "config.base_url")
 
 
 class LambdaAdapter(_Adapter):
