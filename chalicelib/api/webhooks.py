@@ -1,7 +1,106 @@
-"""Webhooks routes (to be written)."""
+"""Webhooks: subscribe a URL to a project's run lifecycle events; inspect its deliveries.
+
+The signing secret is returned by the create call only. ``GET`` and lists never show it.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from chalice import Blueprint
+from pydantic import Field, field_validator
+
+from chalicelib import outbound
+from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
+from chalicelib.domain.base import Page, RequestBody
+from chalicelib.errors import ValidationFailed
+from chalicelib.store import tenancy
+from chalicelib.store import webhooks as store
+from chalicelib.webhooks import signing
+from chalicelib.webhooks.types import CreatedWebhook, Delivery, EventPattern, Webhook
 
 bp = Blueprint(__name__)
+
+TAG = "webhooks"
+MAX_URL_LENGTH = 2048
+
+
+class CreateWebhook(RequestBody):
+    project_id: str = Field(min_length=1)
+    url: str = Field(min_length=1, max_length=MAX_URL_LENGTH)
+    events: list[EventPattern] = Field(min_length=1, max_length=10)
+    secret: str | None = Field(None, min_length=16, max_length=256)
+
+    @field_validator("events")
+    @classmethod
+    def _unique_events(cls, events: list[EventPattern]) -> list[EventPattern]:
+        # A repeated pattern adds nothing: keep the first of each, in the caller's order.
+        return list(dict.fromkeys(events))
+
+
+def _check_url(url: str) -> None:
+    """Refuse a URL the outbound client would refuse (scheme, private or metadata address)."""
+    try:
+        outbound.check_url(url)
+    except outbound.OutboundError as exc:
+        raise ValidationFailed(f"url is not allowed: {exc}", field="url") from None
+
+
+@endpoint(
+    bp,
+    "/api/v1/webhooks",
+    "POST",
+    body=CreateWebhook,
+    response=CreatedWebhook,
+    status=201,
+    tag=TAG,
+)
+def create_webhook(call: Call[CreateWebhook, Any]) -> CreatedWebhook:
+    """Subscribe a URL to run lifecycle events. The signing ``secret`` is shown only here."""
+    body = call.body
+    call.caller.check_target_project(body.project_id)
+    _check_url(body.url)
+    tenancy.get_project(body.project_id)
+    return store.create_webhook(
+        body.project_id, body.url, body.events, body.secret or signing.new_secret()
+    )
+
+
+@endpoint(bp, "/api/v1/webhooks", "GET", query=ProjectListQuery, response=Page[Webhook], tag=TAG)
+def list_webhooks(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
+    """List a project's webhooks, oldest first (never their secrets)."""
+    project_id = call.caller.listing_project(call.query.project_id)
+    return page(*store.list_webhooks(project_id, call.query.limit, call.query.cursor))
+
+
+def _visible_webhook(call: Call[Any, Any]) -> Webhook:
+    webhook = store.get_webhook(call.path["webhook_id"])
+    call.caller.check_visible(webhook.project_id, "webhook", webhook.id)
+    return webhook
+
+
+@endpoint(bp, "/api/v1/webhooks/{webhook_id}", "GET", response=Webhook, tag=TAG)
+def get_webhook(call: Call[Any, Any]) -> Webhook:
+    """Get a webhook (never its secret)."""
+    return _visible_webhook(call)
+
+
+@endpoint(bp, "/api/v1/webhooks/{webhook_id}", "DELETE", status=204, tag=TAG)
+def delete_webhook(call: Call[Any, Any]) -> None:
+    """Delete a webhook; deliveries not yet sent are then marked failed."""
+    webhook = _visible_webhook(call)
+    store.delete_webhook(webhook.id)
+
+
+@endpoint(
+    bp,
+    "/api/v1/webhooks/{webhook_id}/deliveries",
+    "GET",
+    query=ListQuery,
+    response=Page[Delivery],
+    tag=TAG,
+)
+def list_deliveries(call: Call[Any, ListQuery]) -> dict[str, Any]:
+    """List a webhook's deliveries, newest first, with their attempts and last outcome."""
+    webhook = _visible_webhook(call)
+    return page(*store.list_deliveries(webhook.id, call.query.limit, call.query.cursor))

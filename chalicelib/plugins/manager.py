@@ -57,7 +57,14 @@ class PluginHost:
                 return  # a built-in not written yet
             raise
         self.pm.register(module, name=module_name)
-        self.report.loaded.append({"name": module_name, "version": "builtin", "source": source})
+        self.report.loaded.append(
+            {
+                "name": module_name,
+                "version": "builtin",
+                "source": source,
+                "hooks": self.hooks_of(module_name),
+            }
+        )
 
     def _load_entry_points(self) -> None:
         for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
@@ -65,6 +72,7 @@ class PluginHost:
             try:
                 plugin = ep.load()
                 self.pm.register(plugin, name=ep.name)
+                self._refuse_unknown_hooks(ep.name, plugin)
             except Exception as exc:  # a broken plugin is reported and skipped, never fatal
                 log.warning("plugin %s failed to load: %s", ep.name, exc)
                 self.report.failed.append(
@@ -76,8 +84,23 @@ class PluginHost:
                     "name": ep.name,
                     "version": dist.version if dist else "unknown",
                     "source": dist.name if dist else ep.value,
+                    "hooks": self.hooks_of(ep.name),
                 }
             )
+
+    def _refuse_unknown_hooks(self, name: str, plugin: Any) -> None:
+        """Unregister a plugin implementing a hook no spec names (a typo would otherwise make
+        ``check_pending`` fail the whole host, not just this plugin)."""
+        callers = self.pm.get_hookcallers(plugin) or []
+        unknown = sorted(
+            caller.name
+            for caller in callers
+            if not caller.has_spec()
+            and any(not i.optionalhook for i in caller.get_hookimpls() if i.plugin is plugin)
+        )
+        if unknown:
+            self.pm.unregister(plugin, name=name)
+            raise pluggy.PluginValidationError(plugin, f"unknown hooks: {', '.join(unknown)}")
 
     def _collect(self, hook_name: str) -> dict[str, Any]:
         """Merge every implementation's list; later registrations override earlier ones."""

@@ -83,6 +83,10 @@ class AgentModel(IdModel):
     created_at = UnicodeAttribute()
     updated_at = UnicodeAttribute()
     created_key = UnicodeAttribute()
+    # How many evals bind this agent, and a revision bumped by every eval write that
+    # binds it: agent delete/update condition on them (see store/evals.py).
+    eval_refs = NumberAttribute(default=0)
+    refs_rev = NumberAttribute(default=0)
     by_project = _by_project()
 
 
@@ -222,9 +226,13 @@ class RunModel(IdModel):
     item_count = NumberAttribute(default=0)
     completed_count = NumberAttribute(default=0)
     errored_count = NumberAttribute(default=0)
+    # completed + errored, kept beside them so a condition can compare it with item_count
+    # (DynamoDB conditions cannot add).
+    recorded_count = NumberAttribute(default=0)
     fanout_done = BooleanAttribute(default=False)
     aggregate_scores = JSONAttribute(null=True)
     passed = BooleanAttribute(null=True)
+    verdict_reasons = JSONAttribute(null=True)
     failure_reason = UnicodeAttribute(null=True)
     settle_claimed = BooleanAttribute(default=False)
     started_at = UnicodeAttribute(null=True)
@@ -298,6 +306,7 @@ class GenerationModel(IdModel):
     output = UnicodeAttribute(null=True)
     output_s3_key = UnicodeAttribute(null=True)
     object = JSONAttribute(null=True)
+    object_s3_key = UnicodeAttribute(null=True)
     status = UnicodeAttribute()
     error = JSONAttribute(null=True)
     usage = JSONAttribute(null=True)
@@ -309,33 +318,54 @@ class GenerationModel(IdModel):
 
 @register
 class WebhookModel(IdModel):
+    """A project's webhook subscription. ``secret`` signs deliveries and is never returned."""
+
     class Meta:
         short_name = "webhooks"
 
     project_id = UnicodeAttribute()
     url = UnicodeAttribute()
     events = ListAttribute(of=UnicodeAttribute)
-    secret = UnicodeAttribute(null=True)
+    secret = UnicodeAttribute()
     created_at = UnicodeAttribute()
+    updated_at = UnicodeAttribute()
     created_key = UnicodeAttribute()
     by_project = _by_project()
 
 
+class _DeliveriesByWebhook(GlobalSecondaryIndex["DeliveryModel"]):
+    """Deliveries of one webhook; queried newest first."""
+
+    class Meta:
+        index_name = "by_webhook"
+        projection = AllProjection()
+
+    webhook_id = UnicodeAttribute(hash_key=True)
+    created_key = UnicodeAttribute(range_key=True)
+
+
 @register
-class DeliveryModel(PawlModel):
-    """One webhook delivery (an event handed to one webhook) and its attempts."""
+class DeliveryModel(IdModel):
+    """One webhook delivery (an event handed to one webhook) and its attempts.
+
+    ``id`` is derived from (event id, webhook id), so the sink's conditional put makes a
+    repeated event a no-op instead of a second delivery.
+    """
 
     class Meta:
         short_name = "webhook-deliveries"
 
-    webhook_id = UnicodeAttribute(hash_key=True)
-    created_key = UnicodeAttribute(range_key=True)
-    id = UnicodeAttribute()
+    webhook_id = UnicodeAttribute()
+    project_id = UnicodeAttribute()
+    event_id = UnicodeAttribute()
     event = UnicodeAttribute()
     status = UnicodeAttribute()
     attempts = NumberAttribute(default=0)
     last_status_code = NumberAttribute(null=True)
     last_error = UnicodeAttribute(null=True)
+    next_attempt_at = UnicodeAttribute(null=True)
     payload = UnicodeAttribute()
     created_at = UnicodeAttribute()
     updated_at = UnicodeAttribute()
+    created_key = UnicodeAttribute()
+    by_webhook = _DeliveriesByWebhook()
