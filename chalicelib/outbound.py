@@ -58,6 +58,10 @@ import httpx
 from chalicelib.settings import get_settings
 
 log = logging.getLogger("pawl.outbound")
+# httpx logs every request's full URL (query string included) at INFO and httpcore logs
+# response headers at DEBUG: keep both quiet so secrets never reach the logs through them.
+for _noisy in ("httpx", "httpcore"):
+    logging.getLogger(_noisy).setLevel(logging.WARNING)
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 RETRY_AFTER_CAP_S = 30.0
