@@ -1,0 +1,188 @@
+"""The ``pawl`` command: ``serve`` (the local runtime), ``plugins``, ``demo``.
+
+Not shipped to Lambda's behaviour: it only composes :mod:`chalicelib.local` and the plugin
+manager for a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported lazily: `pawl plugins` need not load moto and the app
+    from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+
+DEFAULT_STATE_DIR = ".pawl-state"
+
+
+def _runtime_config(args: argparse.Namespace, state_dir: Path) -> RuntimeConfig:
+    from chalicelib.local.runtime import RuntimeConfig
+
+    workers: dict[str, int] = {}
+    for spec in args.workers or []:
+        queue, _, count = spec.partition("=")
+        workers[queue] = int(count)
+    return RuntimeConfig(
+        host=args.host,
+        port=args.port,
+        state_dir=state_dir,
+        aws_endpoint=args.aws_endpoint,
+        use_real_aws=args.use_aws,
+        snapshot_interval_s=args.snapshot_interval,
+        workers=workers,
+        item_workers=args.item_workers,
+        retry_delay_s=args.retry_delay,
+        run_schedules=not args.no_schedules,
+    )
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[threading.Event]:
+    """An event set by SIGINT/SIGTERM; a second signal falls back to the default action."""
+    stop = threading.Event()
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+        for sig in previous:
+            signal.signal(sig, signal.SIG_DFL)
+
+    for sig in previous:
+        signal.signal(sig, request_stop)
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _banner(runtime: LocalRuntime) -> None:
+    print(f"pawl is serving on {runtime.url}", flush=True)
+    print(f"  admin key   {runtime.admin_key}   (Authorization: Bearer <key>)", flush=True)
+    if runtime.persists_state:
+        print(f"  state dir   {runtime.state_dir}", flush=True)
+        print(f"  AWS         moto stand-in at {runtime.aws_endpoint}", flush=True)
+    else:
+        print(
+            f"  AWS         {runtime.aws_endpoint or 'real AWS'} (keeps its own state)", flush=True
+        )
+    if runtime.restored is not None:
+        restored = runtime.restored
+        print(f"  restored    {restored.items} items, {restored.objects} objects", flush=True)
+    print("  stop with Ctrl-C (state is saved on the way out)", flush=True)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from chalicelib.local.runtime import LocalRuntime
+
+    runtime = LocalRuntime(_runtime_config(args, Path(args.state_dir)))
+    with _stop_on_signals() as stop:
+        try:
+            runtime.start()
+        except (OSError, RuntimeError) as exc:
+            print(f"pawl serve: {exc}", file=sys.stderr)
+            return 1
+        _banner(runtime)
+        while not stop.wait(1.0):
+            pass
+        print("pawl: stopping (saving state)...", flush=True)
+        runtime.stop()
+    print("pawl: stopped", flush=True)
+    return 0
+
+
+def cmd_plugins(args: argparse.Namespace) -> int:
+    from chalicelib.plugins.manager import plugins
+
+    host = plugins()
+    print("loaded:")
+    for entry in host.report.loaded:
+        hooks = ", ".join(host.hooks_of(entry["name"])) or "(no hooks)"
+        print(f"  {entry['name']}  {entry['version']}  from {entry['source']}")
+        print(f"      hooks: {hooks}")
+    if host.report.failed:
+        print("failed to load:")
+        for failure in host.report.failed:
+            print(f"  {failure['name']}: {failure['error']}")
+        return 1
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from chalicelib.local.demo import DemoFailed, run_demo
+    from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+
+    with tempfile.TemporaryDirectory(prefix="pawl-demo-") as temp_dir:
+        state_dir = Path(args.state_dir or temp_dir)
+        runtime = LocalRuntime(RuntimeConfig(port=args.port, state_dir=state_dir))
+        with _stop_on_signals() as stop, runtime:
+            print(f"pawl demo: runtime on {runtime.url} (state in {state_dir})", flush=True)
+            try:
+                run_demo(runtime.url, runtime.admin_key)
+            except DemoFailed as exc:
+                print(f"pawl demo failed: {exc}", file=sys.stderr)
+                return 1
+            if args.keep_running:
+                print("pawl demo: still serving; stop with Ctrl-C", flush=True)
+                while not stop.wait(1.0):
+                    pass
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pawl", description="pawl: evaluations for AI agents")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the API, workers and schedules locally")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--state-dir", default=DEFAULT_STATE_DIR)
+    serve.add_argument(
+        "--aws-endpoint", help="use this AWS endpoint (default: $AWS_ENDPOINT_URL, else moto)"
+    )
+    serve.add_argument(
+        "--use-aws", action="store_true", help="use real AWS with the usual boto3 credentials"
+    )
+    serve.add_argument("--snapshot-interval", type=float, default=10.0, metavar="SECONDS")
+    serve.add_argument("--item-workers", type=int, default=2, help="threads on the item queue")
+    serve.add_argument(
+        "--workers", action="append", metavar="QUEUE=N", help="threads for a named queue"
+    )
+    serve.add_argument("--retry-delay", type=int, default=2, metavar="SECONDS")
+    serve.add_argument("--no-schedules", action="store_true", help="run schedules only on demand")
+    serve.set_defaults(func=cmd_serve)
+
+    plugins = commands.add_parser("plugins", help="what plugins were found (exit 1 if one failed)")
+    plugins.set_defaults(func=cmd_plugins)
+
+    demo = commands.add_parser("demo", help="start a runtime in-process and walk through pawl")
+    demo.add_argument("--state-dir", help="keep the demo's state here (default: a temp dir)")
+    demo.add_argument("--port", type=int, default=0, help="default: a free port")
+    demo.add_argument("--keep-running", action="store_true", help="serve until Ctrl-C")
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    # botocore/urllib3 chatter drowns the runtime's own lines.
+    for noisy in ("botocore", "urllib3", "werkzeug"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,248 @@
+"""SQS pollers that behave like Lambda's event source mapping with ReportBatchItemFailures.
+
+One :class:`QueuePoller` per ``@app.on_sqs_message`` handler. Each of its worker threads
+long-polls the queue, builds a Lambda-shaped SQS event and calls the handler directly
+(``app.handler_map[name]``, the same object Lambda calls). The result is honoured the way
+Lambda does: records listed in ``batchItemFailures`` stay on the queue and reappear after a
+short visibility delay, the rest are deleted; a handler that raises, or a response naming a
+record that is not in the batch, fails the whole batch. The queue's redrive policy moves a
+record to its DLQ after ``maxReceiveCount`` receives, exactly as on AWS (moto emulates it).
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from chalice import Chalice
+from chalice.app import SQSEventConfig
+from chalice.local import LambdaContext
+
+from chalicelib import aws, queues
+from chalicelib.local.quiesce import Quiesce
+
+log = logging.getLogger("pawl.local")
+
+SQS_MAX_BATCH = 10
+#: A worker Lambda's timeout, as seen through ``context.get_remaining_time_in_millis()``.
+WORKER_TIMEOUT_MS = 900_000
+
+
+@dataclass(frozen=True)
+class SqsSource:
+    """One ``@on_sqs_message`` registration: which handler reads which queue, in what batches."""
+
+    handler_name: str
+    queue: str
+    batch_size: int
+
+
+def sqs_sources(app: Chalice) -> list[SqsSource]:
+    sources = []
+    for config in app.event_sources:
+        if isinstance(config, SQSEventConfig):
+            queue = config.queue or (config.queue_arn or "").rsplit(":", 1)[-1]
+            sources.append(SqsSource(config.name, queue, config.batch_size))
+    return sources
+
+
+# --- the Lambda side of the contract (pure) -----------------------------------------------
+
+
+def _lambda_message_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
+    converted = {}
+    for name, value in attributes.items():
+        binary = value.get("BinaryValue")
+        converted[name] = {
+            "stringValue": value.get("StringValue"),
+            "binaryValue": base64.b64encode(binary).decode("ascii") if binary else None,
+            "stringListValues": value.get("StringListValues", []),
+            "binaryListValues": [
+                base64.b64encode(b).decode("ascii") for b in value.get("BinaryListValues", [])
+            ],
+            "dataType": value.get("DataType", "String"),
+        }
+    return converted
+
+
+def build_sqs_event(messages: list[dict[str, Any]], queue_arn: str, region: str) -> dict[str, Any]:
+    """A Lambda SQS event for ``messages`` as ``receive_message`` returned them."""
+    return {
+        "Records": [
+            {
+                "messageId": m["MessageId"],
+                "receiptHandle": m["ReceiptHandle"],
+                "body": m["Body"],
+                "attributes": dict(m.get("Attributes", {})),
+                "messageAttributes": _lambda_message_attributes(m.get("MessageAttributes", {})),
+                "md5OfBody": m.get("MD5OfBody", ""),
+                "eventSource": "aws:sqs",
+                "eventSourceARN": queue_arn,
+                "awsRegion": region,
+            }
+            for m in messages
+        ]
+    }
+
+
+def failed_message_ids(result: Any, batch_ids: Iterable[str]) -> set[str]:
+    """The records a handler's return value reports as failed.
+
+    Mirrors Lambda with ReportBatchItemFailures: no report (or an empty list) means every
+    record succeeded; an identifier that is empty or not in the batch fails them all.
+    """
+    ids = set(batch_ids)
+    if not isinstance(result, dict) or not result.get("batchItemFailures"):
+        return set()
+    failures = result["batchItemFailures"]
+    if not isinstance(failures, list):
+        return ids
+    failed = set()
+    for entry in failures:
+        identifier = entry.get("itemIdentifier") if isinstance(entry, dict) else None
+        if not identifier or identifier not in ids:
+            log.warning("batchItemFailures names %r, not in the batch: failing it all", identifier)
+            return ids
+        failed.add(identifier)
+    return failed
+
+
+# --- the poller (I/O) ---------------------------------------------------------------------
+
+
+@dataclass
+class PollerStats:
+    batches: int = 0
+    deleted: int = 0
+    retried: int = 0
+    handler_errors: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, deleted: int, retried: int, raised: bool) -> None:
+        with self._lock:
+            self.batches += 1
+            self.deleted += deleted
+            self.retried += retried
+            self.handler_errors += int(raised)
+
+
+class QueuePoller:
+    """Worker threads that feed one queue's messages to one handler."""
+
+    def __init__(
+        self,
+        app: Chalice,
+        source: SqsSource,
+        *,
+        quiesce: Quiesce,
+        workers: int = 1,
+        retry_delay_s: int = 2,
+        wait_s: int = 1,
+        region: str = "us-east-1",
+    ) -> None:
+        self.app = app
+        self.source = source
+        self.workers = workers
+        self.retry_delay_s = retry_delay_s
+        self.wait_s = wait_s
+        self.region = region
+        self.stats = PollerStats()
+        self._quiesce = quiesce
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._queue_url = queues.queue_url(source.queue)
+        self._queue_arn = aws.client("sqs").get_queue_attributes(
+            QueueUrl=self._queue_url, AttributeNames=["QueueArn"]
+        )["Attributes"]["QueueArn"]
+
+    def start(self) -> None:
+        for index in range(self.workers):
+            thread = threading.Thread(
+                target=self._run, name=f"sqs-{self.source.queue}-{index}", daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Stop receiving; a batch already received is finished first."""
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=timeout_s)
+        self._threads.clear()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.poll_once()
+            except Exception:
+                log.exception("poller for %s failed; retrying", self.source.queue)
+                self._stop.wait(1.0)
+
+    def poll_once(self, wait_s: int | None = None) -> int:
+        """Receive one batch and hand it to the handler. Returns how many records it held."""
+        sqs = aws.client("sqs")
+        received = sqs.receive_message(
+            QueueUrl=self._queue_url,
+            MaxNumberOfMessages=min(self.source.batch_size, SQS_MAX_BATCH),
+            WaitTimeSeconds=self.wait_s if wait_s is None else wait_s,
+            AttributeNames=["All"],
+            MessageAttributeNames=["All"],
+        )
+        messages = received.get("Messages", [])
+        if messages:
+            self._dispatch(sqs, messages)
+        return len(messages)
+
+    def _dispatch(self, sqs: Any, messages: list[dict[str, Any]]) -> None:
+        event = build_sqs_event(messages, self._queue_arn, self.region)
+        ids = [m["MessageId"] for m in messages]
+        raised = False
+        with self._quiesce.working():
+            try:
+                result = self.app.handler_map[self.source.handler_name](event, self._context())
+                failed = failed_message_ids(result, ids)
+            except Exception:
+                log.exception("handler %s raised: the whole batch fails", self.source.handler_name)
+                raised, failed = True, set(ids)
+        done = [m for m in messages if m["MessageId"] not in failed]
+        retry = [m for m in messages if m["MessageId"] in failed]
+        self._delete(sqs, done)
+        self._delay(sqs, retry)
+        self.stats.add(len(done), len(retry), raised)
+
+    def _context(self) -> LambdaContext:
+        return LambdaContext(
+            function_name=self.source.handler_name,
+            memory_size=1024,
+            max_runtime_ms=WORKER_TIMEOUT_MS,
+        )
+
+    def _delete(self, sqs: Any, messages: list[dict[str, Any]]) -> None:
+        if messages:
+            sqs.delete_message_batch(
+                QueueUrl=self._queue_url,
+                Entries=[
+                    {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]}
+                    for i, m in enumerate(messages)
+                ],
+            )
+
+    def _delay(self, sqs: Any, messages: list[dict[str, Any]]) -> None:
+        # Lambda leaves failed records invisible for the queue's whole visibility timeout;
+        # locally a short delay gives a fast retry while keeping the receive count honest.
+        if messages:
+            sqs.change_message_visibility_batch(
+                QueueUrl=self._queue_url,
+                Entries=[
+                    {
+                        "Id": str(i),
+                        "ReceiptHandle": m["ReceiptHandle"],
+                        "VisibilityTimeout": self.retry_delay_s,
+                    }
+                    for i, m in enumerate(messages)
+                ],
+            )

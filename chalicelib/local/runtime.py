@@ -1,0 +1,310 @@
+"""The local runtime: stand-in, bootstrap, restore, HTTP front, pollers, scheduler, snapshots.
+
+``LocalRuntime(config).start()`` brings everything up in this process, in the order that
+keeps it correct (the environment points at the endpoint before any AWS client exists; the
+state is restored before anything can write; runs are re-driven before pollers start);
+``stop()`` takes it down in the reverse order with a final, quiet snapshot. ``pawl serve``,
+``pawl demo`` and the tests all embed it the same way.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from chalice import Chalice
+
+from chalicelib import aws, bootstrap, queues
+from chalicelib.local import snapshot
+from chalicelib.local.gateway import GatewayServer
+from chalicelib.local.local_routes import LocalRoutesHandler
+from chalicelib.local.pollers import QueuePoller, sqs_sources
+from chalicelib.local.quiesce import Quiesce
+from chalicelib.local.scheduler import Scheduler
+from chalicelib.local.standin import AwsStandIn, EnvPatch, reset_aws_state, stand_in_environment
+from chalicelib.settings import LOCAL_DEFAULT_ADMIN_KEY, get_settings
+
+log = logging.getLogger("pawl.local")
+
+#: How long a snapshot waits for in-flight invocations before trying again later.
+SNAPSHOT_QUIET_TIMEOUT_S = 20.0
+FINAL_SNAPSHOT_QUIET_TIMEOUT_S = 60.0
+
+
+@dataclass
+class RuntimeConfig:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    state_dir: Path = field(default_factory=lambda: Path(".pawl-state"))
+    #: Use this endpoint instead of a stand-in (default: ``AWS_ENDPOINT_URL`` when set).
+    aws_endpoint: str | None = None
+    #: Use real AWS through the usual credential chain (no stand-in, no endpoint override).
+    use_real_aws: bool = False
+    snapshot_interval_s: float = 10.0
+    #: Worker threads per queue name; queues not named get ``item_workers`` (the item
+    #: queue) or one.
+    workers: dict[str, int] = field(default_factory=dict)
+    item_workers: int = 2
+    retry_delay_s: int = 2
+    poll_wait_s: int = 1
+    run_schedules: bool = True
+    #: The Chalice app to serve (default: ``app.app``, imported once the env is set).
+    app: Chalice | None = None
+
+
+class LocalRuntime:
+    def __init__(self, config: RuntimeConfig | None = None) -> None:
+        self.config = config or RuntimeConfig()
+        self.state_dir = self.config.state_dir.resolve()
+        self.quiesce = Quiesce()
+        self.env = EnvPatch()
+        self.standin: AwsStandIn | None = None
+        self.aws_endpoint: str | None = None
+        self.gateway: GatewayServer | None = None
+        self.pollers: list[QueuePoller] = []
+        self.scheduler: Scheduler | None = None
+        self.snapshots: snapshot.SnapshotWriter | None = None
+        self.restored: snapshot.RestoreSummary | None = None
+        self.redrive_result: Any = None
+        self._threads: list[threading.Thread] = []
+        self._stopping = threading.Event()
+        self._state_lock: IO[bytes] | None = None
+        self._started = False
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> LocalRuntime:
+        try:
+            self._prepare_environment()
+            bootstrap.ensure_resources()
+            if self.standin is not None:
+                self._restore()
+            self.redrive_result = redrive_in_flight_runs()
+            app = self.config.app or _default_app()
+            self._start_workers(app)
+            self._start_gateway(app)
+            if self.snapshots is not None and self.config.snapshot_interval_s > 0:
+                self._spawn("snapshots", self._snapshot_loop)
+        except BaseException:
+            self.stop()
+            raise
+        self._started = True
+        return self
+
+    def stop(self) -> None:
+        """Stop accepting HTTP, stop pollers and schedules, snapshot, stop the stand-in."""
+        if self._stopping.is_set():
+            return
+        self._stopping.set()
+        if self.gateway is not None:
+            self.gateway.accepting = False
+            self.gateway.shutdown()
+        if self.scheduler is not None:
+            self.scheduler.stop()
+        for poller in self.pollers:
+            poller.stop()
+        for thread in self._threads:
+            thread.join(timeout=30)
+        if self.snapshots is not None and self._started:
+            self.snapshot_now(FINAL_SNAPSHOT_QUIET_TIMEOUT_S, even_if_busy=True)
+        if self.gateway is not None:
+            self.gateway.server_close()
+        if self.standin is not None:
+            self.standin.stop()
+        self.env.restore()
+        reset_aws_state()
+        self._release_state_dir()
+
+    def __enter__(self) -> LocalRuntime:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        if self.gateway is None:
+            raise RuntimeError("the runtime is not started")
+        return self.gateway.url
+
+    @property
+    def admin_key(self) -> str:
+        return get_settings().admin_key or ""
+
+    @property
+    def persists_state(self) -> bool:
+        """True when this runtime owns the stand-in and so snapshots it to ``state_dir``."""
+        return self.standin is not None
+
+    # --- steps -----------------------------------------------------------------------------
+
+    def _prepare_environment(self) -> None:
+        self.env.set_default("PAWL_ADMIN_KEY", LOCAL_DEFAULT_ADMIN_KEY)
+        self.env.set_default("PAWL_ALLOW_PYTHON_AGENTS", "1")
+        self.env.set_default("PAWL_ALLOW_PRIVATE_URLS", "loopback")
+        self.env.set_default("AWS_DEFAULT_REGION", "us-east-1")
+        endpoint = self.config.aws_endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
+        if self.config.use_real_aws:
+            self.env.set("AWS_ENDPOINT_URL", None)
+        elif endpoint:
+            self.env.set("AWS_ENDPOINT_URL", endpoint)
+            self.aws_endpoint = endpoint
+        else:
+            self._lock_state_dir()
+            self.standin = AwsStandIn()
+            self.aws_endpoint = self.standin.start()
+            self.env.update(stand_in_environment(self.aws_endpoint))
+            self.snapshots = snapshot.SnapshotWriter(self.state_dir, "")
+        reset_aws_state()
+        if self.snapshots is not None:
+            self.snapshots.bucket = get_settings().bucket
+
+    def _lock_state_dir(self) -> None:
+        # Two runtimes on one state dir would overwrite each other's snapshots.
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(self.state_dir / ".lock", "wb")  # noqa: SIM115 (held until stop)
+        try:
+            import fcntl
+
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:
+            pass  # no advisory locks on this platform
+        except OSError:
+            handle.close()
+            raise RuntimeError(f"{self.state_dir} is in use by another pawl runtime") from None
+        self._state_lock = handle
+
+    def _release_state_dir(self) -> None:
+        if self._state_lock is not None:
+            self._state_lock.close()
+            self._state_lock = None
+
+    def _restore(self) -> None:
+        document = snapshot.read_snapshot(self.state_dir)
+        if document is None:
+            log.info("no snapshot in %s: starting empty", self.state_dir)
+            return
+        self.restored = snapshot.restore(document)
+        log.info(
+            "restored %d items and %d objects from %s (taken %s)",
+            self.restored.items,
+            self.restored.objects,
+            self.state_dir,
+            document.get("taken_at", "?"),
+        )
+
+    def _workers_for(self, queue: str) -> int:
+        if queue in self.config.workers:
+            return self.config.workers[queue]
+        return self.config.item_workers if queue == get_settings().item_queue else 1
+
+    def _start_workers(self, app: Chalice) -> None:
+        region = get_settings().region
+        for source in sqs_sources(app):
+            try:
+                poller = QueuePoller(
+                    app,
+                    source,
+                    quiesce=self.quiesce,
+                    workers=self._workers_for(source.queue),
+                    retry_delay_s=self.config.retry_delay_s,
+                    wait_s=self.config.poll_wait_s,
+                    region=region,
+                )
+            except Exception as exc:
+                log.error("no poller for %s (queue %s): %s", source.handler_name, source.queue, exc)
+                continue
+            poller.start()
+            self.pollers.append(poller)
+        self.scheduler = Scheduler(app, quiesce=self.quiesce, region=region)
+        if self.config.run_schedules:
+            self.scheduler.start()
+
+    def _start_gateway(self, app: Chalice) -> None:
+        routes = LocalRoutesHandler(self)
+        self.gateway = GatewayServer(
+            (self.config.host, self.config.port), app, quiesce=self.quiesce, local_routes=routes
+        )
+        self._spawn("http", lambda: self._serve_http())
+
+    def _serve_http(self) -> None:
+        assert self.gateway is not None
+        self.gateway.serve_forever(poll_interval=0.2)
+
+    def _spawn(self, name: str, target: Any) -> None:
+        thread = threading.Thread(target=target, name=f"pawl-{name}", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    # --- snapshots -------------------------------------------------------------------------
+
+    def _snapshot_loop(self) -> None:
+        while not self._stopping.wait(self.config.snapshot_interval_s):
+            self.snapshot_now(SNAPSHOT_QUIET_TIMEOUT_S)
+
+    def snapshot_now(self, quiet_timeout_s: float, even_if_busy: bool = False) -> bool:
+        """Write a snapshot between invocations. Returns whether a file was written."""
+        if self.snapshots is None:
+            return False
+        with self.quiesce.paused(quiet_timeout_s) as quiet:
+            if not quiet and not even_if_busy:
+                log.info("snapshot postponed: invocations still running")
+                return False
+            if not quiet:
+                log.warning("snapshot taken while invocations were still running")
+            try:
+                return self.snapshots.save()
+            except Exception:
+                log.exception("snapshot to %s failed", self.state_dir)
+                return False
+
+    # --- waiting ---------------------------------------------------------------------------
+
+    def drain(self, timeout_s: float = 30.0) -> bool:
+        """Wait (bounded) until every polled queue is empty and nothing is running."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.quiesce.active == 0 and all(self._queue_empty(p) for p in self.pollers):
+                return True
+            time.sleep(0.05)
+        return False
+
+    @staticmethod
+    def _queue_empty(poller: QueuePoller) -> bool:
+        attributes = aws.client("sqs").get_queue_attributes(
+            QueueUrl=queues.queue_url(poller.source.queue),
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        )["Attributes"]
+        return all(int(value) == 0 for value in attributes.values())
+
+
+def _default_app() -> Chalice:
+    from app import app
+
+    return app
+
+
+def redrive_in_flight_runs() -> Any:
+    """Ask the run engine to re-drive the runs that were in flight, when it provides that.
+
+    SQS messages are not part of a snapshot; re-driving is safe because fan-out is
+    idempotent and items that already have results are skipped.
+    """
+    try:
+        recovery = importlib.import_module("chalicelib.engine.recovery")
+    except ModuleNotFoundError as exc:
+        if exc.name not in {"chalicelib.engine", "chalicelib.engine.recovery"}:
+            raise
+        log.info("no run engine recovery module: nothing re-driven")
+        return None
+    redrive = getattr(recovery, "redrive_active_runs", None)
+    if redrive is None:
+        log.warning("chalicelib.engine.recovery has no redrive_active_runs(): nothing re-driven")
+        return None
+    return redrive()
