@@ -1,0 +1,272 @@
+"""The shared client: connect-time address vetting, retries, bounded answers."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpcore
+import httpx
+
+from chalicelib.outbound.errors import (
+    OutboundError,
+    OutboundTimeout,
+    OutboundTooLarge,
+    OutboundUnreachable,
+)
+from chalicelib.outbound.policy import (
+    check_addresses,
+    normalized_policy,
+    parse_target,
+    resolve,
+    safe_url,
+)
+from chalicelib.outbound.retry import RETRY_STATUSES, backoff_delay, retry_after_s
+from chalicelib.settings import get_settings
+
+log = logging.getLogger("pawl.outbound")
+# httpx logs every request's full URL (query string included) at INFO and httpcore logs
+# response headers at DEBUG: keep both quiet so secrets never reach the logs through them.
+for _noisy in ("httpx", "httpcore"):
+    logging.getLogger(_noisy).setLevel(logging.WARNING)
+
+CONNECT_TIMEOUT_CAP_S = 10.0
+MAX_RESPONSE_BYTES = 10 * 1024 * 1024
+USER_AGENT = "pawl"
+
+
+@dataclass(frozen=True)
+class OutboundResponse:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    attempts: int = 1
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class _VettingBackend(httpcore.SyncBackend):
+    """Resolves the host itself, refuses disallowed addresses, connects only to vetted ones."""
+
+    def __init__(self, policy: str) -> None:
+        self.policy = policy
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        try:
+            addresses = resolve(host, port)
+        except (OSError, UnicodeError) as exc:
+            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from None
+        check_addresses(host, addresses, self.policy)
+        last_error: Exception | None = None
+        for ip in addresses:
+            try:
+                return super().connect_tcp(str(ip), port, timeout, local_address, socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                last_error = exc
+        assert last_error is not None  # getaddrinfo never returns an empty list
+        raise last_error
+
+
+class _VettingTransport(httpx.HTTPTransport):
+    def __init__(self, policy: str, limits: httpx.Limits) -> None:
+        super().__init__(trust_env=False, limits=limits)
+        # httpx does not expose httpcore's network_backend: rebuild the pool with ours.
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(trust_env=False),
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=_VettingBackend(policy),
+        )
+
+
+_lock = threading.Lock()
+_client: httpx.Client | None = None
+_client_policy: str | None = None
+
+
+def _shared_client(policy: str) -> httpx.Client:
+    """The process-wide client (thread-safe), rebuilt only if the SSRF policy changed."""
+    global _client, _client_policy
+    client = _client
+    if client is not None and _client_policy == policy:
+        return client
+    with _lock:
+        if _client is None or _client_policy != policy:
+            # Pooled connections were vetted under the old policy: never reuse them.
+            limits = httpx.Limits(max_connections=64, max_keepalive_connections=32)
+            _client = httpx.Client(
+                transport=_VettingTransport(policy, limits),
+                follow_redirects=False,
+                trust_env=False,
+                headers={"User-Agent": USER_AGENT},
+            )
+            _client_policy = policy
+        return _client
+
+
+def reset_client() -> None:
+    """Drop the shared client (tests; the local runtime after a settings change)."""
+    global _client, _client_policy
+    with _lock:
+        _client, _client_policy = None, None
+
+
+# --- requests -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Call:
+    method: str
+    target: httpx.URL
+    body: bytes | None
+    headers: Mapping[str, str]
+    timeout: httpx.Timeout
+    max_bytes: int
+    where: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.where = f"{self.method} {safe_url(self.target)}"
+
+
+def _send_once(client: httpx.Client, call: _Call, attempts: int) -> OutboundResponse:
+    try:
+        request = client.build_request(
+            call.method, call.target, content=call.body, headers=call.headers, timeout=call.timeout
+        )
+    except (UnicodeError, ValueError, TypeError):
+        # The offending header value would be in the library's message: never show it.
+        raise OutboundError(f"{call.where}: a header name or value is not valid") from None
+    response = client.send(request, stream=True)
+    try:
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > call.max_bytes:
+                raise OutboundTooLarge(
+                    f"{call.where} answered more than {call.max_bytes} bytes", attempts=attempts
+                )
+            chunks.append(chunk)
+    finally:
+        response.close()
+    headers = {name.lower(): value for name, value in response.headers.items()}
+    return OutboundResponse(response.status_code, headers, b"".join(chunks), attempts)
+
+
+def _attempt(client: httpx.Client, call: _Call, attempt: int) -> OutboundResponse:
+    """One attempt; transport failures become :class:`OutboundError` subclasses."""
+    try:
+        return _send_once(client, call, attempt)
+    except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+        raise OutboundUnreachable(
+            f"{call.where}: could not connect ({type(exc).__name__})", attempts=attempt
+        ) from None
+    except httpx.TimeoutException as exc:
+        raise OutboundTimeout(
+            f"{call.where}: no answer within {call.timeout.read}s ({type(exc).__name__})",
+            attempts=attempt,
+        ) from None
+    except httpx.LocalProtocolError:
+        raise OutboundError(
+            f"{call.where}: the request was not valid HTTP (a header name or value?)",
+            attempts=attempt,
+        ) from None
+    except httpx.HTTPError as exc:
+        raise OutboundError(f"{call.where}: {type(exc).__name__}", attempts=attempt) from None
+
+
+def request(
+    method: str,
+    url: str,
+    *,
+    body: bytes | None = None,
+    headers: Mapping[str, str] | None = None,
+    timeout_s: float = 30.0,
+    max_attempts: int | None = None,
+    max_bytes: int = MAX_RESPONSE_BYTES,
+) -> OutboundResponse:
+    """Send a request, retrying as the module docstring says; return the final answer."""
+    settings = get_settings()
+    policy = normalized_policy(settings.allow_private_urls)
+    call = _Call(
+        method=method.upper(),
+        target=parse_target(url, policy),
+        body=body,
+        headers=dict(headers or {}),
+        timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_CAP_S)),
+        max_bytes=max_bytes,
+    )
+    allowed = max(1, max_attempts or settings.http_max_attempts)
+    client = _shared_client(policy)
+    attempt = 1
+    while True:
+        last = attempt >= allowed
+        try:
+            response = _attempt(client, call, attempt)
+        except OutboundUnreachable as exc:
+            if last:
+                raise OutboundUnreachable(
+                    f"{exc} after {attempt} attempt(s)", attempts=attempt
+                ) from None
+            delay, reason = backoff_delay(attempt, settings.http_backoff_base_s), "no connection"
+        else:
+            if last or response.status not in RETRY_STATUSES:
+                return response
+            waited = retry_after_s(response.headers.get("retry-after"))
+            delay = (
+                waited
+                if waited is not None
+                else backoff_delay(attempt, settings.http_backoff_base_s)
+            )
+            reason = f"HTTP {response.status}"
+        log.info(
+            "%s: %s, attempt %d/%d, retrying in %.3fs", call.where, reason, attempt, allowed, delay
+        )
+        time.sleep(delay)
+        attempt += 1
+
+
+def post_json(
+    url: str,
+    payload: Any,
+    headers: Mapping[str, str] | None = None,
+    timeout_s: float = 30.0,
+    max_attempts: int | None = None,
+) -> OutboundResponse:
+    """POST ``payload`` as JSON (``Content-Type: application/json`` unless given)."""
+    merged = {"Content-Type": "application/json", "Accept": "application/json"}
+    for name, value in (headers or {}).items():
+        # A caller's header replaces ours whatever its case.
+        for ours in [n for n in merged if n.lower() == name.lower()]:
+            del merged[ours]
+        merged[name] = value
+    return request(
+        "POST",
+        url,
+        body=json.dumps(payload).encode(),
+        headers=merged,
+        timeout_s=timeout_s,
+        max_attempts=max_attempts,
+    )
