@@ -68,10 +68,12 @@ def lambda_payload(request: AgentRequest) -> dict[str, Any]:
 
 def _call(function_name: str, payload: dict[str, Any]) -> dict[str, Any]:
     try:
+        encoded = json.dumps(payload).encode()
+    except (TypeError, ValueError) as exc:
+        raise AdapterFailed(f"the payload cannot be encoded as JSON: {exc}") from None
+    try:
         result: dict[str, Any] = invoke_client().invoke(
-            FunctionName=function_name,
-            InvocationType="RequestResponse",
-            Payload=json.dumps(payload).encode(),
+            FunctionName=function_name, InvocationType="RequestResponse", Payload=encoded
         )
     except ClientError as exc:
         error = exc.response.get("Error", {})

@@ -262,10 +262,14 @@ def post_json(
         for ours in [n for n in merged if n.lower() == name.lower()]:
             del merged[ours]
         merged[name] = value
+    try:
+        body = json.dumps(payload).encode()
+    except (TypeError, ValueError) as exc:
+        raise OutboundError(f"the request body cannot be encoded as JSON: {exc}") from None
     return request(
         "POST",
         url,
-        body=json.dumps(payload).encode(),
+        body=body,
         headers=merged,
         timeout_s=timeout_s,
         max_attempts=max_attempts,

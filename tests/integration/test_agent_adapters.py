@@ -227,6 +227,14 @@ def test_http_agent_refuses_context_that_cannot_be_a_header() -> None:
         assert server.requests == []
 
 
+def test_http_agent_input_that_is_not_json_fails_before_sending() -> None:
+    odd = agent_request(input=[{"role": "user", "content": {1, 2}}])
+    with serve(lambda r: Reply(200, {"output": "x"})) as server:
+        with pytest.raises(AdapterFailed, match="cannot be encoded as JSON"):
+            call("http", {"url": server.url}, odd)
+        assert server.requests == []
+
+
 # --- model (OpenAI-compatible) -------------------------------------------------------------
 
 
