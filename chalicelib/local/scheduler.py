@@ -32,6 +32,7 @@ _CRON = re.compile(r"^cron\((.*)\)$", re.I)
 _UNIT_SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
 _DOW_NUMBER = re.compile(r"(?<![#/\d])(\d+)")
 SCHEDULE_TIMEOUT_MS = 900_000
+TICK_S = 1.0
 
 
 class UnsupportedSchedule(ValueError):
@@ -165,8 +166,9 @@ class Scheduler:
                     schedule.next_run = schedule.cadence.next_after(now)
                     self._fire(schedule, now)
             upcoming = min((s.next_run for s in self.schedules.values()), default=None)
-            wait_s = 60.0 if upcoming is None else (upcoming - self._now()).total_seconds()
-            self._stop.wait(min(max(wait_s, 0.05), 60.0))
+            wait_s = TICK_S if upcoming is None else (upcoming - self._now()).total_seconds()
+            # Re-read the clock at least every tick: it may jump (a laptop waking up).
+            self._stop.wait(min(max(wait_s, 0.01), TICK_S))
 
     def trigger(self, name: str) -> Any:
         """Run schedule ``name`` now, in the caller's thread; returns the handler's result.

@@ -73,9 +73,10 @@ def test_capture_restore_round_trip_into_a_fresh_stand_in(tmp_path: Path) -> Non
     assert document is not None
     assert "taken_at" in document
     with fresh_stand_in():
-        assert snapshot.capture(get_settings().bucket)["tables"][
-            get_settings().table_name("projects")
-        ] == []
+        assert (
+            snapshot.capture(get_settings().bucket)["tables"][get_settings().table_name("projects")]
+            == []
+        )
         summary = snapshot.restore(document)
         after = snapshot.capture(get_settings().bucket)
         blob = aws.client("s3").get_object(Bucket=get_settings().bucket, Key="outputs/b.bin")
