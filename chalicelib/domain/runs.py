@@ -1,0 +1,203 @@
+"""Eval runs, their results and the generations behind them, as the engine sees them.
+
+``EvalRun`` and ``EvalResult`` are the public shapes the API serializes. ``RunState`` is
+the engine's view of a run row: the public run plus what no reader may see (the
+``tool_context`` secret) and the bookkeeping that drives the lifecycle (fan-out
+progress, the settle claim, the activity clock).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
+
+from chalicelib.domain.base import Resource
+
+QUEUED = "queued"
+RUNNING = "running"
+COMPLETED = "completed"
+FAILED = "failed"
+CANCELLED = "cancelled"
+
+ACTIVE_STATUSES = frozenset({QUEUED, RUNNING})
+TERMINAL_STATUSES = frozenset({COMPLETED, FAILED, CANCELLED})
+#: A run that may serve as a baseline: it reached an end with its results kept. A
+#: cancelled run is refused too — it stopped part-way, so its item set is arbitrary.
+BASELINE_STATUSES = frozenset({COMPLETED, FAILED})
+
+EVENT_COMPLETED = "eval_run.completed"
+EVENT_FAILED = "eval_run.failed"
+
+GENERATION_COMPLETED = "completed"
+GENERATION_FAILED = "failed"
+GENERATION_REQUIRES_ACTION = "requires_action"
+
+
+class EvalSnapshot(BaseModel):
+    """The eval as it was when the run started: a later edit cannot change a running run."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    project_id: str
+    agent_id: str
+    dataset_id: str
+    scorers: list[dict[str, Any]]
+    pass_threshold: float | None = None
+    group_by: str | None = None
+    trials: int = 1
+    trial_reducer: str = "all"
+    max_regression: float | None = None
+
+
+class EvalRun(Resource):
+    id: str
+    eval_id: str
+    agent_version: int
+    decider_versions: dict[str, int] | None = None
+    status: str
+    baseline_run_id: str | None = None
+    trigger_id: str | None = None
+    aggregate_scores: dict[str, Any] | None = None
+    passed: bool | None = None
+    verdict_reasons: list[dict[str, Any]] | None = None
+    failure_reason: str | None = None
+    item_count: int = 0
+    completed_count: int = 0
+    errored_count: int = 0
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    started_at: str | None = None
+    finished_at: str | None = None
+    created_at: str
+
+
+class RunState(BaseModel):
+    """A run row as the engine reads it (never serialized to a caller as a whole)."""
+
+    run: EvalRun
+    snapshot: EvalSnapshot
+    tool_context: dict[str, str] = Field(default_factory=dict)
+    fanout_done: bool = False
+    settle_claimed: bool = False
+    last_activity_at: str
+    created_key: str
+
+    @property
+    def id(self) -> str:
+        return self.run.id
+
+    @property
+    def status(self) -> str:
+        return self.run.status
+
+    @property
+    def project_id(self) -> str:
+        return self.snapshot.project_id
+
+    @property
+    def recorded_count(self) -> int:
+        return self.run.completed_count + self.run.errored_count
+
+    @property
+    def all_recorded(self) -> bool:
+        return self.fanout_done and self.recorded_count >= self.run.item_count
+
+
+class RecordedError(Resource):
+    """An item-level failure: set instead of scores, never alongside them."""
+
+    code: str
+    message: str
+
+
+class ScoreEntry(Resource):
+    scorer: str
+    score: float
+    passed: bool
+    reasoning: str | None = None
+    decision_id: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_absent_optionals(self, handler: Any) -> dict[str, Any]:
+        # reasoning / decision_id are present only for the scorers that produce them.
+        data: dict[str, Any] = handler(self)
+        for optional in ("reasoning", "decision_id"):
+            if data.get(optional) is None:
+                data.pop(optional, None)
+        return data
+
+
+class EvalResult(Resource):
+    id: str
+    eval_run_id: str
+    dataset_item_id: str | None
+    trial: int = 1
+    input: list[dict[str, Any]]
+    expected_output: str | None = None
+    output: str | None = None
+    generation_id: str | None = None
+    scores: list[ScoreEntry] = Field(default_factory=list)
+    passed: bool | None = None
+    error: RecordedError | None = None
+    created_at: str
+
+    @property
+    def errored(self) -> bool:
+        return self.error is not None
+
+
+class Generation(Resource):
+    """One call of an agent: in an eval (``source: "eval"``) or on its own (``source: null``)."""
+
+    id: str
+    project_id: str
+    agent_id: str
+    agent_version: int
+    run_id: str | None = None
+    dataset_item_id: str | None = None
+    input: list[dict[str, Any]] | None = None
+    output: str | None = None
+    object: Any = None
+    status: str
+    error: RecordedError | None = None
+    usage: dict[str, Any] | None = None
+    latency_ms: int = 0
+    source: str | None = None
+    content_purged: bool = False
+    created_at: str
+
+
+class FrozenItem(BaseModel):
+    """A dataset item as a run froze it: what each of its results keeps a copy of."""
+
+    dataset_item_id: str
+    input: list[dict[str, Any]]
+    expected_output: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class WorkItem(BaseModel):
+    """One (run, item, trial) to execute; ``item`` is absent when it was too large to carry."""
+
+    run_id: str
+    dataset_item_id: str
+    trial: int = 1
+    item: FrozenItem | None = None
+
+    @property
+    def result_key(self) -> str:
+        return result_key(self.dataset_item_id, self.trial)
+
+
+class ItemRecord(BaseModel):
+    """What executing one work item produced: the result row and its generation."""
+
+    eval_id: str
+    result: EvalResult
+    #: None only for an item that failed for reasons of pawl's own (no agent call recorded).
+    generation: Generation | None = None
+
+
+def result_key(dataset_item_id: str, trial: int) -> str:
+    """The results table range key: item order, then trial order (sortable, zero-padded)."""
+    return f"{dataset_item_id}#{trial:02d}"

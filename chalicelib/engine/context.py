@@ -1,0 +1,87 @@
+"""What executing an item of a run needs, resolved once per run per batch.
+
+The agent version is immutable once written, so it is cached per process: a worker
+that executes thousands of items of one run reads it once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from chalicelib.domain.catalog import AgentVersion
+from chalicelib.domain.runs import RunState
+from chalicelib.plugins.manager import plugins
+from chalicelib.scoring.contract import ScorerConfig
+
+
+@dataclass(frozen=True)
+class BoundScorer:
+    """One scorer of the run's snapshot: its result key, implementation and parsed config."""
+
+    key: str
+    impl: Any
+    config: ScorerConfig
+
+
+@dataclass(frozen=True)
+class BoundAgent:
+    """The pinned agent version with its adapter and parsed config."""
+
+    version: AgentVersion
+    adapter: Any
+    config: Any
+
+    @property
+    def agent_id(self) -> str:
+        return self.version.agent_id
+
+
+@dataclass(frozen=True)
+class RunContext:
+    state: RunState
+    agent: BoundAgent
+    scorers: tuple[BoundScorer, ...]
+
+    @property
+    def run_id(self) -> str:
+        return self.state.id
+
+    @property
+    def eval_id(self) -> str:
+        return self.state.run.eval_id
+
+
+@lru_cache(maxsize=512)
+def pinned_version(agent_id: str, version: int) -> AgentVersion:
+    from chalicelib.store import agents
+
+    return agents.get_agent_version(agent_id, version)
+
+
+def bind_agent(version: AgentVersion) -> BoundAgent:
+    adapter = plugins().adapter(version.type)
+    return BoundAgent(version, adapter, adapter.config_model.model_validate(version.config))
+
+
+def scorer_key(config: dict[str, Any]) -> str:
+    """The key a result's score entry carries: the type, or the name of a named scorer."""
+    from chalicelib.scoring.validation import scorer_key as key_of
+
+    return str(key_of(config))
+
+
+def bind_scorers(configs: list[dict[str, Any]]) -> tuple[BoundScorer, ...]:
+    bound = []
+    for raw in configs:
+        impl = plugins().scorer(str(raw.get("type")))
+        bound.append(BoundScorer(scorer_key(raw), impl, impl.config_model.model_validate(raw)))
+    return tuple(bound)
+
+
+def load_context(state: RunState) -> RunContext:
+    version = pinned_version(state.snapshot.agent_id, state.run.agent_version)
+    return RunContext(
+        state=state, agent=bind_agent(version), scorers=bind_scorers(state.snapshot.scorers)
+    )

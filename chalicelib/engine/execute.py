@@ -1,0 +1,197 @@
+"""Execute one (run, item, trial): call the pinned agent, score its answer, build the record.
+
+This is the only place an item is executed. ``wait: true`` runs, the queue worker and
+recovery all come through :func:`execute`; an agent called outside an eval comes through
+:func:`call_agent`, the same agent call without the scoring. Nothing here writes: the
+caller records what it returns.
+
+Errors are not zeros: a generation that failed or did not complete, or a scorer that
+could not reach a verdict, makes an *errored* result (``error`` set, no scores), never a
+score of 0.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from typing import Any
+
+from chalicelib import clock, ids
+from chalicelib.agents.contract import AdapterFailed, AgentReply, AgentRequest
+from chalicelib.domain.runs import (
+    GENERATION_COMPLETED,
+    GENERATION_FAILED,
+    EvalResult,
+    FrozenItem,
+    Generation,
+    ItemRecord,
+    RecordedError,
+    ScoreEntry,
+)
+from chalicelib.engine.context import BoundAgent, RunContext
+from chalicelib.scoring.contract import ItemContext, ScorerFailed, ScoringEnv
+
+EVAL_SOURCE = "eval"
+GENERATION_FAILED_CODE = "GENERATION_FAILED"
+GENERATION_NOT_COMPLETED_CODE = "GENERATION_NOT_COMPLETED"
+SCORING_FAILED_CODE = "EVAL_SCORING_FAILED"
+ITEM_FAILED_CODE = "EVAL_ITEM_FAILED"
+MESSAGE_CHARS = 1000
+
+
+def _reply_or_failure(agent: BoundAgent, request: AgentRequest) -> AgentReply:
+    try:
+        reply: AgentReply = agent.adapter.invoke(agent.config, request)
+    except AdapterFailed as exc:
+        return AgentReply(
+            status=GENERATION_FAILED,
+            error={"code": GENERATION_FAILED_CODE, "message": str(exc)[:MESSAGE_CHARS]},
+        )
+    return reply
+
+
+def call_agent(
+    agent: BoundAgent,
+    project_id: str,
+    messages: list[dict[str, Any]],
+    tool_context: dict[str, str],
+    *,
+    run_id: str | None = None,
+    dataset_item_id: str | None = None,
+    source: str | None = None,
+) -> Generation:
+    """Call the agent once and describe the call as a generation (not yet stored)."""
+    request = AgentRequest(
+        input=messages,
+        agent_id=agent.agent_id,
+        agent_version=agent.version.version,
+        run_id=run_id,
+        dataset_item_id=dataset_item_id,
+        tool_context=dict(tool_context),
+        output_schema=agent.version.output_schema,
+    )
+    started = time.perf_counter()
+    reply = _reply_or_failure(agent, request)
+    latency_ms = int((time.perf_counter() - started) * 1000)
+    error = None
+    if reply.status == GENERATION_FAILED:
+        raw = reply.error or {}
+        error = RecordedError(
+            code=str(raw.get("code") or GENERATION_FAILED_CODE),
+            message=str(raw.get("message") or "the agent call failed")[:MESSAGE_CHARS],
+        )
+    return Generation(
+        id=ids.new_id("generation"),
+        project_id=project_id,
+        agent_id=agent.agent_id,
+        agent_version=agent.version.version,
+        run_id=run_id,
+        dataset_item_id=dataset_item_id,
+        input=messages,
+        output=reply.output if reply.status != GENERATION_FAILED else None,
+        object=reply.object,
+        status=reply.status,
+        error=error,
+        usage=asdict(reply.usage) if reply.usage is not None else None,
+        latency_ms=latency_ms,
+        source=source,
+        created_at=clock.now_iso(),
+    )
+
+
+def _generation_error(generation: Generation) -> RecordedError:
+    if generation.status == GENERATION_FAILED:
+        detail = generation.error.message if generation.error else "the agent call failed"
+        return RecordedError(code=GENERATION_FAILED_CODE, message=f"Generation failed: {detail}")
+    return RecordedError(
+        code=GENERATION_NOT_COMPLETED_CODE,
+        message=f"Generation did not complete (status {generation.status!r})",
+    )
+
+
+def _score_all(
+    ctx: RunContext, item: FrozenItem, generation: Generation
+) -> list[ScoreEntry] | RecordedError:
+    """Every scorer of the snapshot, in its order; the first that cannot decide errors the item."""
+    context = ItemContext(
+        input=item.input,
+        output=generation.output,
+        expected=item.expected_output,
+        item_metadata=item.metadata,
+        object=generation.object,
+        has_object=ctx.agent.version.output_schema is not None,
+    )
+    env = ScoringEnv(
+        project_id=ctx.state.project_id,
+        eval_id=ctx.eval_id,
+        run_id=ctx.run_id,
+        dataset_item_id=item.dataset_item_id,
+        tool_context=dict(ctx.state.tool_context),
+        decider_versions=dict(ctx.state.run.decider_versions or {}),
+    )
+    entries = []
+    for scorer in ctx.scorers:
+        try:
+            outcome = scorer.impl.score(scorer.config, context, env)
+        except ScorerFailed as exc:
+            return RecordedError(
+                code=exc.code or SCORING_FAILED_CODE,
+                message=f"Scoring failed: {scorer.key}: {exc.message}"[:MESSAGE_CHARS],
+            )
+        entries.append(
+            ScoreEntry(
+                scorer=scorer.key,
+                score=float(outcome.score),
+                passed=bool(outcome.passed),
+                reasoning=outcome.reasoning,
+                decision_id=outcome.decision_id,
+            )
+        )
+    return entries
+
+
+def _result(
+    ctx: RunContext, item: FrozenItem, trial: int, generation: Generation | None
+) -> EvalResult:
+    return EvalResult(
+        id=ids.new_id("eval_result"),
+        eval_run_id=ctx.run_id,
+        dataset_item_id=item.dataset_item_id,
+        trial=trial,
+        input=item.input,
+        expected_output=item.expected_output,
+        generation_id=generation.id if generation else None,
+        created_at=clock.now_iso(),
+    )
+
+
+def execute(ctx: RunContext, item: FrozenItem, trial: int) -> ItemRecord:
+    """Run the agent on one frozen item and score it: the record to write."""
+    generation = call_agent(
+        ctx.agent,
+        ctx.state.project_id,
+        item.input,
+        ctx.state.tool_context,
+        run_id=ctx.run_id,
+        dataset_item_id=item.dataset_item_id,
+        source=EVAL_SOURCE,
+    )
+    result = _result(ctx, item, trial, generation)
+    if generation.status != GENERATION_COMPLETED:
+        result.error = _generation_error(generation)
+        return ItemRecord(eval_id=ctx.eval_id, result=result, generation=generation)
+    result.output = generation.output
+    scored = _score_all(ctx, item, generation)
+    if isinstance(scored, RecordedError):
+        result.error = scored  # the output it was graded on is kept beside the error
+    else:
+        result.scores = scored
+        result.passed = all(entry.passed for entry in scored)
+    return ItemRecord(eval_id=ctx.eval_id, result=result, generation=generation)
+
+
+def errored_record(ctx: RunContext, item: FrozenItem, trial: int, reason: str) -> ItemRecord:
+    """The record of an item that kept failing for reasons of our own (its last delivery)."""
+    result = _result(ctx, item, trial, None)
+    result.error = RecordedError(code=ITEM_FAILED_CODE, message=reason[:MESSAGE_CHARS])
+    return ItemRecord(eval_id=ctx.eval_id, result=result, generation=None)

@@ -1,0 +1,92 @@
+"""Fan-out: freeze a queued run's item set and enqueue one message per (item, trial).
+
+The HTTP request that started the run only wrote the run and one fan-out message. A
+fan-out worker pages the dataset by ``created_key`` up to the run's own creation (an item
+added after the run started is not part of it), writes each page to the run's frozen set
+and enqueues its work, and after :data:`CHUNK_ITEMS` items hands the rest to a
+continuation message, so no single invocation nears the Lambda time limit.
+
+Idempotent: a redelivered chunk rewrites the same frozen rows and re-sends the same
+work (a worker skips what has a result); the item count is frozen once by a conditional
+write. A fan-out message for a run whose fan-out already finished re-enqueues only the
+work that has no result (the recovery path).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+from chalicelib.domain.runs import ACTIVE_STATUSES, QUEUED, FrozenItem, RunState, result_key
+from chalicelib.engine import messages, work
+from chalicelib.store import results, runs
+
+log = logging.getLogger("pawl.engine.fanout")
+
+PAGE_ITEMS = 100
+CHUNK_ITEMS = 2000
+
+
+def fan_out(message: messages.FanoutMessage) -> None:
+    state = runs.find_run(message.run_id)
+    if state is None or state.status not in ACTIVE_STATUSES:
+        return  # cancelled (or gone) before its items were enqueued: nothing to do
+    if state.fanout_done:
+        enqueue_missing(state)
+        return
+    if state.status == QUEUED and not runs.mark_running(state.id):
+        return  # cancelled between the read and the transition
+    _freeze_chunk(state, message)
+
+
+def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
+    snapshot = state.snapshot
+    after, counted, in_chunk = message.after_key, message.counted, 0
+    while True:
+        page, last_key = runs.dataset_items_page(
+            snapshot.dataset_id, after, state.created_key, PAGE_ITEMS
+        )
+        if page:
+            runs.put_run_items(state.id, page)
+            messages.send_items(messages.item_messages(state.id, page, snapshot.trials))
+            counted += len(page)
+            in_chunk += len(page)
+            after = last_key
+        if len(page) < PAGE_ITEMS:
+            break
+        if in_chunk >= CHUNK_ITEMS:
+            runs.touch(state.id)
+            messages.send_fanout(
+                messages.FanoutMessage(run_id=state.id, after_key=after, counted=counted)
+            )
+            return
+    if runs.finish_fanout(state.id, counted * snapshot.trials):
+        log.info("run %s: %d items x %d trials enqueued", state.id, counted, snapshot.trials)
+    # Every item may already be recorded (or there were none): the settle is ours to try.
+    work.maybe_settle(state.id)
+
+
+def missing_work(state: RunState) -> Iterator[tuple[FrozenItem, int]]:
+    """(item, trial) pairs of the frozen set with no result, merging two sorted streams."""
+    recorded = results.iter_result_keys(state.id)
+    next_recorded = next(recorded, None)
+    for page in runs.iter_run_item_pages(state.id):
+        for item in page:
+            for trial in range(1, state.snapshot.trials + 1):
+                key = result_key(item.dataset_item_id, trial)
+                while next_recorded is not None and next_recorded < key:
+                    next_recorded = next(recorded, None)
+                if next_recorded == key:
+                    continue
+                yield item, trial
+
+
+def enqueue_missing(state: RunState) -> int:
+    """Re-enqueue the work of a fanned-out run that has no result yet. Returns how many."""
+    bodies = (messages.item_message(state.id, item, trial) for item, trial in missing_work(state))
+    sent = messages.send_items(bodies)
+    if sent:
+        runs.touch(state.id)
+    else:
+        work.maybe_settle(state.id)
+    return sent

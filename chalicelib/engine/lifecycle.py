@@ -1,0 +1,96 @@
+"""Terminal transitions of a run and the one lifecycle event each completed/failed run emits.
+
+A transition is one conditional write (``store.runs.finish``): of a settle, a reaper
+failure and a cancel racing each other, exactly one wins, and only the winner of a
+completed/failed transition emits. The event is handed to the sinks *after* the write,
+and the run leaves the ``active_runs`` index only once that is done, so a crash in
+between leaves the run where the reaper delivers the event late rather than never.
+Event ids are derived from the run, so a sink can recognise a repeat.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from chalicelib import clock
+from chalicelib.domain.events import LifecycleEvent
+from chalicelib.domain.runs import (
+    CANCELLED,
+    COMPLETED,
+    EVENT_COMPLETED,
+    EVENT_FAILED,
+    FAILED,
+    EvalRun,
+    RunState,
+)
+from chalicelib.errors import ValidationFailed
+from chalicelib.plugins.manager import plugins
+from chalicelib.store import runs
+
+log = logging.getLogger("pawl.engine.lifecycle")
+
+_EVENTS = {COMPLETED: EVENT_COMPLETED, FAILED: EVENT_FAILED}
+
+
+def complete(
+    run_id: str,
+    aggregate_scores: dict[str, Any],
+    passed: bool | None,
+    verdict_reasons: list[dict[str, Any]],
+) -> bool:
+    """Finish a settled run as ``completed`` and emit ``eval_run.completed`` (once)."""
+    finished = runs.finish(
+        run_id,
+        COMPLETED,
+        aggregate_scores=aggregate_scores,
+        passed=passed,
+        verdict_reasons=verdict_reasons,
+    )
+    if finished:
+        emit(runs.get_run(run_id))
+    return finished
+
+
+def fail(run_id: str, reason: str) -> bool:
+    """Finish a run that cannot complete as ``failed`` and emit ``eval_run.failed`` (once)."""
+    finished = runs.finish(run_id, FAILED, failure_reason=reason)
+    if finished:
+        log.warning("run %s failed: %s", run_id, reason)
+        emit(runs.get_run(run_id))
+    return finished
+
+
+def cancel(run_id: str) -> EvalRun:
+    """Cancel a queued or running run: results kept, aggregates null, no event."""
+    if not runs.cancel(run_id):
+        state = runs.get_run(run_id)
+        raise ValidationFailed(
+            f"run {run_id} already finished ({state.status}); only a queued or running run "
+            "can be cancelled",
+            code="EVAL_RUN_NOT_CANCELLABLE",
+            status=state.status,
+        )
+    return runs.get_run(run_id).run
+
+
+def emit(state: RunState) -> None:
+    """Hand the terminal run's event to every sink, then take it out of ``active_runs``."""
+    event_name = _EVENTS.get(state.status)
+    if event_name is None:  # cancelled (or not terminal): nothing to announce
+        if state.status == CANCELLED:
+            runs.event_delivered(state.id)
+        return
+    event = LifecycleEvent(
+        id=f"evt_{state.id.removeprefix('evrun_')}_{state.status}",
+        event=event_name,
+        project_id=state.project_id,
+        resource_type="eval_run",
+        resource_id=state.id,
+        data=state.run.model_dump(mode="json"),
+        timestamp=clock.now_iso(),
+    )
+    failed_sinks = plugins().deliver_event(event)
+    if failed_sinks:
+        log.error("run %s: sinks %s failed on %s", state.id, failed_sinks, event_name)
+    runs.event_delivered(state.id)

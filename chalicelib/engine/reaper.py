@@ -1,0 +1,78 @@
+"""The reaper: nothing stays non-terminal forever.
+
+Every minute it looks at the runs in the ``active_runs`` index whose last activity (a
+recorded item, a fan-out chunk, a claim) is older than the grace period:
+
+- a run whose every item has a result is settled normally (a worker died between
+  recording the last item and settling, or its settle crashed);
+- any other quiet run is failed with a reason, and ``eval_run.failed`` fires;
+- a terminal run still in the index had its event interrupted: the event is delivered.
+
+Keyed on last activity, not on age: a 100,000-item run that is still making progress
+is never reaped. Every action is claimed with the same conditional update a worker
+uses, so the reaper and a late worker can never both settle a run.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+
+from chalicelib import clock
+from chalicelib.domain.runs import ACTIVE_STATUSES, RunState
+from chalicelib.engine import lifecycle, settle
+from chalicelib.settings import get_settings
+from chalicelib.store import runs
+
+log = logging.getLogger("pawl.engine.reaper")
+
+
+@dataclass
+class ReapReport:
+    settled: int = 0
+    failed: int = 0
+    events_delivered: int = 0
+
+
+def quiet_cutoff() -> str:
+    return clock.iso(clock.now() - timedelta(seconds=get_settings().run_grace_s))
+
+
+def failure_reason(state: RunState, grace_s: int) -> str:
+    if not state.fanout_done:
+        return (
+            f"no progress for {grace_s}s before the run's items were all enqueued "
+            f"({state.recorded_count} recorded so far)"
+        )
+    return (
+        f"no progress for {grace_s}s with {state.recorded_count} of {state.run.item_count} "
+        "items recorded; the rest never finished"
+    )
+
+
+def reap() -> ReapReport:
+    report = ReapReport()
+    cutoff = quiet_cutoff()
+    for run_id in list(runs.iter_active_run_ids(quiet_before=cutoff)):
+        try:
+            _reap_one(run_id, cutoff, report)
+        except Exception:  # one broken run must not stop the sweep
+            log.exception("reaper: run %s", run_id)
+    return report
+
+
+def _reap_one(run_id: str, cutoff: str, report: ReapReport) -> None:
+    state = runs.find_run(run_id)
+    if state is None:
+        return
+    if state.status not in ACTIVE_STATUSES:
+        lifecycle.emit(state)
+        report.events_delivered += 1
+    elif state.all_recorded:
+        if runs.claim_settle(run_id, stale_before=cutoff) and settle.settle_run(run_id):
+            report.settled += 1
+    elif runs.claim_failure(run_id, stale_before=cutoff) and lifecycle.fail(
+        run_id, failure_reason(state, get_settings().run_grace_s)
+    ):
+        report.failed += 1

@@ -1,0 +1,137 @@
+"""Settle a fully recorded run: a pipeline of small steps over streamed results.
+
+Only the worker (or reaper) that won the settle claim gets here. Each step reads and
+extends one :class:`Settlement`; a later addition (another comparison, another gate) is
+one more function in :data:`PIPELINE`.
+
+Everything streams: results are queried in key order (item, then trial), grouped per item
+and reduced, labelled in pages from the items' *current* metadata, and fed to
+accumulators that keep counters only, so a 100,000-item run settles in bounded memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any, TypeVar
+
+from chalicelib.domain.runs import EvalResult, RunState
+from chalicelib.engine import lifecycle
+from chalicelib.stats import (
+    BaselineComparator,
+    ItemOutcome,
+    RunAggregator,
+    ScorerScore,
+    TrialOutcome,
+    group_consecutive,
+    group_label,
+    merge_join,
+    reduce_trials,
+    verdict,
+)
+from chalicelib.store import datasets, results, runs
+
+#: Items whose labels are read with one BatchGetItem.
+LABEL_PAGE = 100
+
+T = TypeVar("T")
+
+
+@dataclass
+class Settlement:
+    """What the settle pipeline has worked out so far."""
+
+    state: RunState
+    aggregate: dict[str, Any] = field(default_factory=dict)
+    baseline: dict[str, Any] | None = None
+    passed: bool | None = None
+    verdict_reasons: list[dict[str, Any]] = field(default_factory=list)
+
+
+Step = Callable[[Settlement], None]
+
+
+def _pages(values: Iterable[T], size: int) -> Iterator[list[T]]:
+    iterator = iter(values)
+    while page := list(islice(iterator, size)):
+        yield page
+
+
+def trial_outcome(result: EvalResult) -> TrialOutcome:
+    scores = tuple(ScorerScore(key=s.scorer, score=s.score, passed=s.passed) for s in result.scores)
+    return TrialOutcome(
+        item_id=result.dataset_item_id or "",
+        trial=result.trial,
+        errored=result.errored,
+        scores=scores,
+    )
+
+
+def _labels(item_ids: list[str], group_by: str | None) -> dict[str, str | None]:
+    """Group labels from the items as they are *now*; a deleted item names no group."""
+    if group_by is None:
+        return {}
+    current = datasets.batch_get_items(item_ids)
+    return {
+        item_id: group_label(current[item_id].metadata if item_id in current else None, group_by)
+        for item_id in item_ids
+    }
+
+
+def item_outcomes(run_id: str, reducer: str, group_by: str | None) -> Iterator[ItemOutcome]:
+    """A run's items, in item order, each with its trials reduced and its group label."""
+    trials = (trial_outcome(r) for r in results.iter_outcomes(run_id))
+    for page in _pages(group_consecutive(trials), LABEL_PAGE):
+        labels = _labels([item_trials[0].item_id for item_trials in page], group_by)
+        for item_trials in page:
+            label = labels.get(item_trials[0].item_id)
+            yield reduce_trials(item_trials, reducer, group=label)
+
+
+# --- the pipeline -------------------------------------------------------------------------------
+
+
+def aggregate_run(settlement: Settlement) -> None:
+    snapshot = settlement.state.snapshot
+    aggregator = RunAggregator(snapshot.group_by)
+    for item in item_outcomes(settlement.state.id, snapshot.trial_reducer, snapshot.group_by):
+        aggregator.add(item)
+    settlement.aggregate = aggregator.result()
+
+
+def compare_with_baseline(settlement: Settlement) -> None:
+    baseline_id = settlement.state.run.baseline_run_id
+    if baseline_id is None:
+        return
+    snapshot = settlement.state.snapshot
+    baseline_state = runs.get_run(baseline_id)
+    comparator = BaselineComparator(baseline_id, snapshot.group_by)
+    current = item_outcomes(settlement.state.id, snapshot.trial_reducer, snapshot.group_by)
+    # The baseline's trials reduce as that run's did; its labels come from the same
+    # current items, so both sides of a group compare the same kind of item.
+    previous = item_outcomes(baseline_id, baseline_state.snapshot.trial_reducer, snapshot.group_by)
+    for here, there in merge_join(current, previous):
+        comparator.add(here, there)
+    settlement.baseline = comparator.result()
+    settlement.aggregate["baseline"] = settlement.baseline
+
+
+def decide_verdict(settlement: Settlement) -> None:
+    snapshot = settlement.state.snapshot
+    settlement.passed, settlement.verdict_reasons = verdict(
+        settlement.aggregate, snapshot.pass_threshold, snapshot.max_regression, settlement.baseline
+    )
+
+
+PIPELINE: tuple[Step, ...] = (aggregate_run, compare_with_baseline, decide_verdict)
+
+
+def settle_run(run_id: str) -> bool:
+    """Aggregate, compare and decide, then complete the run. False if it ended meanwhile."""
+    settlement = Settlement(state=runs.get_run(run_id))
+    for step in PIPELINE:
+        step(settlement)
+    return lifecycle.complete(
+        run_id, settlement.aggregate, settlement.passed, settlement.verdict_reasons
+    )

@@ -1,0 +1,211 @@
+"""Start a run: check every rule, then write — a refused start creates nothing.
+
+Rules, all checked before the first write: the dataset is not empty; a ``wait: true`` run
+has at most :data:`SYNC_ITEM_LIMIT` items; a named ``agent_version`` exists; a named
+``baseline_run_id`` is a completed or failed run of this eval (one message whatever
+the reason, so a caller never learns about another tenant's runs); every
+``tool_context`` key can be a header name; and the eval's scorers are runnable against
+the pinned agent version (the authoritative check).
+
+The run then carries a snapshot of the eval, so editing the eval cannot change it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from chalicelib import clock, ids
+from chalicelib.agents.http_agent import is_valid_context_key
+from chalicelib.domain.catalog import AgentVersion, Eval
+from chalicelib.domain.runs import (
+    BASELINE_STATUSES,
+    QUEUED,
+    RUNNING,
+    EvalRun,
+    EvalSnapshot,
+    FrozenItem,
+    RunState,
+    WorkItem,
+)
+from chalicelib.engine import messages, work
+from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.plugins.manager import plugins
+from chalicelib.scoring.validation import check_eval_runnable
+from chalicelib.store import agents, datasets, runs
+
+log = logging.getLogger("pawl.engine.start")
+
+SYNC_ITEM_LIMIT = 25
+#: An eval generation has no session: these identity keys are dropped, in any casing.
+RESERVED_CONTEXT_KEYS = frozenset({"session_id", "actor_id", "actor_external_id"})
+BASELINE_REFUSAL = "baseline_run_id must name a completed or failed run of this eval"
+
+
+@dataclass(frozen=True)
+class StartOptions:
+    wait: bool = False
+    agent_version: int | None = None
+    baseline_run_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    tool_context: dict[str, str] = field(default_factory=dict)
+    trigger_id: str | None = None
+
+
+@dataclass(frozen=True)
+class StartPlan:
+    """A start that passed every rule: what the run will be, and (sync) its items."""
+
+    state: RunState
+    items: list[FrozenItem]
+
+
+def clean_tool_context(tool_context: dict[str, str]) -> dict[str, str]:
+    """Drop the reserved identity keys; refuse a key that cannot become a header name."""
+    kept = {}
+    for key, value in tool_context.items():
+        if key.lower() in RESERVED_CONTEXT_KEYS:
+            continue
+        if not is_valid_context_key(key):
+            raise ValidationFailed(
+                f"tool_context key {key!r} cannot become an HTTP header name "
+                "(letters, digits and !#$%&'*+-.^_`|~ only)",
+                field=f"tool_context.{key}",
+                code="INVALID_TOOL_CONTEXT_KEY",
+            )
+        kept[key] = value
+    return kept
+
+
+def _check_dataset_size(evaluation: Eval, wait: bool) -> None:
+    up_to = SYNC_ITEM_LIMIT + 1 if wait else 1
+    count = datasets.count_items(evaluation.dataset_id, up_to=up_to)
+    if count == 0:
+        raise ValidationFailed(
+            f"dataset {evaluation.dataset_id} has no items: there is nothing to run",
+            field="dataset_id",
+        )
+    if wait and count > SYNC_ITEM_LIMIT:
+        raise ValidationFailed(
+            f"wait: true runs at most {SYNC_ITEM_LIMIT} items; dataset "
+            f"{evaluation.dataset_id} has {count} or more. Start it with wait: false.",
+            field="wait",
+            limit=SYNC_ITEM_LIMIT,
+            item_count_at_least=count,
+        )
+
+
+def _pinned_version(evaluation: Eval, requested: int | None) -> AgentVersion:
+    if requested is None:
+        agent = agents.get_agent(evaluation.agent_id)
+        return agents.get_agent_version(agent.id, agent.version)
+    try:
+        return agents.get_agent_version(evaluation.agent_id, requested)
+    except NotFound:
+        raise ValidationFailed(
+            f"agent {evaluation.agent_id} has no version {requested}", field="agent_version"
+        ) from None
+
+
+def _check_baseline(evaluation: Eval, baseline_run_id: str, candidate: dict[str, Any]) -> None:
+    baseline = runs.find_run(baseline_run_id)
+    usable = (
+        baseline is not None
+        and baseline.run.eval_id == evaluation.id
+        and baseline.status in BASELINE_STATUSES
+    )
+    if usable and baseline is not None:
+        refusals = plugins().baseline_refusals(
+            eval=evaluation.model_dump(mode="json"),
+            candidate=candidate,
+            baseline=baseline.run.model_dump(mode="json"),
+        )
+        if refusals:
+            log.info("baseline %s refused by plugins: %s", baseline_run_id, refusals)
+            usable = False
+    if not usable:
+        raise ValidationFailed(BASELINE_REFUSAL, field="baseline_run_id")
+
+
+def _sync_items(evaluation: Eval) -> list[FrozenItem]:
+    items = [
+        FrozenItem(
+            dataset_item_id=item.id,
+            input=[m.model_dump() for m in item.input],
+            expected_output=item.expected_output,
+            metadata=item.metadata,
+        )
+        for page in datasets.iter_item_pages(evaluation.dataset_id, page_size=SYNC_ITEM_LIMIT + 1)
+        for item in page
+    ]
+    if not items or len(items) > SYNC_ITEM_LIMIT:  # the dataset changed since it was counted
+        _check_dataset_size(evaluation, wait=True)
+    return items
+
+
+def _new_state(
+    evaluation: Eval, options: StartOptions, version: AgentVersion, tool_context: dict[str, str]
+) -> RunState:
+    now = clock.now_iso()
+    run_id = ids.new_id("eval_run")
+    snapshot = EvalSnapshot.model_validate(evaluation.model_dump(mode="json"))
+    run = EvalRun(
+        id=run_id,
+        eval_id=evaluation.id,
+        agent_version=version.version,
+        decider_versions=None,  # resolving decider versions arrives with decider scorers
+        status=RUNNING if options.wait else QUEUED,
+        baseline_run_id=options.baseline_run_id,
+        trigger_id=options.trigger_id,
+        metadata=options.metadata,
+        started_at=now if options.wait else None,
+        created_at=now,
+    )
+    return RunState(
+        run=run,
+        snapshot=snapshot,
+        tool_context=tool_context,
+        last_activity_at=now,
+        created_key=f"{now}#{run_id}",
+    )
+
+
+def plan_run(evaluation: Eval, options: StartOptions) -> StartPlan:
+    """Check every start rule (reads only) and describe the run to write."""
+    tool_context = clean_tool_context(options.tool_context)
+    _check_dataset_size(evaluation, options.wait)
+    version = _pinned_version(evaluation, options.agent_version)
+    state = _new_state(evaluation, options, version, tool_context)
+    if options.baseline_run_id is not None:
+        candidate = state.run.model_dump(mode="json")
+        _check_baseline(evaluation, options.baseline_run_id, candidate)
+    check_eval_runnable(evaluation, version.output_schema)
+    items = _sync_items(evaluation) if options.wait else []
+    if options.wait:
+        state.run.item_count = len(items) * state.snapshot.trials
+        state.fanout_done = True
+    return StartPlan(state=state, items=items)
+
+
+def start_run(evaluation: Eval, options: StartOptions) -> EvalRun:
+    """Start a run: ``wait`` runs it here and returns it terminal; otherwise it is queued."""
+    plan = plan_run(evaluation, options)
+    state = plan.state
+    if not options.wait:
+        runs.create_run(state)
+        messages.send_fanout(messages.FanoutMessage(run_id=state.id))
+        return state.run
+    runs.create_run(state, plan.items)
+    for item in plan.items:
+        for trial in range(1, state.snapshot.trials + 1):
+            # The same path a queue worker takes, one item at a time. There is no
+            # redelivery here, so an item that raises is recorded as errored at once.
+            delivery = work.Delivery(
+                WorkItem(
+                    run_id=state.id, dataset_item_id=item.dataset_item_id, trial=trial, item=item
+                ),
+                final=True,
+            )
+            work.process([delivery], concurrent=False)
+    return runs.get_run(state.id).run

@@ -1,0 +1,165 @@
+"""A batch of work items: the steps every executed item goes through, sync or queued.
+
+Per run in the batch, at steady state: one read of the run, one BatchGetItem for the
+results that already exist, the executions (concurrently), one TransactWriteItems that
+records every result with its generation and the counters, and one conditional update
+that claims the settle when the run is fully recorded.
+
+- A run that is cancelled or already terminal: its items are dropped (acknowledged).
+- An item whose result exists (a redelivery): acknowledged without calling the agent.
+- An item that raised for a reason of pawl's own: reported failed, so SQS redelivers
+  it; on its last delivery it is recorded as errored instead, so the run can settle.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from chalicelib.domain.runs import ACTIVE_STATUSES, ItemRecord, RunState, WorkItem
+from chalicelib.engine import execute, settle
+from chalicelib.engine.context import RunContext, load_context
+from chalicelib.store import results, runs
+
+log = logging.getLogger("pawl.engine.work")
+
+MAX_CONCURRENCY = 10
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(MAX_CONCURRENCY, thread_name_prefix="pawl-item")
+    return _pool
+
+
+@dataclass
+class Delivery:
+    """One work item as delivered: ``final`` on its last allowed delivery."""
+
+    work: WorkItem
+    final: bool = False
+
+
+@dataclass
+class BatchReport:
+    """What happened to a batch; ``failed`` holds positions in the delivered list."""
+
+    failed: set[int] = field(default_factory=set)
+    recorded: int = 0
+    skipped: int = 0
+
+
+def process(deliveries: list[Delivery], concurrent: bool = True) -> BatchReport:
+    """Execute and record a batch; positions of items to redeliver are in ``report.failed``."""
+    report = BatchReport()
+    by_run: dict[str, list[int]] = {}
+    for position, delivery in enumerate(deliveries):
+        by_run.setdefault(delivery.work.run_id, []).append(position)
+    for run_id, positions in by_run.items():
+        try:
+            _process_run(run_id, [(p, deliveries[p]) for p in positions], concurrent, report)
+        except Exception:
+            log.exception("run %s: batch of %d items failed", run_id, len(positions))
+            report.failed.update(positions)
+    return report
+
+
+def _process_run(
+    run_id: str, batch: list[tuple[int, Delivery]], concurrent: bool, report: BatchReport
+) -> None:
+    state = runs.find_run(run_id)
+    if state is None or state.status not in ACTIVE_STATUSES:
+        report.skipped += len(batch)  # cancelled or finished: outstanding work is dropped
+        return
+    existing = results.existing_keys(run_id, [d.work.result_key for _, d in batch])
+    todo = [(p, d) for p, d in batch if d.work.result_key not in existing]
+    report.skipped += len(batch) - len(todo)
+    _fill_frozen_items(run_id, todo)
+    records = _execute_all(state, todo, concurrent, report) if todo else []
+    if records:
+        outcome = results.record(run_id, records)
+        report.recorded += len(outcome.recorded)
+        report.skipped += len(outcome.duplicates)
+    if records or existing:
+        # A redelivery may be the only trace of a worker that recorded the last item
+        # and died before claiming: try the claim whenever this batch touched the run.
+        maybe_settle(run_id)
+
+
+def _fill_frozen_items(run_id: str, todo: list[tuple[int, Delivery]]) -> None:
+    """Items too large for a message are read from the run's frozen set (one BatchGetItem)."""
+    missing = [d.work.dataset_item_id for _, d in todo if d.work.item is None]
+    if not missing:
+        return
+    frozen = runs.batch_get_run_items(run_id, missing)
+    for _, delivery in todo:
+        if delivery.work.item is None:
+            delivery.work.item = frozen.get(delivery.work.dataset_item_id)
+
+
+def _execute_all(
+    state: RunState, todo: list[tuple[int, Delivery]], concurrent: bool, report: BatchReport
+) -> list[ItemRecord]:
+    ctx = load_context(state)
+    tasks: list[tuple[int, Delivery, Callable[[], ItemRecord]]] = [
+        (p, d, _task(ctx, d)) for p, d in todo
+    ]
+    if concurrent and len(tasks) > 1:
+        futures: list[Future[ItemRecord]] = [_executor().submit(task) for _, _, task in tasks]
+        outcomes = [_outcome(f.result) for f in futures]
+    else:
+        outcomes = [_outcome(task) for _, _, task in tasks]
+    records = []
+    for (position, delivery, _), outcome in zip(tasks, outcomes, strict=True):
+        if isinstance(outcome, ItemRecord):
+            records.append(outcome)
+        elif delivery.final and delivery.work.item is not None:
+            reason = f"The item could not be executed: {type(outcome).__name__}: {outcome}"
+            records.append(
+                execute.errored_record(ctx, delivery.work.item, delivery.work.trial, reason)
+            )
+        else:
+            report.failed.add(position)
+    return records
+
+
+def _task(ctx: RunContext, delivery: Delivery) -> Callable[[], ItemRecord]:
+    work = delivery.work
+
+    def run() -> ItemRecord:
+        if work.item is None:
+            raise LookupError(
+                f"item {work.dataset_item_id} is not in the frozen set of {work.run_id}"
+            )
+        return execute.execute(ctx, work.item, work.trial)
+
+    return run
+
+
+def _outcome(call: Callable[[], ItemRecord]) -> ItemRecord | Exception:
+    try:
+        return call()
+    except Exception as exc:  # reported per item; the rest of the batch goes on
+        log.exception("item execution failed")
+        return exc
+
+
+def maybe_settle(run_id: str) -> None:
+    """Claim and settle the run if every item is recorded; a no-op for everyone but one caller."""
+    if not runs.claim_settle(run_id):
+        return
+    try:
+        settle.settle_run(run_id)
+    except Exception:
+        # Give the claim back so the redelivery of this batch can settle again, rather
+        # than leaving the run to the reaper's grace period.
+        runs.release_settle_claim(run_id)
+        raise

@@ -1,0 +1,134 @@
+"""Generations: one row per agent call, with large outputs and objects in S3."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pynamodb.exceptions import DoesNotExist
+
+from chalicelib.domain.runs import Generation, RecordedError
+from chalicelib.errors import not_found
+from chalicelib.store import blobs
+from chalicelib.store.models import GenerationModel
+
+
+@dataclass(frozen=True)
+class GenerationRow:
+    """A generation ready to write: the row, and the blobs already put for it."""
+
+    model: GenerationModel
+    blob_keys: list[str]
+
+
+def _json_size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":")).encode("utf-8"))
+
+
+def to_row(generation: Generation) -> GenerationRow:
+    """Build the row, first moving an output or object that is too large to S3."""
+    blob_keys: list[str] = []
+    output, output_s3_key = generation.output, None
+    object_value, object_s3_key = generation.object, None
+    if object_value is not None and _json_size(object_value) > blobs.ROW_BUDGET_BYTES // 2:
+        object_s3_key = blobs.object_key(generation.id)
+        blobs.put_text(object_s3_key, json.dumps(object_value), "application/json")
+        blob_keys.append(object_s3_key)
+        object_value = None
+    others = _json_size(generation.input) + (_json_size(object_value) if object_value else 0)
+    if blobs.should_offload(output, others):
+        assert output is not None
+        output_s3_key = blobs.output_key(generation.id)
+        blobs.put_text(output_s3_key, output)
+        blob_keys.append(output_s3_key)
+        output = None
+    model = GenerationModel(
+        id=generation.id,
+        project_id=generation.project_id,
+        agent_id=generation.agent_id,
+        agent_version=generation.agent_version,
+        run_id=generation.run_id,
+        dataset_item_id=generation.dataset_item_id,
+        input=generation.input,
+        output=output,
+        output_s3_key=output_s3_key,
+        object=object_value,
+        object_s3_key=object_s3_key,
+        status=generation.status,
+        error=generation.error.model_dump() if generation.error else None,
+        usage=generation.usage,
+        latency_ms=generation.latency_ms,
+        source=generation.source,
+        content_purged=False,
+        created_at=generation.created_at,
+    )
+    return GenerationRow(model=model, blob_keys=blob_keys)
+
+
+def from_model(model: GenerationModel, with_blobs: bool = True) -> Generation:
+    output = model.output
+    if output is None and model.output_s3_key and with_blobs:
+        output = blobs.get_text(model.output_s3_key)
+    object_value = model.object
+    if object_value is None and model.object_s3_key and with_blobs:
+        raw = blobs.get_text(model.object_s3_key)
+        object_value = json.loads(raw) if raw is not None else None
+    return Generation(
+        id=model.id,
+        project_id=model.project_id,
+        agent_id=model.agent_id,
+        agent_version=int(model.agent_version),
+        run_id=model.run_id,
+        dataset_item_id=model.dataset_item_id,
+        input=model.input,
+        output=output,
+        object=object_value,
+        status=model.status,
+        error=RecordedError.model_validate(model.error) if model.error else None,
+        usage=model.usage,
+        latency_ms=int(model.latency_ms or 0),
+        source=model.source,
+        content_purged=bool(model.content_purged),
+        created_at=model.created_at,
+    )
+
+
+def create(generation: Generation) -> Generation:
+    """Write one generation on its own (an agent called outside an eval)."""
+    row = to_row(generation)
+    row.model.save(condition=GenerationModel.id.does_not_exist())
+    return generation
+
+
+def get(generation_id: str) -> Generation:
+    try:
+        model = GenerationModel.get(generation_id, consistent_read=True)
+    except DoesNotExist:
+        raise not_found("generation", generation_id) from None
+    return from_model(model)
+
+
+def purge_content(generation_id: str) -> list[str]:
+    """Clear input, output and object; the row and its metadata stay.
+
+    Returns the S3 keys that held its content: the caller deletes them once every row
+    that pointed at them (the linked results too) no longer does.
+    """
+    try:
+        model = GenerationModel.get(generation_id, consistent_read=True)
+    except DoesNotExist:
+        raise not_found("generation", generation_id) from None
+    keys = [k for k in (model.output_s3_key, model.object_s3_key) if k]
+    model.update(
+        actions=[
+            GenerationModel.input.remove(),
+            GenerationModel.output.remove(),
+            GenerationModel.output_s3_key.remove(),
+            GenerationModel.object.remove(),
+            GenerationModel.object_s3_key.remove(),
+            GenerationModel.content_purged.set(True),
+        ],
+        condition=GenerationModel.id.exists(),
+    )
+    return keys

@@ -1,0 +1,289 @@
+"""Eval results: one row per (run, item, trial), and the transaction that records them.
+
+A result row is created with "must not exist", never overwritten, and its generation and
+the run's counters are written in the same ``TransactWriteItems``: the counters always
+match the rows (``completed + errored == rows``), and a late duplicate changes nothing.
+A whole batch is recorded in one transaction (one counter update); only when a duplicate
+makes it fail are the records retried one at a time, so the duplicate alone is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pynamodb.exceptions import TransactWriteError
+
+from chalicelib import clock
+from chalicelib.domain.runs import EvalResult, ItemRecord, RecordedError, ScoreEntry
+from chalicelib.store import blobs, generations
+from chalicelib.store.base import transaction
+from chalicelib.store.models import ResultModel, RunModel
+from chalicelib.store.pagination import page_of
+
+log = logging.getLogger("pawl.store.results")
+
+_RESULT_KEYS = {"run_id", "result_key"}
+_BATCH_GET = 100
+#: TransactWriteItems accepts 100 operations and 4 MB; stay clear of both.
+_TXN_MAX_OPS = 99
+_TXN_MAX_BYTES = 3_500_000
+_CONFLICT_RETRIES = 8
+#: What settle reads of a result: enough for the statistics, nothing of the content.
+OUTCOME_ATTRIBUTES = [
+    "run_id",
+    "result_key",
+    "dataset_item_id",
+    "trial",
+    "scores",
+    "passed",
+    "error",
+]
+
+
+@dataclass
+class RecordOutcome:
+    """Which records a :func:`record` call wrote, and which were already there."""
+
+    recorded: list[ItemRecord] = field(default_factory=list)
+    duplicates: list[ItemRecord] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _PreparedRecord:
+    record: ItemRecord
+    result: ResultModel
+    generation: Any
+    blob_keys: list[str]
+    size: int
+
+
+def _reasons(exc: TransactWriteError) -> list[str]:
+    return [r.code for r in (getattr(exc, "cancellation_reasons", None) or []) if r is not None]
+
+
+# --- conversion -------------------------------------------------------------------------------
+
+
+def _prepare(record: ItemRecord) -> _PreparedRecord:
+    """Rows for one record; a large output goes to S3 once, shared by result and generation."""
+    gen_row = generations.to_row(record.generation) if record.generation else None
+    blob_keys = list(gen_row.blob_keys) if gen_row else []
+    result = record.result
+    output, output_s3_key = result.output, None
+    if gen_row and gen_row.model.output_s3_key and result.output is not None:
+        output, output_s3_key = None, gen_row.model.output_s3_key
+    elif blobs.should_offload(result.output, len(json.dumps(result.input))):
+        assert result.output is not None
+        output_s3_key = blobs.output_key(result.generation_id or result.id)
+        blobs.put_text(output_s3_key, result.output)
+        blob_keys.append(output_s3_key)
+        output = None
+    row = ResultModel(
+        run_id=result.eval_run_id,
+        result_key=_key(result),
+        id=result.id,
+        eval_id=record.eval_id,
+        dataset_item_id=result.dataset_item_id or "",
+        trial=result.trial,
+        input=result.input,
+        expected_output=result.expected_output,
+        output=output,
+        output_s3_key=output_s3_key,
+        generation_id=result.generation_id,
+        scores=[s.model_dump() for s in result.scores],
+        passed=result.passed,
+        error=result.error.model_dump() if result.error else None,
+        created_at=result.created_at,
+    )
+    gen_model = gen_row.model if gen_row else None
+    size = len(json.dumps(row.serialize())) + (
+        len(json.dumps(gen_model.serialize())) if gen_model else 0
+    )
+    return _PreparedRecord(record, row, gen_model, blob_keys, size)
+
+
+def _key(result: EvalResult) -> str:
+    return f"{result.dataset_item_id}#{result.trial:02d}"
+
+
+def from_model(model: ResultModel, with_output: bool = True) -> EvalResult:
+    output = model.output
+    if output is None and model.output_s3_key and with_output:
+        output = blobs.get_text(model.output_s3_key)
+    return EvalResult(
+        id=model.id,
+        eval_run_id=model.run_id,
+        dataset_item_id=model.dataset_item_id,
+        trial=int(model.trial or 1),
+        input=list(model.input or []),
+        expected_output=model.expected_output,
+        output=output,
+        generation_id=model.generation_id,
+        scores=[ScoreEntry.model_validate(s) for s in model.scores or []],
+        passed=model.passed,
+        error=RecordedError.model_validate(model.error) if model.error else None,
+        created_at=model.created_at,
+    )
+
+
+# --- recording --------------------------------------------------------------------------------
+
+
+def _counter_actions(records: list[_PreparedRecord]) -> list[Any]:
+    errored = sum(1 for p in records if p.record.result.errored)
+    completed = len(records) - errored
+    return [
+        RunModel.completed_count.add(completed),
+        RunModel.errored_count.add(errored),
+        RunModel.recorded_count.add(completed + errored),
+        RunModel.last_activity_at.set(clock.now_iso()),
+    ]
+
+
+def _commit(run_id: str, records: list[_PreparedRecord]) -> None:
+    """One transaction: every result (if absent), its generation, one counter update.
+
+    Retries a TransactionConflict (another worker's transaction on the run row at the
+    same moment) with jittered backoff; raises anything else.
+    """
+    for attempt in range(_CONFLICT_RETRIES):
+        try:
+            with transaction() as txn:
+                for prepared in records:
+                    txn.save(
+                        prepared.result,
+                        condition=ResultModel.result_key.does_not_exist(),
+                    )
+                    if prepared.generation is not None:
+                        txn.save(prepared.generation)
+                txn.update(
+                    RunModel(id=run_id),
+                    actions=_counter_actions(records),
+                    condition=RunModel.id.exists(),
+                )
+            return
+        except TransactWriteError as exc:
+            reasons = _reasons(exc)
+            if "TransactionConflict" in reasons and "ConditionalCheckFailed" not in reasons:
+                time.sleep(min(0.05 * 2**attempt, 1.0) * random.random())
+                continue
+            raise
+    raise RuntimeError(f"run {run_id}: recording kept conflicting with other writers")
+
+
+def _chunks(prepared: list[_PreparedRecord]) -> Iterator[list[_PreparedRecord]]:
+    chunk: list[_PreparedRecord] = []
+    size = 0
+    for item in prepared:
+        if chunk and (2 * (len(chunk) + 1) + 1 > _TXN_MAX_OPS or size + item.size > _TXN_MAX_BYTES):
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(item)
+        size += item.size
+    if chunk:
+        yield chunk
+
+
+def _is_duplicate(exc: TransactWriteError) -> bool:
+    return "ConditionalCheckFailed" in _reasons(exc)
+
+
+def record(run_id: str, records: list[ItemRecord]) -> RecordOutcome:
+    """Record results with their generations and count them on the run, atomically.
+
+    A record whose result row already exists is a duplicate: nothing of it is written
+    (its blobs are removed) and it is reported in ``duplicates``.
+    """
+    outcome = RecordOutcome()
+    prepared = [_prepare(r) for r in records]
+    for chunk in _chunks(prepared):
+        try:
+            _commit(run_id, chunk)
+            outcome.recorded.extend(p.record for p in chunk)
+            continue
+        except TransactWriteError as exc:
+            if not _is_duplicate(exc):
+                raise
+        for single in chunk:  # a duplicate in the chunk: find it by recording one at a time
+            try:
+                _commit(run_id, [single])
+                outcome.recorded.append(single.record)
+            except TransactWriteError as exc:
+                if not _is_duplicate(exc):
+                    raise
+                blobs.delete(single.blob_keys)
+                outcome.duplicates.append(single.record)
+    return outcome
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def existing_keys(run_id: str, result_keys: Iterable[str]) -> set[str]:
+    """Which of these result keys already have a row (one BatchGetItem per 100)."""
+    unique = list(dict.fromkeys(result_keys))
+    found: set[str] = set()
+    for start in range(0, len(unique), _BATCH_GET):
+        keys = [(run_id, k) for k in unique[start : start + _BATCH_GET]]
+        for model in ResultModel.batch_get(
+            keys, consistent_read=True, attributes_to_get=["run_id", "result_key"]
+        ):
+            found.add(model.result_key)
+    return found
+
+
+def list_results(
+    run_id: str, limit: int, cursor: str | None
+) -> tuple[list[EvalResult], str | None]:
+    """One page of a run's results, in item then trial order, outputs read back whole."""
+    return page_of(
+        lambda last, n: ResultModel.query(
+            run_id, limit=n, last_evaluated_key=last, consistent_read=True
+        ),
+        cursor,
+        _RESULT_KEYS,
+        from_model,
+        limit,
+    )
+
+
+def iter_outcomes(run_id: str) -> Iterator[EvalResult]:
+    """Every result of a run in key order (item, then trial), without content: for settle."""
+    for model in ResultModel.query(
+        run_id, consistent_read=True, attributes_to_get=OUTCOME_ATTRIBUTES
+    ):
+        yield EvalResult(
+            id="",
+            eval_run_id=model.run_id,
+            dataset_item_id=model.dataset_item_id,
+            trial=int(model.trial or 1),
+            input=[],
+            scores=[ScoreEntry.model_validate(s) for s in model.scores or []],
+            passed=model.passed,
+            error=RecordedError.model_validate(model.error) if model.error else None,
+            created_at="",
+        )
+
+
+def iter_result_keys(run_id: str) -> Iterator[str]:
+    """Every result key of a run, in order (recovery merges it with the frozen item set)."""
+    for model in ResultModel.query(run_id, attributes_to_get=["run_id", "result_key"]):
+        yield model.result_key
+
+
+def clear_output_for_generation(generation_id: str) -> int:
+    """Clear ``output`` on every result of that generation (a content purge). Returns how many."""
+    cleared = 0
+    for key in ResultModel.by_generation.query(generation_id):
+        ResultModel(run_id=key.run_id, result_key=key.result_key).update(
+            actions=[ResultModel.output.remove(), ResultModel.output_s3_key.remove()],
+            condition=ResultModel.result_key.exists(),
+        )
+        cleared += 1
+    return cleared

@@ -1,0 +1,375 @@
+"""Eval runs and their frozen item sets.
+
+Every lifecycle transition is one conditional write on the run row, so two workers (or
+a worker and the reaper, or a worker and a cancel) can never both win it:
+
+- ``mark_running``: queued -> running, once.
+- ``finish_fanout``: item set frozen and counted, once.
+- ``claim_settle``: only when every item is recorded, once (or stolen after the grace
+  period if the claimant died).
+- ``finish``: running/queued -> terminal, once.
+
+``active`` (the sparse ``active_runs`` index) stays on a terminal row until its lifecycle
+event was handed to the sinks, so the reaper can finish a delivery a crash interrupted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from pynamodb.exceptions import DoesNotExist, UpdateError
+
+from chalicelib import clock
+from chalicelib.domain.runs import (
+    ACTIVE_STATUSES,
+    CANCELLED,
+    QUEUED,
+    RUNNING,
+    EvalRun,
+    EvalSnapshot,
+    FrozenItem,
+    RunState,
+)
+from chalicelib.errors import not_found
+from chalicelib.store.base import transaction
+from chalicelib.store.models import DatasetItemModel, RunItemModel, RunModel
+from chalicelib.store.pagination import page_of
+
+ACTIVE_MARK = "1"
+_EVAL_INDEX_KEYS = {"id", "eval_id", "created_key"}
+_BATCH_GET = 100
+
+
+def _is_condition_failure(exc: Exception) -> bool:
+    return getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException"
+
+
+# --- conversion -------------------------------------------------------------------------------
+
+
+def _public(model: RunModel) -> EvalRun:
+    return EvalRun(
+        id=model.id,
+        eval_id=model.eval_id,
+        agent_version=int(model.agent_version),
+        decider_versions=model.decider_versions,
+        status=model.status,
+        baseline_run_id=model.baseline_run_id,
+        trigger_id=model.trigger_id,
+        aggregate_scores=model.aggregate_scores,
+        passed=model.passed,
+        verdict_reasons=model.verdict_reasons,
+        failure_reason=model.failure_reason,
+        item_count=int(model.item_count or 0),
+        completed_count=int(model.completed_count or 0),
+        errored_count=int(model.errored_count or 0),
+        metadata=dict(model.metadata or {}),
+        started_at=model.started_at,
+        finished_at=model.finished_at,
+        created_at=model.created_at,
+    )
+
+
+def _state(model: RunModel) -> RunState:
+    return RunState(
+        run=_public(model),
+        snapshot=EvalSnapshot.model_validate(model.eval_snapshot),
+        tool_context=dict(model.tool_context or {}),
+        fanout_done=bool(model.fanout_done),
+        settle_claimed=bool(model.settle_claimed),
+        last_activity_at=model.last_activity_at,
+        created_key=model.created_key,
+    )
+
+
+def _row(state: RunState) -> RunModel:
+    run = state.run
+    return RunModel(
+        id=run.id,
+        eval_id=run.eval_id,
+        project_id=state.snapshot.project_id,
+        status=run.status,
+        agent_id=state.snapshot.agent_id,
+        agent_version=run.agent_version,
+        decider_versions=run.decider_versions,
+        baseline_run_id=run.baseline_run_id,
+        trigger_id=run.trigger_id,
+        metadata=run.metadata,
+        tool_context=state.tool_context or None,
+        eval_snapshot=state.snapshot.model_dump(mode="json"),
+        item_count=run.item_count,
+        completed_count=0,
+        errored_count=0,
+        recorded_count=0,
+        fanout_done=state.fanout_done,
+        settle_claimed=False,
+        started_at=run.started_at,
+        created_at=run.created_at,
+        created_key=state.created_key,
+        last_activity_at=state.last_activity_at,
+        active=ACTIVE_MARK,
+    )
+
+
+def _run_item_row(run_id: str, item: FrozenItem) -> RunItemModel:
+    return RunItemModel(
+        run_id=run_id,
+        dataset_item_id=item.dataset_item_id,
+        input=item.input,
+        expected_output=item.expected_output,
+        metadata=item.metadata,
+    )
+
+
+def _frozen(model: RunItemModel | DatasetItemModel, item_id: str) -> FrozenItem:
+    return FrozenItem(
+        dataset_item_id=item_id,
+        input=list(model.input),
+        expected_output=model.expected_output,
+        metadata=dict(model.metadata or {}),
+    )
+
+
+# --- create and read --------------------------------------------------------------------------
+
+
+def create_run(state: RunState, items: list[FrozenItem] | None = None) -> None:
+    """Write a new run; with ``items`` (a sync run) its frozen set, in the same transaction."""
+    row = _row(state)
+    if not items:
+        row.save(condition=RunModel.id.does_not_exist())
+        return
+    with transaction() as txn:
+        txn.save(row, condition=RunModel.id.does_not_exist())
+        for item in items:
+            txn.save(_run_item_row(state.id, item))
+
+
+def find_run(run_id: str) -> RunState | None:
+    try:
+        return _state(RunModel.get(run_id, consistent_read=True))
+    except DoesNotExist:
+        return None
+
+
+def get_run(run_id: str) -> RunState:
+    state = find_run(run_id)
+    if state is None:
+        raise not_found("eval_run", run_id)
+    return state
+
+
+def list_runs(eval_id: str, limit: int, cursor: str | None) -> tuple[list[EvalRun], str | None]:
+    """Runs of one eval, newest first."""
+    return page_of(
+        lambda last, n: RunModel.by_eval.query(
+            eval_id, limit=n, last_evaluated_key=last, scan_index_forward=False
+        ),
+        cursor,
+        _EVAL_INDEX_KEYS,
+        _public,
+        limit,
+    )
+
+
+# --- transitions ------------------------------------------------------------------------------
+
+
+def _conditional_update(run_id: str, actions: list[Any], condition: Any) -> bool:
+    """Apply ``actions`` when ``condition`` holds; False (nothing written) when it does not."""
+    try:
+        RunModel(id=run_id).update(actions=actions, condition=RunModel.id.exists() & condition)
+    except UpdateError as exc:
+        if _is_condition_failure(exc):
+            return False
+        raise
+    return True
+
+
+def mark_running(run_id: str) -> bool:
+    """queued -> running (fan-out started). False when the run is no longer queued."""
+    now = clock.now_iso()
+    return _conditional_update(
+        run_id,
+        [
+            RunModel.status.set(RUNNING),
+            RunModel.started_at.set(now),
+            RunModel.last_activity_at.set(now),
+        ],
+        RunModel.status == QUEUED,
+    )
+
+
+def touch(run_id: str) -> None:
+    """Record activity (fan-out progress) so the reaper does not take a busy run as abandoned."""
+    _conditional_update(
+        run_id,
+        [RunModel.last_activity_at.set(clock.now_iso())],
+        RunModel.status.is_in(*ACTIVE_STATUSES),
+    )
+
+
+def finish_fanout(run_id: str, item_count: int) -> bool:
+    """Freeze the item count, once. False when another fan-out did it, or the run ended."""
+    return _conditional_update(
+        run_id,
+        [
+            RunModel.item_count.set(item_count),
+            RunModel.fanout_done.set(True),
+            RunModel.last_activity_at.set(clock.now_iso()),
+        ],
+        (RunModel.fanout_done == False) & (RunModel.status == RUNNING),  # noqa: E712
+    )
+
+
+def claim_settle(run_id: str, stale_before: str | None = None) -> bool:
+    """Claim the right to settle a fully recorded run; exactly one caller gets True.
+
+    With ``stale_before`` (the reaper), a claim whose holder went quiet before that
+    moment may be taken over: the holder died between claiming and finishing.
+    """
+    unclaimed = RunModel.settle_claimed == False  # noqa: E712
+    if stale_before is not None:
+        unclaimed = unclaimed | (RunModel.last_activity_at < stale_before)
+    return _conditional_update(
+        run_id,
+        [RunModel.settle_claimed.set(True), RunModel.last_activity_at.set(clock.now_iso())],
+        (RunModel.status == RUNNING)
+        & (RunModel.fanout_done == True)  # noqa: E712
+        & (RunModel.recorded_count == RunModel.item_count)
+        & unclaimed,
+    )
+
+
+def release_settle_claim(run_id: str) -> None:
+    """Undo a claim whose settle failed before finishing the run."""
+    _conditional_update(
+        run_id, [RunModel.settle_claimed.set(False)], RunModel.status.is_in(*ACTIVE_STATUSES)
+    )
+
+
+def claim_failure(run_id: str, stale_before: str) -> bool:
+    """The reaper's claim on a quiet run it is about to fail (same flag as the settle claim)."""
+    return _conditional_update(
+        run_id,
+        [RunModel.settle_claimed.set(True), RunModel.last_activity_at.set(clock.now_iso())],
+        RunModel.status.is_in(*ACTIVE_STATUSES) & (RunModel.last_activity_at < stale_before),
+    )
+
+
+def finish(
+    run_id: str,
+    status: str,
+    *,
+    aggregate_scores: dict[str, Any] | None = None,
+    passed: bool | None = None,
+    verdict_reasons: list[dict[str, Any]] | None = None,
+    failure_reason: str | None = None,
+    event_pending: bool = True,
+) -> bool:
+    """Move an active run to a terminal ``status``, once; the tool_context secret goes with it.
+
+    With ``event_pending`` the run stays in the ``active_runs`` index until
+    :func:`event_delivered`, so a crash before the event leaves work the reaper can see.
+    """
+    now = clock.now_iso()
+    actions: list[Any] = [
+        RunModel.status.set(status),
+        RunModel.finished_at.set(now),
+        RunModel.last_activity_at.set(now),
+        RunModel.tool_context.remove(),
+        RunModel.aggregate_scores.set(aggregate_scores)
+        if aggregate_scores is not None
+        else RunModel.aggregate_scores.remove(),
+        RunModel.passed.set(passed) if passed is not None else RunModel.passed.remove(),
+        RunModel.verdict_reasons.set(verdict_reasons)
+        if verdict_reasons is not None
+        else RunModel.verdict_reasons.remove(),
+    ]
+    if failure_reason is not None:
+        actions.append(RunModel.failure_reason.set(failure_reason))
+    if not event_pending:
+        actions.append(RunModel.active.remove())
+    return _conditional_update(run_id, actions, RunModel.status.is_in(*ACTIVE_STATUSES))
+
+
+def cancel(run_id: str) -> bool:
+    """queued/running -> cancelled. False when the run already reached a terminal state."""
+    return finish(run_id, CANCELLED, event_pending=False)
+
+
+def event_delivered(run_id: str) -> None:
+    """The run's lifecycle event went to the sinks: it leaves the ``active_runs`` index."""
+    _conditional_update(
+        run_id, [RunModel.active.remove()], ~RunModel.status.is_in(*ACTIVE_STATUSES)
+    )
+
+
+def iter_active_run_ids(quiet_before: str | None = None) -> Iterator[str]:
+    """Ids of runs still in the ``active_runs`` index, optionally only the quiet ones."""
+    condition = None if quiet_before is None else RunModel.last_activity_at < quiet_before
+    for model in RunModel.active_runs.query(ACTIVE_MARK, range_key_condition=condition):
+        yield model.id
+
+
+# --- frozen item sets -------------------------------------------------------------------------
+
+
+def put_run_items(run_id: str, items: Iterable[FrozenItem]) -> None:
+    """Write (or rewrite, identically) frozen items: keyed by (run, item), so idempotent."""
+    with RunItemModel.batch_write() as batch:
+        for item in items:
+            batch.save(_run_item_row(run_id, item))
+
+
+def iter_run_item_pages(run_id: str, page_size: int = 500) -> Iterator[list[FrozenItem]]:
+    """The frozen set of a run, in item order."""
+    last_key: dict[str, Any] | None = None
+    while True:
+        result = RunItemModel.query(run_id, limit=page_size, last_evaluated_key=last_key)
+        page = [_frozen(model, model.dataset_item_id) for model in result]
+        if page:
+            yield page
+        last_key = result.last_evaluated_key
+        if last_key is None:
+            return
+
+
+def batch_get_run_items(run_id: str, item_ids: Iterable[str]) -> dict[str, FrozenItem]:
+    unique = list(dict.fromkeys(item_ids))
+    found: dict[str, FrozenItem] = {}
+    for start in range(0, len(unique), _BATCH_GET):
+        keys = [(run_id, item_id) for item_id in unique[start : start + _BATCH_GET]]
+        for model in RunItemModel.batch_get(keys, consistent_read=True):
+            found[model.dataset_item_id] = _frozen(model, model.dataset_item_id)
+    return found
+
+
+def dataset_items_page(
+    dataset_id: str, after_key: str | None, cutoff_key: str, limit: int
+) -> tuple[list[FrozenItem], str | None]:
+    """Up to ``limit`` items of the dataset created after ``after_key`` and by ``cutoff_key``.
+
+    Reads the catalog's ``by_dataset`` index by ``created_key`` range, so a fan-out can
+    resume after the last item it froze, and an item created after the run started
+    (beyond the cutoff) is never part of it. Returns the page and the created_key of its
+    last item (None when there is nothing more).
+    """
+    condition = (
+        DatasetItemModel.created_key.between(after_key, cutoff_key)
+        if after_key
+        else DatasetItemModel.created_key <= cutoff_key
+    )
+    items: list[FrozenItem] = []
+    last_created: str | None = None
+    for model in DatasetItemModel.by_dataset.query(
+        dataset_id, range_key_condition=condition, limit=limit + 1
+    ):
+        if model.created_key == after_key:
+            continue  # BETWEEN is inclusive; the cursor item was frozen by the previous page
+        items.append(_frozen(model, model.id))
+        last_created = model.created_key
+        if len(items) == limit:
+            break
+    return items, last_created

@@ -1,0 +1,72 @@
+"""Python agents for engine tests and the benchmark (``tests.support.agents:<name>``).
+
+``scripted`` reads the last user message and acts on it, so one agent covers every
+behaviour a dataset item can ask for:
+
+- ``echo:<text>``   answer ``<text>``
+- ``big:<n>``       answer ``n`` characters
+- ``pause``         answer ``status: requires_action``
+- ``fail``          raise (a failed generation)
+- ``context``       answer the forwarded tool_context as JSON
+- ``block``         wait until :data:`RELEASE` is set (bounded), then answer ``released``
+- anything else     answer it unchanged
+
+Every call is recorded in :data:`CALLS` (thread-safe) so tests can count agent calls.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+CALLS: list[dict[str, Any]] = []
+_lock = threading.Lock()
+RELEASE = threading.Event()
+ENTERED = threading.Semaphore(0)
+BLOCK_TIMEOUT_S = 20
+
+
+def reset() -> None:
+    with _lock:
+        CALLS.clear()
+    RELEASE.clear()
+
+
+def calls_for(item_id: str) -> int:
+    with _lock:
+        return sum(1 for c in CALLS if c.get("dataset_item_id") == item_id)
+
+
+def _last_user_text(payload: dict[str, Any]) -> str:
+    for message in reversed(payload.get("input") or []):
+        if message.get("role") == "user":
+            return str(message.get("content", ""))
+    return ""
+
+
+def scripted(payload: dict[str, Any]) -> dict[str, Any]:
+    with _lock:
+        CALLS.append(payload)
+    text = _last_user_text(payload)
+    command, _, argument = text.partition(":")
+    if command == "echo":
+        return {"output": argument}
+    if command == "big":
+        return {"output": "x" * int(argument)}
+    if text == "pause":
+        return {"output": "", "status": "requires_action"}
+    if text == "fail":
+        raise RuntimeError("the scripted agent was told to fail")
+    if text == "context":
+        return {"output": json.dumps(payload.get("tool_context") or {}, sort_keys=True)}
+    if text == "block":
+        ENTERED.release()
+        RELEASE.wait(BLOCK_TIMEOUT_S)
+        return {"output": "released"}
+    return {"output": text}
+
+
+def instant(payload: dict[str, Any]) -> dict[str, Any]:
+    """The cheapest possible agent (benchmarks): answers the last user message."""
+    return {"output": _last_user_text(payload)}
