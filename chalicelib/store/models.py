@@ -369,3 +369,76 @@ class DeliveryModel(IdModel):
     updated_at = UnicodeAttribute()
     created_key = UnicodeAttribute()
     by_webhook = _DeliveriesByWebhook()
+
+
+@register
+class ToolModel(IdModel):
+    """A project's tool: ``type`` selects how it is called, ``config`` holds its settings."""
+
+    class Meta:
+        short_name = "tools"
+
+    project_id = UnicodeAttribute()
+    name = UnicodeAttribute()
+    description = UnicodeAttribute(null=True)
+    type = UnicodeAttribute()
+    config = JSONAttribute()
+    created_at = UnicodeAttribute()
+    updated_at = UnicodeAttribute()
+    created_key = UnicodeAttribute()
+    by_project = _by_project()
+
+
+@register
+class DeciderModel(IdModel):
+    """A project's decider: its current question set and backend (``version`` names it)."""
+
+    class Meta:
+        short_name = "deciders"
+
+    project_id = UnicodeAttribute()
+    name = UnicodeAttribute()
+    description = UnicodeAttribute(null=True)
+    version = NumberAttribute()
+    questions = JSONAttribute()
+    backend = JSONAttribute()
+    created_at = UnicodeAttribute()
+    updated_at = UnicodeAttribute()
+    created_key = UnicodeAttribute()
+    by_project = _by_project()
+
+
+@register
+class DeciderVersionModel(PawlModel):
+    """Immutable snapshot written by every decider create or update."""
+
+    class Meta:
+        short_name = "decider-versions"
+
+    decider_id = UnicodeAttribute(hash_key=True)
+    version = NumberAttribute(range_key=True)
+    name = UnicodeAttribute()
+    questions = JSONAttribute()
+    backend = JSONAttribute()
+    created_at = UnicodeAttribute()
+
+
+@register
+class DecisionModel(IdModel):
+    """One decision, written once when it settled (append-only)."""
+
+    class Meta:
+        short_name = "decisions"
+
+    project_id = UnicodeAttribute()
+    decider_id = UnicodeAttribute()
+    decider_version = NumberAttribute()
+    status = UnicodeAttribute()
+    input = JSONAttribute(null=True)
+    input_s3_key = UnicodeAttribute(null=True)
+    answers = JSONAttribute(null=True)
+    error = JSONAttribute(null=True)
+    metadata = JSONAttribute()
+    usage = JSONAttribute()
+    latency_ms = NumberAttribute(default=0)
+    created_at = UnicodeAttribute()

@@ -1,0 +1,127 @@
+"""Tools (``/api/v1/tools``): what ``tool`` scorers and tool-backed deciders call.
+
+``type`` selects the config model (``http``, ``lambda``, ``builtin``, ``client``); a
+config is validated whole on every write, so a stored tool is always callable as stored
+(a ``client`` tool is stored but never called server-side).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalice import Blueprint
+from pydantic import Field, ValidationError
+
+from chalicelib import outbound
+from chalicelib.api.envelope import validation_error_from_pydantic
+from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
+from chalicelib.domain.base import Page, RequestBody
+from chalicelib.domain.tools import CONFIG_MODELS, HttpToolConfig, Tool, ToolType
+from chalicelib.errors import ValidationFailed
+from chalicelib.store import tenancy
+from chalicelib.store import tools as store
+from chalicelib.tools.builtin_tool import available_actions
+
+bp = Blueprint(__name__)
+
+TAG = "tools"
+NAME = Field(min_length=1, max_length=200)
+DESCRIPTION = Field(None, max_length=10_000)
+
+
+class CreateTool(RequestBody):
+    project_id: str | None = Field(None, description="Required with the admin key")
+    name: str = NAME
+    description: str | None = DESCRIPTION
+    type: ToolType
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class UpdateTool(RequestBody):
+    """Partial update. ``config`` replaces the whole config; a new ``type`` needs one."""
+
+    name: str | None = Field(None, min_length=1, max_length=200)
+    description: str | None = DESCRIPTION
+    type: ToolType | None = None
+    config: dict[str, Any] | None = None
+
+
+def validated_config(tool_type: str, config: dict[str, Any]) -> dict[str, Any]:
+    """The config as its type's model stores it; a refusal names ``config.<field>``."""
+    try:
+        parsed = CONFIG_MODELS[tool_type].model_validate(config)
+    except ValidationError as exc:
+        raise validation_error_from_pydantic(exc, prefix="config") from None
+    if isinstance(parsed, HttpToolConfig):
+        try:
+            outbound.check_url(str(parsed.url))
+        except outbound.OutboundError as exc:
+            raise ValidationFailed(f"config.url is not allowed: {exc}", field="config.url") from None
+    actions = getattr(parsed, "actions", None)
+    if tool_type == "builtin" and actions is not None:
+        known = available_actions()
+        for index, action in enumerate(actions):
+            if action not in known:
+                raise ValidationFailed(
+                    f"no installed plugin provides builtin action {action!r} "
+                    f"(available: {', '.join(sorted(known)) or 'none'})",
+                    field=f"config.actions.{index}",
+                )
+    return parsed.model_dump(mode="json")
+
+
+def visible_tool(call: Call[Any, Any]) -> Tool:
+    tool = store.get_tool(call.path["tool_id"])
+    call.caller.check_visible(tool.project_id, "tool", tool.id)
+    return tool
+
+
+@endpoint(bp, "/api/v1/tools", "POST", body=CreateTool, response=Tool, status=201, tag=TAG)
+def create_tool(call: Call[CreateTool, Any]) -> Tool:
+    """Create a tool (name unique in the project)."""
+    body = call.body
+    project_id = call.caller.listing_project(body.project_id)
+    config = validated_config(body.type, body.config)
+    tenancy.get_project(project_id)
+    return store.create_tool(project_id, body.name, body.description, body.type, config)
+
+
+@endpoint(bp, "/api/v1/tools", "GET", query=ProjectListQuery, response=Page[Tool], tag=TAG)
+def list_tools(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
+    """List a project's tools, oldest first."""
+    project_id = call.caller.listing_project(call.query.project_id)
+    return page(*store.list_tools(project_id, call.query.limit, call.query.cursor))
+
+
+@endpoint(bp, "/api/v1/tools/{tool_id}", "GET", response=Tool, tag=TAG)
+def get_tool(call: Call[Any, Any]) -> Tool:
+    """Get a tool."""
+    return visible_tool(call)
+
+
+@endpoint(bp, "/api/v1/tools/{tool_id}", "PUT", body=UpdateTool, response=Tool, tag=TAG)
+def update_tool(call: Call[UpdateTool, Any]) -> Tool:
+    """Rename a tool, change its description, or replace its config (and type)."""
+    body = call.body
+    for name in ("name", "type", "config"):
+        if name in body.model_fields_set and getattr(body, name) is None:
+            raise ValidationFailed(f"{name} may be omitted but not null", field=name)
+    tool = visible_tool(call)
+    changes: dict[str, Any] = {}
+    if body.name is not None:
+        changes["name"] = body.name
+    if "description" in body.model_fields_set:
+        changes["description"] = body.description
+    new_type = body.type or tool.type
+    if new_type != tool.type and body.config is None:
+        raise ValidationFailed("changing type needs the new type's config", field="config")
+    if body.config is not None:
+        changes["type"] = new_type
+        changes["config"] = validated_config(new_type, body.config)
+    return store.update_tool(tool, changes)
+
+
+@endpoint(bp, "/api/v1/tools/{tool_id}", "DELETE", status=204, tag=TAG)
+def delete_tool(call: Call[Any, Any]) -> None:
+    """Delete a tool. Eval scorers naming it then fail at run start (400)."""
+    store.delete_tool(visible_tool(call))

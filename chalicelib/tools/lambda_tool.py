@@ -1,0 +1,79 @@
+"""``lambda`` tools: invoke a function synchronously with the input as its event.
+
+The (narrowed) ``tool_context`` rides in the event under ``tool_context``, only for the
+keys ``context_keys`` names: a Lambda has no headers, and an event is easier to leak.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from chalicelib.agents.http_agent import redact
+from chalicelib.agents.lambda_agent import invoke_client
+from chalicelib.domain.tools import LambdaToolConfig
+from chalicelib.tools.answers import first_json_object
+from chalicelib.tools.context import narrowed
+from chalicelib.tools.errors import TOOL_ANSWER_INVALID, ToolFailed
+
+MESSAGE_CHARS = 500
+
+
+def event(
+    config: LambdaToolConfig, payload: dict[str, Any], tool_context: Mapping[str, str]
+) -> dict[str, Any]:
+    body = {**config.preset_parameters, **payload}
+    context = narrowed(tool_context, config.context_keys)
+    if context:
+        body["tool_context"] = context
+    return body
+
+
+def _invoke(function_name: str, body: dict[str, Any]) -> dict[str, Any]:
+    try:
+        encoded = json.dumps(body).encode()
+    except (TypeError, ValueError) as exc:
+        raise ToolFailed(f"the tool input cannot be encoded as JSON: {exc}") from None
+    try:
+        result: dict[str, Any] = invoke_client().invoke(
+            FunctionName=function_name, InvocationType="RequestResponse", Payload=encoded
+        )
+    except ClientError as exc:
+        error = exc.response.get("Error", {})
+        raise ToolFailed(
+            f"lambda {function_name} could not be invoked: "
+            f"{error.get('Code', 'error')}: {error.get('Message', '')}"[:MESSAGE_CHARS]
+        ) from None
+    except BotoCoreError as exc:
+        raise ToolFailed(
+            f"lambda {function_name} could not be invoked: {type(exc).__name__}"
+        ) from None
+    return result
+
+
+def invoke(
+    config: LambdaToolConfig, payload: dict[str, Any], tool_context: Mapping[str, str]
+) -> Any:
+    name = config.function_name
+    body = event(config, payload, tool_context)
+    result = _invoke(name, body)
+    raw = result["Payload"].read().decode("utf-8", errors="replace")
+    secrets = list(body.get("tool_context", {}).values())
+    if result.get("FunctionError"):
+        raise ToolFailed(
+            redact(f"lambda {name} failed ({result['FunctionError']}): {raw}", secrets)[
+                :MESSAGE_CHARS
+            ]
+        )
+    try:
+        answer = json.loads(raw)
+    except ValueError:
+        answer = None
+    if isinstance(answer, str):  # a function returning text: read the object inside it
+        answer = first_json_object(answer)
+    if not isinstance(answer, dict):
+        raise ToolFailed(f"lambda {name} answered with no JSON object", TOOL_ANSWER_INVALID)
+    return answer
