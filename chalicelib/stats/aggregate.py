@@ -25,8 +25,12 @@ class _PassTally:
     def add(self, item: ItemOutcome) -> None:
         self.scored += 1
         self.passed += bool(item.passed)
+        scorers = self.scorers
         for key, score in item.scores.items():
-            self.scorers.setdefault(key, ScorerTally()).add(score.score, score.passed)
+            tally = scorers.get(key)
+            if tally is None:
+                tally = scorers[key] = ScorerTally()
+            tally.add(score.score, score.passed)
 
     def pass_rate(self) -> float | None:
         return self.passed / self.scored if self.scored else None
@@ -66,7 +70,10 @@ class RunAggregator:
         if self.group_by is None:
             return
         if isinstance(item.group, str):
-            self._groups.setdefault(item.group, _PassTally()).add(item)
+            group = self._groups.get(item.group)
+            if group is None:
+                group = self._groups[item.group] = _PassTally()
+            group.add(item)
         else:
             self._ungrouped += 1
 

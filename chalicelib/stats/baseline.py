@@ -15,7 +15,7 @@ from typing import Any
 from chalicelib.stats.holm import holm_adjust
 from chalicelib.stats.mcnemar import mcnemar_exact_p
 from chalicelib.stats.outcomes import ItemOutcome
-from chalicelib.stats.tally import ScorerTally
+from chalicelib.stats.tally import PairedScorerTally
 
 Pair = tuple[ItemOutcome | None, ItemOutcome | None]
 
@@ -54,21 +54,6 @@ def merge_join(current: Iterable[ItemOutcome], baseline: Iterable[ItemOutcome]) 
 
 
 @dataclass
-class _PairedScorer:
-    """One scorer over the compared items that both runs scored with it."""
-
-    current: ScorerTally = field(default_factory=ScorerTally)
-    baseline: ScorerTally = field(default_factory=ScorerTally)
-
-    def summary(self) -> dict[str, float]:
-        here, there = self.current.summary(), self.baseline.summary()
-        return {
-            "mean_delta": here["mean"] - there["mean"],
-            "pass_rate_delta": here["pass_rate"] - there["pass_rate"],
-        }
-
-
-@dataclass
 class _Comparison:
     """Counters of one comparison: the whole run, or one group."""
 
@@ -77,19 +62,25 @@ class _Comparison:
     removed: int = 0
     improved: int = 0
     regressed: int = 0
-    scorers: dict[str, _PairedScorer] = field(default_factory=dict)
+    scorers: dict[str, PairedScorerTally] = field(default_factory=dict)
 
     def add_compared(self, here: ItemOutcome, there: ItemOutcome) -> None:
         self.compared += 1
-        if here.passed and not there.passed:
-            self.improved += 1
-        elif there.passed and not here.passed:
-            self.regressed += 1
-        # A scorer only one side ran on this item has nothing to pair with.
-        for key in here.scores.keys() & there.scores.keys():
-            paired = self.scorers.setdefault(key, _PairedScorer())
-            paired.current.add(here.scores[key].score, here.scores[key].passed)
-            paired.baseline.add(there.scores[key].score, there.scores[key].passed)
+        if here.passed != there.passed:
+            if here.passed:
+                self.improved += 1
+            else:
+                self.regressed += 1
+        there_scores = there.scores
+        for key, here_score in here.scores.items():
+            there_score = there_scores.get(key)
+            # A scorer only one side ran on this item has nothing to pair with.
+            if there_score is None:
+                continue
+            paired = self.scorers.get(key)
+            if paired is None:
+                paired = self.scorers[key] = PairedScorerTally()
+            paired.add(here_score.score, here_score.passed, there_score.score, there_score.passed)
 
     def p_value(self) -> float | None:
         return mcnemar_exact_p(self.improved, self.regressed) if self.compared else None
@@ -159,7 +150,10 @@ class BaselineComparator:
         label = side.group if side is not None else None
         if not isinstance(label, str):
             return None
-        return self._groups.setdefault(label, _Comparison())
+        group = self._groups.get(label)
+        if group is None:
+            group = self._groups[label] = _Comparison()
+        return group
 
     def result(self) -> dict[str, Any]:
         """The comparison so far; may be called any number of times."""

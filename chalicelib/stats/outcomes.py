@@ -14,7 +14,7 @@ from itertools import groupby
 REDUCERS = ("all", "any", "majority")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScorerScore:
     """One scorer's verdict on one output: ``key`` is the scorer's type or name."""
 
@@ -28,7 +28,7 @@ class ScorerScore:
             raise ValueError(f"score of scorer {self.key!r} must be finite, got {self.score}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TrialOutcome:
     """One execution of one item: either errored, or scored by every scorer."""
 
@@ -43,7 +43,7 @@ class TrialOutcome:
         return not self.errored and all(score.passed for score in self.scores)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ItemOutcome:
     """One item's outcome in a run, after its trials are reduced.
 
