@@ -70,3 +70,17 @@ class Eval(Resource):
     max_regression: float | None = None
     created_at: str
     updated_at: str
+
+
+class EvalSpec(Resource):
+    """The writable fields of an eval (what create and update validate and store)."""
+
+    name: str
+    agent_id: str
+    dataset_id: str
+    scorers: list[dict[str, Any]]
+    pass_threshold: float | None = None
+    group_by: str | None = None
+    trials: int = 1
+    trial_reducer: str = "all"
+    max_regression: float | None = None

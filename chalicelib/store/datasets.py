@@ -1,0 +1,301 @@
+"""Datasets and their items.
+
+Items are listed oldest first through the ``by_dataset`` GSI (``created_key`` =
+``<created_at>#<id>``). Deleting a dataset deletes its evals first, then its items,
+then the dataset row: an interrupted delete leaves a dataset that still exists and can
+be deleted again, never items or evals pointing at nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from pynamodb.exceptions import DeleteError, DoesNotExist, PynamoDBException, UpdateError
+
+from chalicelib import clock, ids
+from chalicelib.domain.catalog import Dataset, DatasetItem, Message
+from chalicelib.errors import PayloadTooLarge, not_found
+from chalicelib.store.evals import (
+    TxnRefused,
+    concurrent_update,
+    delete_evals_of_dataset,
+    labelled_transaction,
+    name_taken,
+)
+from chalicelib.store.models import DatasetItemModel, DatasetModel
+from chalicelib.store.pagination import page_of
+
+KIND = "dataset"
+_PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
+_DATASET_INDEX_KEYS = {"id", "dataset_id", "created_key"}
+#: Room left under DynamoDB's 400 KB item limit for an item's own content.
+MAX_ITEM_CONTENT_BYTES = 350_000
+_BATCH_GET = 100
+
+
+class _Unset:
+    """Marks a field a partial update leaves unchanged (``None`` means "set to null")."""
+
+
+UNSET: Any = _Unset()
+
+
+def _dataset(model: DatasetModel) -> Dataset:
+    return Dataset(
+        id=model.id,
+        project_id=model.project_id,
+        name=model.name,
+        description=model.description,
+        created_at=model.created_at,
+        updated_at=model.updated_at,
+    )
+
+
+def create_dataset(project_id: str, name: str, description: str | None) -> Dataset:
+    dataset_id = ids.new_id("dataset")
+    now = clock.now_iso()
+    row = DatasetModel(
+        id=dataset_id,
+        project_id=project_id,
+        name=name,
+        description=description,
+        created_at=now,
+        updated_at=now,
+        created_key=f"{now}#{dataset_id}",
+    )
+    try:
+        with labelled_transaction() as txn:
+            txn.claim_name(project_id, KIND, name, dataset_id)
+            txn.save("dataset", row, condition=DatasetModel.id.does_not_exist())
+    except TxnRefused as exc:
+        raise name_taken(KIND, name) from exc
+    return _dataset(row)
+
+
+def get_dataset(dataset_id: str) -> Dataset:
+    """The dataset, or NotFound."""
+    try:
+        return _dataset(DatasetModel.get(dataset_id, consistent_read=True))
+    except DoesNotExist:
+        raise not_found(KIND, dataset_id) from None
+
+
+def list_datasets(
+    project_id: str, limit: int, cursor: str | None
+) -> tuple[list[Dataset], str | None]:
+    return page_of(
+        lambda last, n: DatasetModel.by_project.query(project_id, limit=n, last_evaluated_key=last),
+        cursor,
+        _PROJECT_INDEX_KEYS,
+        _dataset,
+        limit,
+    )
+
+
+def update_dataset(current: Dataset, name: str | None = None, description: Any = UNSET) -> Dataset:
+    """Rename and/or re-describe; refused if the dataset changed since ``current`` was read."""
+    new_name = current.name if name is None else name
+    new_description = current.description if description is UNSET else description
+    row = DatasetModel(
+        id=current.id,
+        project_id=current.project_id,
+        name=new_name,
+        description=new_description,
+        created_at=current.created_at,
+        updated_at=clock.now_iso(),
+        created_key=f"{current.created_at}#{current.id}",
+    )
+    try:
+        with labelled_transaction() as txn:
+            if new_name != current.name:
+                txn.claim_name(current.project_id, KIND, new_name, current.id)
+                txn.release_name(current.project_id, KIND, current.name)
+            txn.save("dataset", row, condition=DatasetModel.updated_at == current.updated_at)
+    except TxnRefused as exc:
+        if "name" in exc.labels:
+            raise name_taken(KIND, new_name) from exc
+        raise concurrent_update(KIND, current.id) from exc
+    return _dataset(row)
+
+
+def delete_dataset(current: Dataset) -> None:
+    """Delete the dataset's evals, its items, then the dataset and its name claim."""
+    delete_evals_of_dataset(current.id)
+    for page in iter_item_pages(current.id, page_size=100):
+        with DatasetItemModel.batch_write() as batch:
+            for item in page:
+                batch.delete(DatasetItemModel(id=item.id))
+    try:
+        with labelled_transaction() as txn:
+            txn.delete("dataset", DatasetModel(id=current.id), condition=DatasetModel.id.exists())
+            txn.release_name(current.project_id, KIND, current.name)
+    except TxnRefused as exc:
+        raise not_found(KIND, current.id) from exc
+
+
+# --- items ------------------------------------------------------------------------------------
+
+
+def _item(model: DatasetItemModel) -> DatasetItem:
+    return DatasetItem(
+        id=model.id,
+        dataset_id=model.dataset_id,
+        input=[Message(**m) for m in model.input],
+        expected_output=model.expected_output,
+        metadata=dict(model.metadata or {}),
+        source_generation_id=model.source_generation_id,
+        created_at=model.created_at,
+        updated_at=model.updated_at,
+    )
+
+
+def _check_size(input: list[dict[str, Any]], expected: str | None, meta: dict[str, Any]) -> None:
+    size = len(json.dumps([input, expected, meta]).encode())
+    if size > MAX_ITEM_CONTENT_BYTES:
+        raise PayloadTooLarge(
+            f"a dataset item's input, expected_output and metadata may hold at most "
+            f"{MAX_ITEM_CONTENT_BYTES} bytes (got {size})",
+            field="input",
+            limit=MAX_ITEM_CONTENT_BYTES,
+        )
+
+
+def create_item(
+    dataset_id: str,
+    project_id: str,
+    input: list[dict[str, Any]],
+    expected_output: str | None,
+    metadata: dict[str, Any],
+    source_generation_id: str | None = None,
+) -> DatasetItem:
+    """Add an item (input already validated as messages); NotFound if the dataset is gone."""
+    _check_size(input, expected_output, metadata)
+    item_id = ids.new_id("dataset_item")
+    now = clock.now_iso()
+    row = DatasetItemModel(
+        id=item_id,
+        dataset_id=dataset_id,
+        project_id=project_id,
+        input=input,
+        expected_output=expected_output,
+        metadata=metadata,
+        source_generation_id=source_generation_id,
+        created_at=now,
+        updated_at=now,
+        created_key=f"{now}#{item_id}",
+    )
+    try:
+        with labelled_transaction() as txn:
+            txn.save("item", row, condition=DatasetItemModel.id.does_not_exist())
+            txn.check("dataset", DatasetModel, dataset_id, DatasetModel.id.exists())
+    except TxnRefused as exc:
+        raise not_found(KIND, dataset_id) from exc
+    return _item(row)
+
+
+def get_item(dataset_id: str, item_id: str) -> DatasetItem:
+    """The item of that dataset, or NotFound (an item of another dataset is missing too)."""
+    try:
+        model = DatasetItemModel.get(item_id, consistent_read=True)
+    except DoesNotExist:
+        raise not_found("dataset_item", item_id) from None
+    if model.dataset_id != dataset_id:
+        raise not_found("dataset_item", item_id)
+    return _item(model)
+
+
+def list_items(
+    dataset_id: str, limit: int, cursor: str | None
+) -> tuple[list[DatasetItem], str | None]:
+    """One page of the dataset's items, oldest first."""
+    return page_of(
+        lambda last, n: DatasetItemModel.by_dataset.query(
+            dataset_id, limit=n, last_evaluated_key=last
+        ),
+        cursor,
+        _DATASET_INDEX_KEYS,
+        _item,
+        limit,
+    )
+
+
+def iter_item_pages(dataset_id: str, page_size: int = 100) -> Iterator[list[DatasetItem]]:
+    """Every item of the dataset, oldest first, in pages of at most ``page_size``."""
+    last_key: dict[str, Any] | None = None
+    while True:
+        result = DatasetItemModel.by_dataset.query(
+            dataset_id, limit=page_size, last_evaluated_key=last_key
+        )
+        page = [_item(model) for model in result]
+        if page:
+            yield page
+        last_key = result.last_evaluated_key
+        if last_key is None:
+            return
+
+
+def count_items(dataset_id: str, up_to: int) -> int:
+    """How many items the dataset holds, counting no further than ``up_to``."""
+    if up_to <= 0:
+        return 0
+    # Limit makes DynamoDB stop evaluating at up_to; min() also holds where a stand-in
+    # ignores Limit on a COUNT query.
+    return min(up_to, int(DatasetItemModel.by_dataset.count(dataset_id, limit=up_to)))
+
+
+def batch_get_items(item_ids: Iterable[str]) -> dict[str, DatasetItem]:
+    """Items by id (BatchGetItem in chunks); ids that do not exist are absent."""
+    unique = list(dict.fromkeys(item_ids))
+    found: dict[str, DatasetItem] = {}
+    for start in range(0, len(unique), _BATCH_GET):
+        chunk = unique[start : start + _BATCH_GET]
+        for model in DatasetItemModel.batch_get(chunk, consistent_read=True):
+            found[model.id] = _item(model)
+    return found
+
+
+def update_item(
+    current: DatasetItem,
+    input: list[dict[str, Any]] | None = None,
+    expected_output: Any = UNSET,
+    metadata: dict[str, Any] | None = None,
+) -> DatasetItem:
+    """Replace the given fields of the item; NotFound if it was deleted meanwhile."""
+    new_input = [m.model_dump() for m in current.input] if input is None else input
+    new_expected = current.expected_output if expected_output is UNSET else expected_output
+    new_metadata = current.metadata if metadata is None else metadata
+    _check_size(new_input, new_expected, new_metadata)
+    now = clock.now_iso()
+    model = DatasetItemModel(id=current.id)
+    try:
+        model.update(
+            actions=[
+                DatasetItemModel.input.set(new_input),
+                DatasetItemModel.expected_output.set(new_expected)
+                if new_expected is not None
+                else DatasetItemModel.expected_output.remove(),
+                DatasetItemModel.metadata.set(new_metadata),
+                DatasetItemModel.updated_at.set(now),
+            ],
+            condition=DatasetItemModel.dataset_id == current.dataset_id,
+        )
+    except UpdateError as exc:
+        if _is_condition_failure(exc):
+            raise not_found("dataset_item", current.id) from exc
+        raise
+    return _item(model)
+
+
+def delete_item(dataset_id: str, item_id: str) -> None:
+    try:
+        DatasetItemModel(id=item_id).delete(condition=DatasetItemModel.dataset_id == dataset_id)
+    except DeleteError as exc:
+        if _is_condition_failure(exc):
+            raise not_found("dataset_item", item_id) from exc
+        raise
+
+
+def _is_condition_failure(exc: PynamoDBException) -> bool:
+    return exc.cause_response_code == "ConditionalCheckFailedException"

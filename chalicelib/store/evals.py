@@ -1,0 +1,304 @@
+"""Evals, and the reference bookkeeping that keeps agents and evals consistent.
+
+An agent row carries ``eval_refs`` (how many evals bind it) and ``refs_rev`` (bumped by
+every eval write that binds it). Every eval write updates them in the same transaction
+as the eval, conditioned on the agent version the scorers were validated against, so:
+
+- an agent cannot be deleted while an eval references it (``eval_refs == 0`` condition);
+- an agent update that re-checked its evals' ``output_schema`` scorers cannot race an
+  eval write (``refs_rev`` condition), and an eval write validated against an agent
+  version cannot race an agent update (``version`` condition).
+
+:class:`LabelledTxn` is the transaction wrapper the catalog repositories share: it names
+each operation so a cancelled transaction says *which* condition failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pynamodb.exceptions import DoesNotExist, TransactWriteError
+
+from chalicelib import clock, ids
+from chalicelib.domain.catalog import Eval, EvalSpec
+from chalicelib.errors import Conflict, NameConflict, NotFound, ValidationFailed, not_found
+from chalicelib.store.base import transaction
+from chalicelib.store.models import AgentModel, DatasetModel, EvalModel, NameClaimModel
+from chalicelib.store.names import claim_key
+from chalicelib.store.pagination import page_of
+
+KIND = "eval"
+_PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
+
+
+class TxnRefused(Exception):
+    """A transaction was cancelled; ``labels`` name the operations whose condition failed."""
+
+    def __init__(self, labels: set[str]) -> None:
+        super().__init__(f"transaction refused by: {sorted(labels)}")
+        self.labels = labels
+
+
+class LabelledTxn:
+    """A TransactWrite whose operations carry labels.
+
+    DynamoDB reports cancellation reasons by position, and PynamoDB sends condition
+    checks, deletes, puts and updates in that order whatever order they were added in;
+    this wrapper keeps one label list per kind to map reasons back to labels.
+    """
+
+    def __init__(self, txn: Any) -> None:
+        self.txn = txn
+        self._labels: dict[str, list[str]] = {"check": [], "delete": [], "put": [], "update": []}
+
+    def check(self, label: str, model_cls: Any, hash_key: Any, condition: Any) -> None:
+        self.txn.condition_check(model_cls, hash_key, condition=condition)
+        self._labels["check"].append(label)
+
+    def delete(self, label: str, model: Any, condition: Any = None) -> None:
+        self.txn.delete(model, condition=condition)
+        self._labels["delete"].append(label)
+
+    def save(self, label: str, model: Any, condition: Any = None) -> None:
+        self.txn.save(model, condition=condition)
+        self._labels["put"].append(label)
+
+    def update(self, label: str, model: Any, actions: list[Any], condition: Any = None) -> None:
+        self.txn.update(model, actions=actions, condition=condition)
+        self._labels["update"].append(label)
+
+    def claim_name(self, project_id: str, kind: str, name: str, resource_id: str) -> None:
+        row = NameClaimModel(key=claim_key(project_id, kind, name), resource_id=resource_id)
+        self.save("name", row, condition=NameClaimModel.key.does_not_exist())
+
+    def release_name(self, project_id: str, kind: str, name: str) -> None:
+        self.delete("release", NameClaimModel(key=claim_key(project_id, kind, name)))
+
+    def ordered_labels(self) -> list[str]:
+        return [
+            label for kind in ("check", "delete", "put", "update") for label in self._labels[kind]
+        ]
+
+
+@contextmanager
+def labelled_transaction() -> Iterator[LabelledTxn]:
+    """Commit the block's operations atomically; raise :class:`TxnRefused` on a failed condition."""
+    wrapper: LabelledTxn | None = None
+    try:
+        with transaction() as txn:
+            wrapper = LabelledTxn(txn)
+            yield wrapper
+    except TransactWriteError as exc:
+        reasons = getattr(exc, "cancellation_reasons", None) or []
+        labels = wrapper.ordered_labels() if wrapper else []
+        failed = {
+            labels[i]
+            for i, reason in enumerate(reasons)
+            if reason is not None and reason.code == "ConditionalCheckFailed" and i < len(labels)
+        }
+        if not failed:
+            raise
+        raise TxnRefused(failed) from exc
+
+
+def name_taken(kind: str, name: str) -> NameConflict:
+    return NameConflict(
+        f"a {kind} named {name!r} already exists in this project", field="name", name=name
+    )
+
+
+def concurrent_update(kind: str, resource_id: str) -> Conflict:
+    return Conflict(
+        f"{kind} {resource_id} changed while this request was processed; retry",
+        code="CONCURRENT_UPDATE",
+        id=resource_id,
+    )
+
+
+# --- rows -----------------------------------------------------------------------------------
+
+
+def _eval(model: EvalModel) -> Eval:
+    return Eval(
+        id=model.id,
+        project_id=model.project_id,
+        name=model.name,
+        agent_id=model.agent_id,
+        dataset_id=model.dataset_id,
+        scorers=list(model.scorers),
+        pass_threshold=model.pass_threshold,
+        group_by=model.group_by,
+        trials=int(model.trials),
+        trial_reducer=model.trial_reducer,
+        max_regression=model.max_regression,
+        created_at=model.created_at,
+        updated_at=model.updated_at,
+    )
+
+
+def _row(eval_id: str, project_id: str, spec: EvalSpec, created_at: str, now: str) -> EvalModel:
+    return EvalModel(
+        id=eval_id,
+        project_id=project_id,
+        created_at=created_at,
+        updated_at=now,
+        created_key=f"{created_at}#{eval_id}",
+        **spec.model_dump(),
+    )
+
+
+def get_eval(eval_id: str) -> Eval:
+    """The eval, or NotFound."""
+    try:
+        return _eval(EvalModel.get(eval_id, consistent_read=True))
+    except DoesNotExist:
+        raise not_found("eval", eval_id) from None
+
+
+def list_evals(project_id: str, limit: int, cursor: str | None) -> tuple[list[Eval], str | None]:
+    return page_of(
+        lambda last, n: EvalModel.by_project.query(project_id, limit=n, last_evaluated_key=last),
+        cursor,
+        _PROJECT_INDEX_KEYS,
+        _eval,
+        limit,
+    )
+
+
+def _evals_by_ids(eval_ids: list[str]) -> list[Eval]:
+    if not eval_ids:
+        return []
+    rows = EvalModel.batch_get(eval_ids, consistent_read=True)
+    return sorted((_eval(row) for row in rows), key=lambda e: (e.created_at, e.id))
+
+
+def list_evals_for_agent(agent_id: str) -> list[Eval]:
+    """Every eval bound to the agent (GSI ``by_agent``, then full rows, oldest first)."""
+    return _evals_by_ids([row.id for row in EvalModel.by_agent.query(agent_id)])
+
+
+def list_evals_for_dataset(dataset_id: str) -> list[Eval]:
+    """Every eval bound to the dataset (GSI ``by_dataset``, then full rows, oldest first)."""
+    return _evals_by_ids([row.id for row in EvalModel.by_dataset.query(dataset_id)])
+
+
+# --- agent reference bookkeeping --------------------------------------------------------------
+
+
+def _bind_agent(txn: LabelledTxn, agent_id: str, validated_version: int, delta: int) -> None:
+    """Bump the agent's refs (``delta`` evals gained), only if it is still the validated version."""
+    txn.update(
+        "agent",
+        AgentModel(id=agent_id),
+        actions=[AgentModel.eval_refs.add(delta), AgentModel.refs_rev.add(1)],
+        condition=AgentModel.version == validated_version,
+    )
+
+
+def _unbind_agent(txn: LabelledTxn, agent_id: str) -> None:
+    txn.update(
+        "old_agent",
+        AgentModel(id=agent_id),
+        actions=[AgentModel.eval_refs.add(-1), AgentModel.refs_rev.add(1)],
+        condition=AgentModel.id.exists(),
+    )
+
+
+def _refused(exc: TxnRefused, spec: EvalSpec, eval_id: str) -> Exception:
+    if "name" in exc.labels:
+        return name_taken(KIND, spec.name)
+    if "dataset" in exc.labels:
+        return ValidationFailed(f"dataset {spec.dataset_id} not found", field="dataset_id")
+    if "agent" in exc.labels:
+        # The agent was deleted or updated after the scorers were validated against it.
+        try:
+            AgentModel.get(spec.agent_id, attributes_to_get=["id"])
+        except DoesNotExist:
+            return ValidationFailed(f"agent {spec.agent_id} not found", field="agent_id")
+        return concurrent_update("agent", spec.agent_id)
+    return concurrent_update(KIND, eval_id)
+
+
+# --- writes ---------------------------------------------------------------------------------
+
+
+def create_eval(project_id: str, spec: EvalSpec, agent_version: int) -> Eval:
+    """Write a validated eval; ``agent_version`` is the agent version it was validated against."""
+    eval_id = ids.new_id("eval")
+    now = clock.now_iso()
+    row = _row(eval_id, project_id, spec, now, now)
+    try:
+        with labelled_transaction() as txn:
+            txn.claim_name(project_id, KIND, spec.name, eval_id)
+            txn.save("eval", row, condition=EvalModel.id.does_not_exist())
+            _bind_agent(txn, spec.agent_id, agent_version, 1)
+            txn.check("dataset", DatasetModel, spec.dataset_id, DatasetModel.id.exists())
+    except TxnRefused as exc:
+        raise _refused(exc, spec, eval_id) from exc
+    return _eval(row)
+
+
+def update_eval(current: Eval, spec: EvalSpec, agent_version: int) -> Eval:
+    """Replace the writable fields; refused if the eval changed since ``current`` was read."""
+    row = _row(current.id, current.project_id, spec, current.created_at, clock.now_iso())
+    try:
+        with labelled_transaction() as txn:
+            if spec.name != current.name:
+                txn.claim_name(current.project_id, KIND, spec.name, current.id)
+                txn.release_name(current.project_id, KIND, current.name)
+            txn.save("eval", row, condition=EvalModel.updated_at == current.updated_at)
+            if spec.agent_id != current.agent_id:
+                _unbind_agent(txn, current.agent_id)
+                _bind_agent(txn, spec.agent_id, agent_version, 1)
+            else:
+                _bind_agent(txn, spec.agent_id, agent_version, 0)
+            if spec.dataset_id != current.dataset_id:
+                txn.check("dataset", DatasetModel, spec.dataset_id, DatasetModel.id.exists())
+    except TxnRefused as exc:
+        raise _refused(exc, spec, current.id) from exc
+    return _eval(row)
+
+
+def delete_eval(current: Eval) -> None:
+    """Delete the eval, release its name and its reference on the agent."""
+    try:
+        _delete(current, unbind=True)
+    except TxnRefused as exc:
+        if "eval" in exc.labels:
+            raise not_found(KIND, current.id) from exc
+        # The agent row is gone (it cannot be deleted while referenced, so this is a
+        # leftover of an interrupted write): delete the eval without touching it.
+        _delete(current, unbind=False)
+
+
+def _delete(current: Eval, unbind: bool) -> None:
+    with labelled_transaction() as txn:
+        txn.delete("eval", EvalModel(id=current.id), condition=EvalModel.id.exists())
+        txn.release_name(current.project_id, KIND, current.name)
+        if unbind:
+            _unbind_agent(txn, current.agent_id)
+
+
+def delete_evals_of_dataset(dataset_id: str) -> list[str]:
+    """Delete every eval bound to the dataset (one transaction each). Returns their ids."""
+    deleted = []
+    for ev in list_evals_for_dataset(dataset_id):
+        try:
+            delete_eval(ev)
+        except NotFound:
+            continue  # deleted concurrently
+        deleted.append(ev.id)
+    return deleted
+
+
+def run_with_retry(attempt: Callable[[], Any], retries: int = 3) -> Any:
+    """Retry ``attempt`` when it lost a race (409 CONCURRENT_UPDATE); other errors pass through."""
+    for remaining in range(retries, 0, -1):
+        try:
+            return attempt()
+        except Conflict as exc:
+            if exc.code != "CONCURRENT_UPDATE" or remaining == 1:
+                raise
+    raise AssertionError("unreachable")
