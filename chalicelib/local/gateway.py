@@ -24,6 +24,7 @@ import base64
 import hmac
 import json
 import logging
+import socket
 import threading
 import time
 import uuid
@@ -44,6 +45,9 @@ log = logging.getLogger("pawl.local.http")
 #: API Gateway's integration timeout, as the app sees it through its Lambda context.
 API_TIMEOUT_MS = 29_000
 LOCAL_PREFIX = "/_local/"
+#: Bounds on draining a refused body so the client reads the refusal (see _linger).
+LINGER_S = 2.0
+LINGER_MAX_BYTES = 64 * 1024 * 1024
 
 #: A local admin route: (method, path below /_local/, body) -> (status, JSON body).
 LocalRoutes = Callable[[str, str, bytes], tuple[int, Any]]
@@ -231,8 +235,27 @@ class GatewayHandler(BaseHTTPRequestHandler):
                 close=True,
                 limit=limit,
             )
+            self._linger()
             return None
         return self.rfile.read(length) if length else b""
+
+    def _linger(self) -> None:
+        # Closing a socket with unread input makes the kernel send a reset, which can reach
+        # a client still sending its body before it reads our 413. So stop writing, then
+        # discard what keeps arriving for a bounded time and amount (nginx's lingering close).
+        self.wfile.flush()
+        try:
+            self.connection.shutdown(socket.SHUT_WR)
+            self.connection.settimeout(LINGER_S)
+            deadline = time.monotonic() + LINGER_S
+            drained = 0
+            while time.monotonic() < deadline and drained < LINGER_MAX_BYTES:
+                chunk = self.connection.recv(65536)
+                if not chunk:
+                    break
+                drained += len(chunk)
+        except OSError:
+            pass
 
     def _handle_local(self, body: bytes) -> None:
         admin_key = get_settings().admin_key or ""

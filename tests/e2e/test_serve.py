@@ -1,0 +1,151 @@
+"""`pawl serve` as a real process: HTTP edge behaviour, and state that survives a restart."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ADMIN_KEY = "e2e-admin-key"
+START_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 60.0
+REPO = Path(__file__).resolve().parents[2]
+
+
+class ServeProcess:
+    """One `python -m chalicelib.cli serve` child with its output read on a thread."""
+
+    def __init__(self, state_dir: Path, cwd: Path) -> None:
+        env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
+        env.update({"PAWL_ADMIN_KEY": ADMIN_KEY, "PYTHONUNBUFFERED": "1"})
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+        command = [sys.executable, "-m", "chalicelib.cli", "serve", "--port", "0"]
+        command += ["--state-dir", str(state_dir), "--no-schedules"]
+        self.process = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.output: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        self.url = self._wait_for_url()
+        self._wait_for_health()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line)
+            self.lines.put(line)
+
+    def _wait_for_url(self) -> str:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=1.0)
+            except queue.Empty:
+                assert self.process.poll() is None, "".join(self.output)
+                continue
+            if line.startswith("pawl is serving on "):
+                return line.split()[-1]
+        raise AssertionError("pawl serve did not start:\n" + "".join(self.output))
+
+    def _wait_for_health(self) -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}/health", timeout=5).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError("/health never answered:\n" + "".join(self.output))
+
+    def stop(self, sig: signal.Signals) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        return self.process.wait(timeout=STOP_TIMEOUT_S)
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=STOP_TIMEOUT_S)
+
+
+@pytest.fixture
+def started(tmp_path: Path) -> Iterator[list[ServeProcess]]:
+    """Processes a test starts; any still running at the end are killed."""
+    processes: list[ServeProcess] = []
+    yield processes
+    for process in processes:
+        process.kill()
+
+
+def _client(url: str, key: str = ADMIN_KEY) -> httpx.Client:
+    return httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=30)
+
+
+def _error_code(response: httpx.Response) -> Any:
+    return response.json()["error"]["code"]
+
+
+def test_serve_edge_behaviour_and_state_across_a_restart(
+    tmp_path: Path, started: list[ServeProcess]
+) -> None:
+    state_dir = tmp_path / "state"
+    first = ServeProcess(state_dir, tmp_path)
+    started.append(first)
+    banner = "".join(first.output)
+    assert ADMIN_KEY in banner and str(state_dir) in banner
+
+    with _client(first.url) as admin:
+        project = admin.post("/api/v1/projects", json={"name": "kept"})
+        assert project.status_code == 201, project.text
+        project_id = project.json()["id"]
+        key = admin.post("/api/v1/api-keys", json={"project_id": project_id, "name": "ci"})
+        assert key.status_code == 201, key.text
+        secret, key_id = key.json()["key"], key.json()["id"]
+
+        missing = admin.get("/api/v1/not-a-route")
+        assert missing.status_code == 404 and _error_code(missing) == "RESOURCE_NOT_FOUND"
+        wrong = admin.put("/api/v1/projects", json={})
+        assert wrong.status_code == 405 and _error_code(wrong) == "METHOD_NOT_ALLOWED"
+        huge = admin.post(
+            "/api/v1/projects",
+            content=b"x" * (1024 * 1024 + 1),
+            headers={"Content-Type": "application/json"},
+        )
+        assert huge.status_code == 413 and _error_code(huge) == "PAYLOAD_TOO_LARGE"
+
+    assert first.stop(signal.SIGTERM) == 0, "".join(first.output)
+    assert (state_dir / "snapshot.json").exists()
+
+    second = ServeProcess(state_dir, tmp_path)
+    started.append(second)
+    with _client(second.url) as admin:
+        found = admin.get(f"/api/v1/projects/{project_id}")
+        assert found.status_code == 200, found.text
+        assert found.json()["name"] == "kept"
+    with _client(second.url, secret) as scoped:
+        own = scoped.get("/api/v1/projects")
+        assert own.status_code == 200, own.text
+        assert [p["id"] for p in own.json()["data"]] == [project_id]
+        assert scoped.get(f"/api/v1/api-keys/{key_id}").status_code == 200
+    with _client(second.url, "pawl.not-a-real-key") as stranger:
+        assert stranger.get("/api/v1/projects").status_code == 401
+    assert second.stop(signal.SIGINT) == 0, "".join(second.output)

@@ -1,0 +1,46 @@
+"""The `pawl` command line: plugins report, and serve's refusal of a state dir in use."""
+
+from __future__ import annotations
+
+import fcntl
+from pathlib import Path
+
+import pytest
+
+from chalicelib import cli
+from chalicelib.plugins.manager import plugins, reset_plugins
+
+
+def test_plugins_lists_what_was_loaded_with_its_hooks(capsys: pytest.CaptureFixture[str]) -> None:
+    reset_plugins()
+    code = cli.main(["plugins"])
+    out = capsys.readouterr().out
+    host = plugins()
+    assert code == (1 if host.report.failed else 0)
+    for entry in host.report.loaded:
+        assert entry["name"] in out
+    assert "chalicelib.scoring.builtin" in out
+    assert "pawl_register_scorers" in out
+    for failure in host.report.failed:
+        assert failure["error"] in out
+
+
+def test_serve_refuses_a_state_dir_another_runtime_holds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tmp_path.mkdir(exist_ok=True)
+    with open(tmp_path / ".lock", "wb") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        code = cli.main(["serve", "--port", "0", "--state-dir", str(tmp_path)])
+    assert code == 1
+    assert "in use by another pawl runtime" in capsys.readouterr().err
+
+
+def test_worker_counts_parse_per_queue() -> None:
+    args = cli.build_parser().parse_args(
+        ["serve", "--workers", "pawl-runs=3", "--workers", "pawl-webhooks=2", "--item-workers", "4"]
+    )
+    config = cli._runtime_config(args, Path("state"))
+    assert config.workers == {"pawl-runs": 3, "pawl-webhooks": 2}
+    assert config.item_workers == 4
+    assert config.port == 8000 and config.host == "127.0.0.1"
