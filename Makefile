@@ -12,7 +12,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml $(PLUGIN_DIRS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]' $(foreach p,$(PLUGIN_DIRS),-e $(dir $(p)))
+	$(BIN)/python -m pip install --quiet -e '.[dev,embeddings]' $(foreach p,$(PLUGIN_DIRS),-e $(dir $(p)))
 	touch $(STAMP)
 
 lint: install

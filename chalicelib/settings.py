@@ -43,6 +43,13 @@ class Settings:
     #: Outbound HTTP: first retry waits about this long, doubling after (tiny in tests).
     http_backoff_base_s: float = 0.5
     http_max_attempts: int = 3
+    #: The ``openai`` embedding backend: endpoint root (``{base}/embeddings``) and the name of
+    #: the environment variable holding its API key (no Authorization header when unset).
+    embedding_base_url: str | None = None
+    embedding_api_key_env: str | None = None
+    #: Torch threads of the ``local`` embedding backend (1: item workers run side by side,
+    #: and a busy 2-core machine is far slower with more).
+    embedding_threads: int = 1
 
     def table_name(self, name: str) -> str:
         return f"{self.table_prefix}-{name}"
@@ -75,6 +82,9 @@ def get_settings() -> Settings:
         webhook_retry_base_s=int(os.environ.get("PAWL_WEBHOOK_RETRY_BASE_S", "1")),
         http_backoff_base_s=float(os.environ.get("PAWL_HTTP_BACKOFF_BASE_S", "0.5")),
         http_max_attempts=max(1, int(os.environ.get("PAWL_HTTP_MAX_ATTEMPTS", "3"))),
+        embedding_base_url=os.environ.get("PAWL_EMBEDDING_BASE_URL") or None,
+        embedding_api_key_env=os.environ.get("PAWL_EMBEDDING_API_KEY_ENV") or None,
+        embedding_threads=max(1, int(os.environ.get("PAWL_EMBEDDING_THREADS", "1"))),
     )
 
 
