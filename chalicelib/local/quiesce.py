@@ -21,6 +21,7 @@ class Quiesce:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._active = 0
+        self._entered = 0
         self._pause_waiting = False
         self._paused = False
         # One pause at a time (the periodic snapshot and the final one never overlap).
@@ -33,6 +34,7 @@ class Quiesce:
             while self._paused or self._pause_waiting:
                 self._cond.wait()
             self._active += 1
+            self._entered += 1
         try:
             yield
         finally:
@@ -62,6 +64,12 @@ class Quiesce:
                     with self._cond:
                         self._paused = False
                         self._cond.notify_all()
+
+    @property
+    def entered(self) -> int:
+        """How many invocations ever started: unchanged means nothing could have written."""
+        with self._cond:
+            return self._entered
 
     @property
     def active(self) -> int:

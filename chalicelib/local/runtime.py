@@ -76,6 +76,8 @@ class LocalRuntime:
         self._stopping = threading.Event()
         self._state_lock: IO[bytes] | None = None
         self._started = False
+        #: ``quiesce.entered`` at the last snapshot (None: none taken yet).
+        self._snapshot_generation: int | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -258,11 +260,16 @@ class LocalRuntime:
                 return False
             if not quiet:
                 log.warning("snapshot taken while invocations were still running")
+            entered = self.quiesce.entered
+            if quiet and entered == self._snapshot_generation:
+                return False  # no invocation since the last snapshot: skip the scan
             try:
-                return self.snapshots.save()
+                written = self.snapshots.save()
             except Exception:
                 log.exception("snapshot to %s failed", self.state_dir)
                 return False
+            self._snapshot_generation = entered
+            return written
 
     # --- waiting ---------------------------------------------------------------------------
 
