@@ -124,7 +124,7 @@ class BaselineComparator:
         if current is not None and baseline is not None and current.item_id != baseline.item_id:
             raise ValueError(f"paired different items: {current.item_id!r} / {baseline.item_id!r}")
         group = self._group_of(current, baseline)
-        targets = [self._run] if group is None else [self._run, group]
+        targets = (self._run,) if group is None else (self._run, group)
         if (
             current is not None
             and baseline is not None
