@@ -7,7 +7,8 @@ settle (which also pages result rows out of DynamoDB).
 
     .venv/bin/python bench/settle_stats.py [--sizes 10000 100000] [--trials 1]
 
-Prints items/s from an untraced pass, then peak Python memory from a second pass under
+Prints items/s from an untraced pass (per wall second, and per CPU second, which is
+steadier on a shared machine), then peak Python memory from a second pass under
 tracemalloc (which slows allocation several-fold, so its time is not reported).
 """
 
@@ -88,9 +89,9 @@ def settle(count: int, trials: int) -> tuple[dict[str, object], dict[str, object
 
 
 def measure(count: int, trials: int) -> None:
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     aggregate, comparison = settle(count, trials)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     tracemalloc.start()
     try:
         settle(count, trials)
@@ -98,8 +99,8 @@ def measure(count: int, trials: int) -> None:
     finally:
         tracemalloc.stop()
     print(
-        f"{count:>9,} items x {trials} trial(s): {count / elapsed:>10,.0f} items/s "
-        f"({elapsed:6.2f} s)  peak {peak / 1024:8.1f} KiB  "
+        f"{count:>9,} items x {trials} trial(s): {count / elapsed:>8,.0f} items/s "
+        f"({elapsed:6.2f} s wall, {count / cpu:>8,.0f} items/CPU-s)  peak {peak / 1024:6.1f} KiB  "
         f"pass_rate {aggregate['pass_rate']:.4f}  "
         f"compared {comparison['compared_item_count']:,}  p {comparison['p_value']:.3g}"
     )
