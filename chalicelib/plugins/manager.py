@@ -25,6 +25,7 @@ BUILTIN_PLUGINS = (
     "chalicelib.scoring.builtin",
     "chalicelib.agents.builtin",
     "chalicelib.webhooks.sink",
+    "chalicelib.embeddings.builtin",
 )
 
 
