@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
+from chalicelib.errors import ValidationFailed
 from chalicelib.plugins.manager import PluginHost, plugins, reset_plugins
 from chalicelib.scoring.contract import ItemContext, Scorer, ScoringEnv
+from chalicelib.scoring.validation import CatalogValidationEnv, validate_scorers
 
 
 @pytest.fixture(autouse=True)
@@ -67,6 +69,22 @@ def test_plugin_scorer_is_served_by_the_facade() -> None:
     item = ItemContext(input=[], output="2026", expected=None, item_metadata={})
     outcome = scorer.score(config, item, ScoringEnv(project_id="proj_x"))
     assert (outcome.score, outcome.passed) == (1.0, True)
+
+
+def test_plugin_config_is_validated_like_a_builtin_in_an_eval() -> None:
+    env = CatalogValidationEnv(project_id="proj_x", phase="create", agent_output_schema=None)
+    good = [{"type": "regex", "pattern": "ok", "flags": ["IGNORECASE"]}]
+    assert validate_scorers(good, env) == [{**good[0], "full_match": False}]
+    cases = [
+        ([{"type": "exact_match"}, {"type": "regex", "pattern": "("}], "scorers.1.pattern"),
+        ([{"type": "regex", "pattern": "a", "full_match": "yes"}], "scorers.0.full_match"),
+        ([{"type": "regex", "pattern": "a", "case": True}], "scorers.0.case"),
+        ([{"type": "regex", "pattern": "a"}, {"type": "regex", "pattern": "b"}], "scorers.1.type"),
+    ]
+    for scorers, field in cases:
+        with pytest.raises(ValidationFailed) as refused:
+            validate_scorers(scorers, env)
+        assert refused.value.meta["field"] == field
 
 
 def test_without_entry_points_the_plugin_is_absent() -> None:

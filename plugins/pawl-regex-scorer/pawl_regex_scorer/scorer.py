@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Literal
 
 import regex
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from chalicelib.errors import ValidationFailed
 from chalicelib.scoring.contract import (
@@ -40,7 +40,10 @@ MATCH_TIMEOUT_S = 1.0
 
 
 class RegexConfig(ScorerConfig):
-    type: Literal["regex"] = "regex"
+    # Strict like pawl's built-in configs: "true" is not coerced to a boolean.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    type: Literal["regex"]
     pattern: str = Field(min_length=1, max_length=MAX_PATTERN_LENGTH)
     flags: list[FlagName] = Field(default_factory=list)
     full_match: bool = False

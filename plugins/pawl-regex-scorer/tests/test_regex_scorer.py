@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from chalicelib.errors import ValidationFailed
-from chalicelib.scoring.contract import ItemContext, Scorer, ScorerFailed, ScoringEnv
 from pawl_regex_scorer import scorer as regex_scorer
 from pawl_regex_scorer.scorer import RegexConfig, RegexScorer
 from pydantic import ValidationError
+
+from chalicelib.errors import ValidationFailed
+from chalicelib.scoring.contract import ItemContext, Scorer, ScorerFailed, ScoringEnv
 
 
 @dataclass
