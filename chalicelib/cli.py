@@ -7,11 +7,14 @@ manager for a terminal.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
+import os
 import signal
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +25,8 @@ if TYPE_CHECKING:  # imported lazily: `pawl plugins` need not load moto and the 
     from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 
 DEFAULT_STATE_DIR = ".pawl-state"
+#: Repeated stop signals within this many seconds are one request (see _stop_on_signals).
+SIGNAL_GRACE_S = 2.0
 
 
 def _runtime_config(args: argparse.Namespace, state_dir: Path) -> RuntimeConfig:
@@ -47,14 +52,23 @@ def _runtime_config(args: argparse.Namespace, state_dir: Path) -> RuntimeConfig:
 
 @contextmanager
 def _stop_on_signals() -> Iterator[threading.Event]:
-    """An event set by SIGINT/SIGTERM; a second signal falls back to the default action."""
+    """An event set by SIGINT/SIGTERM.
+
+    A wrapper that forwards signals (``timeout``, a process manager, a terminal's process
+    group) often delivers the same stop twice; repeats within ``SIGNAL_GRACE_S`` are
+    ignored so the final snapshot is not cut short. A signal after that forces the exit.
+    """
     stop = threading.Event()
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    first_at: list[float] = []
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-        for sig in previous:
-            signal.signal(sig, signal.SIG_DFL)
+        if not first_at:
+            first_at.append(time.monotonic())
+            stop.set()
+        elif time.monotonic() - first_at[0] > SIGNAL_GRACE_S:
+            print("pawl: forced exit (state since the last snapshot is lost)", file=sys.stderr)
+            os._exit(128 + signum)
 
     for sig in previous:
         signal.signal(sig, request_stop)
@@ -85,6 +99,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from chalicelib.local.runtime import LocalRuntime
 
     runtime = LocalRuntime(_runtime_config(args, Path(args.state_dir)))
+    if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>` prints every thread's stack
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     with _stop_on_signals() as stop:
         try:
             runtime.start()

@@ -88,6 +88,8 @@ class LocalRuntime:
             if self.standin is not None:
                 self._restore()
             self.redrive_result = redrive_in_flight_runs()
+            if self.redrive_result is not None:
+                log.info("re-drove in-flight runs: %s", self.redrive_result)
             app = self.config.app or _default_app()
             self._start_workers(app)
             self._start_gateway(app)
