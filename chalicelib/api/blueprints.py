@@ -6,12 +6,15 @@ from chalice import Blueprint
 
 from chalicelib.api import (
     agents,
+    ai_providers,
     datasets,
+    deciders,
     evals,
     generations,
     health,
     runs,
     tenancy,
+    tools,
     webhooks,
 )
 from chalicelib.workers import queues, schedules, webhook_delivery
@@ -19,11 +22,14 @@ from chalicelib.workers import queues, schedules, webhook_delivery
 BLUEPRINTS: list[Blueprint] = [
     health.bp,
     tenancy.bp,
+    ai_providers.bp,
     agents.bp,
     datasets.bp,
     evals.bp,
     runs.bp,
     generations.bp,
+    tools.bp,
+    deciders.bp,
     webhooks.bp,
     queues.bp,
     schedules.bp,

@@ -7,9 +7,11 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import Field
 
+from chalicelib.api import ai_providers
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.tenancy import ApiKey, CreatedApiKey, Project
+from chalicelib.errors import ValidationFailed
 from chalicelib.store import tenancy
 
 bp = Blueprint(__name__)
@@ -19,6 +21,11 @@ NAME = Field(min_length=1, max_length=200)
 
 class CreateProject(RequestBody):
     name: str = NAME
+
+
+class UpdateProject(RequestBody):
+    name: str | None = Field(None, min_length=1, max_length=200)
+    default_ai_provider_id: str | None = Field(None, min_length=1, description="null clears it")
 
 
 class CreateApiKey(RequestBody):
@@ -50,6 +57,23 @@ def get_project(call: Call[Any, Any]) -> Project:
     project_id = call.path["project_id"]
     call.caller.check_visible(project_id, "project", project_id)
     return tenancy.get_project(project_id)
+
+
+@endpoint(
+    bp, "/api/v1/projects/{project_id}", "PUT", body=UpdateProject, response=Project, tag="projects"
+)
+def update_project(call: Call[UpdateProject, Any]) -> Project:
+    """Rename a project and/or set or clear (null) its default AI provider."""
+    project_id = call.path["project_id"]
+    call.caller.check_visible(project_id, "project", project_id)
+    if "name" in call.body.model_fields_set and call.body.name is None:
+        raise ValidationFailed("name may be omitted but not null", field="name")
+    current = tenancy.get_project(project_id)
+    default: Any = tenancy.KEEP
+    if "default_ai_provider_id" in call.body.model_fields_set:
+        default = call.body.default_ai_provider_id
+        ai_providers.check_default_change(project_id, default)
+    return tenancy.update_project(current, call.body.name, default)
 
 
 @endpoint(

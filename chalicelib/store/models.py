@@ -372,6 +372,24 @@ class DeliveryModel(IdModel):
 
 
 @register
+class AiProviderModel(IdModel):
+    """A project's OpenAI-compatible model endpoint. ``api_key_env`` is a variable *name*."""
+
+    class Meta:
+        short_name = "ai-providers"
+
+    project_id = UnicodeAttribute()
+    name = UnicodeAttribute()
+    base_url = UnicodeAttribute()
+    api_key_env = UnicodeAttribute(null=True)
+    default_model = UnicodeAttribute()
+    created_at = UnicodeAttribute()
+    updated_at = UnicodeAttribute()
+    created_key = UnicodeAttribute()
+    by_project = _by_project()
+
+
+@register
 class ToolModel(IdModel):
     """A project's tool: ``type`` selects how it is called, ``config`` holds its settings."""
 

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from typing import Any
 
-from pynamodb.exceptions import DoesNotExist
+from pynamodb.exceptions import DoesNotExist, TransactWriteError
+from pynamodb.expressions.update import Action
 
 from chalicelib import clock, ids
 from chalicelib.domain.tenancy import ApiKey, CreatedApiKey, Project
-from chalicelib.errors import not_found
+from chalicelib.errors import NameConflict, ValidationFailed, not_found
 from chalicelib.store.base import transaction
-from chalicelib.store.models import ApiKeyModel, ProjectModel
-from chalicelib.store.names import write_with_claim
+from chalicelib.store.models import AiProviderModel, ApiKeyModel, NameClaimModel, ProjectModel
+from chalicelib.store.names import claim, claim_key, release, write_with_claim
 from chalicelib.store.pagination import page_of
 
 KEY_SCHEME = "pawl"
@@ -76,6 +78,66 @@ def set_default_ai_provider(project_id: str, provider_id: str | None) -> Project
         condition=ProjectModel.id.exists(),
     )
     return get_project(project_id)
+
+
+KEEP = object()
+"""``update_project(default_ai_provider_id=KEEP)``: leave the default as it is."""
+
+
+def update_project(
+    current: Project, name: str | None, default_ai_provider_id: Any = KEEP
+) -> Project:
+    """Rename and/or set (``str``) or clear (``None``) the default AI provider, atomically.
+
+    The provider must exist in this project at the moment of the write (a condition check
+    in the same transaction), so a concurrent provider delete cannot leave a dangling default.
+    """
+    new_name = name if name is not None else current.name
+    actions: list[Action] = [
+        ProjectModel.name.set(new_name),
+        ProjectModel.updated_at.set(clock.now_iso()),
+    ]
+    if default_ai_provider_id is not KEEP:
+        attr = ProjectModel.default_ai_provider_id
+        actions.append(
+            attr.set(default_ai_provider_id) if default_ai_provider_id else attr.remove()
+        )
+    try:
+        with transaction() as txn:
+            if new_name != current.name:
+                claim(txn, "_global", "project", new_name, current.id)
+                release(txn, "_global", "project", current.name)
+            if isinstance(default_ai_provider_id, str):
+                txn.condition_check(
+                    AiProviderModel,
+                    default_ai_provider_id,
+                    condition=AiProviderModel.project_id == current.id,
+                )
+            txn.update(
+                ProjectModel(id=current.id), actions=actions, condition=ProjectModel.id.exists()
+            )
+    except TransactWriteError as exc:
+        raise _project_update_refusal(current, new_name, default_ai_provider_id) from exc
+    return get_project(current.id)
+
+
+def _project_update_refusal(current: Project, new_name: str, provider_id: Any) -> Exception:
+    """Why the update transaction was cancelled (reason positions depend on PynamoDB's order)."""
+    if not project_exists(current.id):
+        return not_found("project", current.id)
+    if new_name != current.name:
+        try:
+            holder = NameClaimModel.get(claim_key("_global", "project", new_name)).resource_id
+        except DoesNotExist:
+            holder = None
+        if holder not in (None, current.id):
+            return NameConflict(
+                f"a project named {new_name!r} already exists", field="name", name=new_name
+            )
+    return ValidationFailed(
+        f"ai_provider {provider_id} not found in project {current.id}",
+        field="default_ai_provider_id",
+    )
 
 
 # --- API keys -------------------------------------------------------------------------------

@@ -1,0 +1,158 @@
+"""AI providers (``/api/v1/ai-providers``): a project's OpenAI-compatible model endpoints.
+
+``api_key_env`` is the *name* of an environment variable of pawl's deployment holding the
+key; pawl never receives, stores or returns a key.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from chalice import Blueprint
+from pydantic import Field, field_validator
+
+from chalicelib import outbound
+from chalicelib.api.auth import Caller
+from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
+from chalicelib.domain.ai_providers import AiProvider, AiProviderSpec
+from chalicelib.domain.base import Page, RequestBody
+from chalicelib.errors import ValidationFailed
+from chalicelib.store import ai_providers as store
+from chalicelib.store import tenancy
+
+bp = Blueprint(__name__)
+
+TAG = "ai-providers"
+ITEM = "/api/v1/ai-providers/{provider_id}"
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_URL_LENGTH = 2048
+
+
+def _env_name(value: str | None) -> str | None:
+    if value is not None and not _ENV_NAME.match(value):
+        raise ValueError("must be an environment variable name (letters, digits, _)")
+    return value
+
+
+class CreateAiProvider(RequestBody):
+    project_id: str | None = Field(None, description="Required with the admin key")
+    name: str = Field(min_length=1, max_length=200)
+    base_url: str = Field(min_length=1, max_length=MAX_URL_LENGTH)
+    api_key_env: str | None = Field(None, max_length=256, description="Variable NAME, not a key")
+    default_model: str = Field(min_length=1, max_length=200)
+
+    _check_env = field_validator("api_key_env")(_env_name)
+
+
+class UpdateAiProvider(RequestBody):
+    name: str | None = Field(None, min_length=1, max_length=200)
+    base_url: str | None = Field(None, min_length=1, max_length=MAX_URL_LENGTH)
+    api_key_env: str | None = Field(None, max_length=256, description="null: send no key")
+    default_model: str | None = Field(None, min_length=1, max_length=200)
+
+    _check_env = field_validator("api_key_env")(_env_name)
+
+
+def _check_base_url(url: str) -> str:
+    """Refuse a URL the outbound client would refuse (scheme, private or metadata address)."""
+    try:
+        outbound.check_url(url)
+    except outbound.OutboundError as exc:
+        raise ValidationFailed(f"base_url is not allowed: {exc}", field="base_url") from None
+    return url
+
+
+def _visible(caller: Caller, provider_id: str) -> AiProvider:
+    provider = store.get_provider(provider_id)
+    caller.check_visible(provider.project_id, store.KIND, provider.id)
+    return provider
+
+
+@endpoint(
+    bp,
+    "/api/v1/ai-providers",
+    "POST",
+    body=CreateAiProvider,
+    response=AiProvider,
+    status=201,
+    tag=TAG,
+)
+def create_ai_provider(call: Call[CreateAiProvider, Any]) -> AiProvider:
+    """Create an AI provider (name unique in the project)."""
+    body = call.body
+    project_id = call.caller.listing_project(body.project_id)
+    _check_base_url(body.base_url)
+    tenancy.get_project(project_id)
+    spec = AiProviderSpec.model_validate(body.model_dump(exclude={"project_id"}))
+    return store.create_provider(project_id, spec)
+
+
+@endpoint(
+    bp, "/api/v1/ai-providers", "GET", query=ProjectListQuery, response=Page[AiProvider], tag=TAG
+)
+def list_ai_providers(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
+    """List a project's AI providers, oldest first."""
+    project_id = call.caller.listing_project(call.query.project_id)
+    return page(*store.list_providers(project_id, call.query.limit, call.query.cursor))
+
+
+@endpoint(bp, ITEM, "GET", response=AiProvider, tag=TAG)
+def get_ai_provider(call: Call[Any, Any]) -> AiProvider:
+    """Get an AI provider."""
+    return _visible(call.caller, call.path["provider_id"])
+
+
+@endpoint(bp, ITEM, "PUT", body=UpdateAiProvider, response=AiProvider, tag=TAG)
+def update_ai_provider(call: Call[UpdateAiProvider, Any]) -> AiProvider:
+    """Change a provider's fields; omitted fields keep their value, ``api_key_env: null`` clears."""
+    body = call.body
+    for name in ("name", "base_url", "default_model"):
+        if name in body.model_fields_set and getattr(body, name) is None:
+            raise ValidationFailed(f"{name} may be omitted but not null", field=name)
+    current = _visible(call.caller, call.path["provider_id"])
+    if body.base_url is not None:
+        _check_base_url(body.base_url)
+    changes = body.model_dump(include=body.model_fields_set)
+    kept = current.model_dump(include=set(AiProviderSpec.model_fields))
+    spec = AiProviderSpec.model_validate({**kept, **changes})
+    return store.update_provider(current, spec)
+
+
+@endpoint(bp, ITEM, "DELETE", status=204, tag=TAG)
+def delete_ai_provider(call: Call[Any, Any]) -> None:
+    """Delete a provider; refused (409) while an eval's judge pins it or it is the default."""
+    provider = _visible(call.caller, call.path["provider_id"])
+    pinned_by = [
+        ref
+        for ref in store.judge_references(provider.project_id)
+        if ref.ai_provider_id == provider.id
+    ]
+    if pinned_by:
+        project = tenancy.get_project(provider.project_id)
+        raise store.in_use(provider, pinned_by, project.default_ai_provider_id == provider.id)
+    store.delete_provider(provider)
+
+
+def check_default_change(project_id: str, provider_id: str | None) -> None:
+    """Refuse a ``default_ai_provider_id`` the project cannot take (``PUT /projects/{id}``).
+
+    A provider must exist in the project; clearing the default is refused while an eval's
+    ``llm_judge`` inherits it (pins no provider of its own).
+    """
+    if provider_id is not None:
+        if store.find_provider(project_id, provider_id) is None:
+            raise ValidationFailed(
+                f"ai_provider {provider_id} not found in project {project_id}",
+                field="default_ai_provider_id",
+            )
+        return
+    inheriting = [ref for ref in store.judge_references(project_id) if ref.ai_provider_id is None]
+    if inheriting:
+        named = ", ".join(f"{ref.eval_name!r} ({ref.eval_id})" for ref in inheriting)
+        raise ValidationFailed(
+            f"default_ai_provider_id cannot be cleared: the llm_judge scorer of eval(s) {named} "
+            "pins no ai_provider_id and inherits the project default",
+            field="default_ai_provider_id",
+            eval_ids=sorted({ref.eval_id for ref in inheriting}),
+        )

@@ -1,0 +1,185 @@
+"""AI providers, and the ``llm_judge`` references that keep them from being pulled out.
+
+Uniqueness of a provider's name in its project is a claim row written in the same
+transaction as the provider (``store/names.py``). Deleting a provider is conditioned, in
+the same transaction, on it not being its project's default; that it is not pinned by an
+eval's judge is checked by reading the project's evals just before (see
+:func:`judge_references`; an eval written in between is refused at run start, where the
+pinned provider is looked up again).
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from pynamodb.exceptions import DoesNotExist, TransactWriteError
+
+from chalicelib import clock, ids
+from chalicelib.domain.ai_providers import AiProvider, AiProviderSpec, JudgeReference
+from chalicelib.errors import Conflict, NameConflict, not_found
+from chalicelib.store.base import transaction
+from chalicelib.store.models import AiProviderModel, EvalModel, NameClaimModel, ProjectModel
+from chalicelib.store.names import claim, claim_key, release, write_with_claim
+from chalicelib.store.pagination import page_of
+
+KIND = "ai_provider"
+JUDGE_TYPE = "llm_judge"
+_PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
+
+
+def _provider(model: AiProviderModel) -> AiProvider:
+    return AiProvider(
+        id=model.id,
+        project_id=model.project_id,
+        name=model.name,
+        base_url=model.base_url,
+        api_key_env=model.api_key_env,
+        default_model=model.default_model,
+        created_at=model.created_at,
+        updated_at=model.updated_at,
+    )
+
+
+def _row(
+    provider_id: str, project_id: str, spec: AiProviderSpec, created_at: str
+) -> AiProviderModel:
+    return AiProviderModel(
+        id=provider_id,
+        project_id=project_id,
+        created_at=created_at,
+        updated_at=clock.now_iso(),
+        created_key=f"{created_at}#{provider_id}",
+        **spec.model_dump(),
+    )
+
+
+def create_provider(project_id: str, spec: AiProviderSpec) -> AiProvider:
+    """Write a provider into an existing project; 409 ``NAME_CONFLICT`` when the name is taken."""
+    provider_id = ids.new_id("ai_provider")
+    row = _row(provider_id, project_id, spec, clock.now_iso())
+    write_with_claim(KIND, project_id, spec.name, provider_id, [row])
+    return _provider(row)
+
+
+def get_provider(provider_id: str) -> AiProvider:
+    """The provider, or NotFound."""
+    try:
+        return _provider(AiProviderModel.get(provider_id, consistent_read=True))
+    except DoesNotExist:
+        raise not_found(KIND, provider_id) from None
+
+
+def find_provider(project_id: str, provider_id: str) -> AiProvider | None:
+    """The provider when it exists *in this project*; another project's reads as missing."""
+    try:
+        model = AiProviderModel.get(provider_id, consistent_read=True)
+    except DoesNotExist:
+        return None
+    return _provider(model) if model.project_id == project_id else None
+
+
+def list_providers(
+    project_id: str, limit: int, cursor: str | None
+) -> tuple[list[AiProvider], str | None]:
+    """A project's providers, oldest first."""
+    return page_of(
+        lambda last, n: AiProviderModel.by_project.query(
+            project_id, limit=n, last_evaluated_key=last
+        ),
+        cursor,
+        _PROJECT_INDEX_KEYS,
+        _provider,
+        limit,
+    )
+
+
+def _name_holder(project_id: str, name: str) -> str | None:
+    try:
+        return str(NameClaimModel.get(claim_key(project_id, KIND, name)).resource_id)
+    except DoesNotExist:
+        return None
+
+
+def update_provider(current: AiProvider, spec: AiProviderSpec) -> AiProvider:
+    """Replace the writable fields (renaming moves the name claim in the same transaction)."""
+    row = _row(current.id, current.project_id, spec, current.created_at)
+    try:
+        with transaction() as txn:
+            if spec.name != current.name:
+                claim(txn, current.project_id, KIND, spec.name, current.id)
+                release(txn, current.project_id, KIND, current.name)
+            txn.save(row, condition=AiProviderModel.id.exists())
+    except TransactWriteError as exc:
+        # Positions of cancellation reasons depend on PynamoDB's ordering; ask the table why.
+        holder = _name_holder(current.project_id, spec.name)
+        if spec.name != current.name and holder not in (None, current.id):
+            raise NameConflict(
+                f"a {KIND} named {spec.name!r} already exists in this project",
+                field="name",
+                name=spec.name,
+            ) from exc
+        raise not_found(KIND, current.id) from exc
+    return _provider(row)
+
+
+def delete_provider(provider: AiProvider) -> None:
+    """Delete the provider and release its name, unless it is its project's default (409)."""
+    not_default = ProjectModel.default_ai_provider_id.does_not_exist() | (
+        ProjectModel.default_ai_provider_id != provider.id
+    )
+    try:
+        with transaction() as txn:
+            txn.condition_check(ProjectModel, provider.project_id, condition=not_default)
+            txn.delete(AiProviderModel(id=provider.id), condition=AiProviderModel.id.exists())
+            release(txn, provider.project_id, KIND, provider.name)
+    except TransactWriteError as exc:
+        if _is_project_default(provider):
+            raise in_use(provider, [], is_default=True) from exc
+        raise not_found(KIND, provider.id) from exc
+
+
+def _is_project_default(provider: AiProvider) -> bool:
+    try:
+        project = ProjectModel.get(provider.project_id, consistent_read=True)
+    except DoesNotExist:
+        return False
+    return project.default_ai_provider_id == provider.id
+
+
+def in_use(provider: AiProvider, pinned_by: list[JudgeReference], is_default: bool) -> Conflict:
+    """409 naming what still uses the provider."""
+    users = [f"eval {ref.eval_name!r} ({ref.eval_id})" for ref in pinned_by]
+    if is_default:
+        users.insert(0, f"project {provider.project_id} (its default_ai_provider_id)")
+    return Conflict(
+        f"ai_provider {provider.id} is in use by {', '.join(users)}",
+        code="AI_PROVIDER_IN_USE",
+        project_default=is_default,
+        eval_ids=[ref.eval_id for ref in pinned_by],
+    )
+
+
+def _judges_of(scorers: Any) -> list[dict[str, Any]]:
+    if not isinstance(scorers, list):
+        return []
+    return [s for s in scorers if isinstance(s, dict) and s.get("type") == JUDGE_TYPE]
+
+
+def judge_references(project_id: str) -> list[JudgeReference]:
+    """Every ``llm_judge`` scorer of the project's evals, with the provider each pins.
+
+    Reads the ``by_project`` GSI of ``evals`` (all attributes projected), oldest first.
+    """
+    references = []
+    for row in EvalModel.by_project.query(project_id):
+        model = cast(EvalModel, row)
+        for judge in _judges_of(model.scorers):
+            pinned = judge.get("ai_provider_id")
+            references.append(
+                JudgeReference(
+                    eval_id=model.id,
+                    eval_name=model.name,
+                    ai_provider_id=pinned if isinstance(pinned, str) and pinned else None,
+                )
+            )
+    return references
