@@ -1,4 +1,4 @@
-"""The ``pawl`` command: ``serve`` (the local runtime), ``plugins``, ``demo``.
+"""The ``pawl`` command: ``serve`` (the local runtime), ``plugins``, ``demo``, ``run`` (CI).
 
 Not shipped to Lambda's behaviour: it only composes :mod:`chalicelib.local` and the plugin
 manager for a terminal.
@@ -95,12 +95,21 @@ def _banner(runtime: LocalRuntime) -> None:
     print("  stop with Ctrl-C (state is saved on the way out)", flush=True)
 
 
+def _dump_stacks_on_sigusr1() -> None:
+    """`kill -USR1 <pid>` prints every thread's stack (where is a stuck stop waiting?)."""
+    if not hasattr(signal, "SIGUSR1"):
+        return
+    try:
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    except (ValueError, OSError, AttributeError):
+        pass  # stderr is not a real file (an embedding host captured it)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from chalicelib.local.runtime import LocalRuntime
 
     runtime = LocalRuntime(_runtime_config(args, Path(args.state_dir)))
-    if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>` prints every thread's stack
-        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    _dump_stacks_on_sigusr1()
     with _stop_on_signals() as stop:
         try:
             runtime.start()
@@ -134,24 +143,75 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from chalicelib.local.demo import DemoFailed, run_demo
+    from chalicelib.local.demo import DemoFailed, DemoOptions, run_demo
     from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 
+    options = DemoOptions(report_path=Path(args.report), quick=args.quick)
     with tempfile.TemporaryDirectory(prefix="pawl-demo-") as temp_dir:
         state_dir = Path(args.state_dir or temp_dir)
         runtime = LocalRuntime(RuntimeConfig(port=args.port, state_dir=state_dir))
         with _stop_on_signals() as stop, runtime:
             print(f"pawl demo: runtime on {runtime.url} (state in {state_dir})", flush=True)
             try:
-                run_demo(runtime.url, runtime.admin_key)
+                result = run_demo(runtime.url, runtime.admin_key, options)
             except DemoFailed as exc:
                 print(f"pawl demo failed: {exc}", file=sys.stderr)
                 return 1
             if args.keep_running:
+                runs = f"{runtime.url}/api/v1/evals/{result.eval['id']}/runs"
+                print(f"try: curl -H 'Authorization: Bearer {result.api_key['key']}' {runs}")
                 print("pawl demo: still serving; stop with Ctrl-C", flush=True)
                 while not stop.wait(1.0):
                     pass
     return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from chalicelib.demo.ci import DEFAULT_SERVER, RunRequest, run_for_ci
+    from chalicelib.demo.comparison import make_console
+
+    request = RunRequest(
+        server=args.server or os.environ.get("PAWL_SERVER") or DEFAULT_SERVER,
+        api_key=args.api_key or os.environ.get("PAWL_API_KEY"),
+        eval_id=args.eval_id,
+        baseline=args.baseline,
+        agent_version=args.agent_version,
+        metadata=dict(args.metadata or []),
+        timeout_s=args.timeout,
+    )
+    return run_for_ci(request, make_console(), make_console(stderr=True))
+
+
+def _metadata_pair(text: str) -> tuple[str, str]:
+    from chalicelib.demo.ci import parse_metadata_pair
+
+    try:
+        return parse_metadata_pair(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = commands.add_parser(
+        "run",
+        help="start a run on a running server and exit with its verdict (for CI)",
+        description="Exit 0: passed (or no gate applies); 1: failed its gates; "
+        "2: refused, unreachable, or the run failed, was cancelled or timed out.",
+    )
+    run.add_argument("--eval", dest="eval_id", required=True, metavar="EVAL_ID")
+    run.add_argument(
+        "--baseline", metavar="RUN_ID|latest", help="latest: the newest completed run of the eval"
+    )
+    run.add_argument("--agent-version", type=int, metavar="N", help="default: the latest version")
+    run.add_argument("--server", help="default: $PAWL_SERVER, else http://127.0.0.1:8000")
+    run.add_argument("--api-key", help="default: $PAWL_API_KEY")
+    run.add_argument(
+        "--metadata", nargs="+", action="extend", type=_metadata_pair, metavar="KEY=VALUE"
+    )
+    run.add_argument(
+        "--timeout", type=float, default=3600.0, metavar="SECONDS", help="longest wait for the run"
+    )
+    run.set_defaults(func=cmd_run)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -184,7 +244,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--state-dir", help="keep the demo's state here (default: a temp dir)")
     demo.add_argument("--port", type=int, default=0, help="default: a free port")
     demo.add_argument("--keep-running", action="store_true", help="serve until Ctrl-C")
+    demo.add_argument("--report", default="pawl-report.html", help="where to write the HTML report")
+    demo.add_argument("--quick", action="store_true", help="a sample of 12 cases (faster)")
     demo.set_defaults(func=cmd_demo)
+
+    _add_run_parser(commands)
     return parser
 
 
@@ -194,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     # botocore/urllib3 chatter drowns the runtime's own lines.
-    for noisy in ("botocore", "urllib3", "werkzeug"):
+    for noisy in ("botocore", "urllib3", "werkzeug", "httpx", "httpcore", "pynamodb"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     code: int = args.func(args)
     return code

@@ -11,17 +11,30 @@ from typing import Any
 import httpx
 import pytest
 from chalice.local import RouteMatcher
+from moto import mock_aws
 
 from chalicelib.local.gateway import GatewayServer, NoRoute, build_proxy_event, response_parts
 from chalicelib.local.quiesce import Quiesce
 from chalicelib.settings import get_settings
-from tests.conftest import ADMIN_KEY
+from tests.conftest import ADMIN_KEY, reset_process_state
 
 MATCHER = RouteMatcher(["/health", "/api/v1/projects", "/api/v1/projects/{project_id}"])
 
 
-@pytest.fixture
-def gateway(aws_env: None) -> Iterator[GatewayServer]:
+@pytest.fixture(scope="module")
+def module_stand_in() -> Iterator[None]:
+    """One moto stand-in for the module: creating every table is the slow part of a test."""
+    with mock_aws():
+        reset_process_state()
+        from chalicelib.bootstrap import ensure_resources
+
+        ensure_resources()
+        yield
+    reset_process_state()
+
+
+@pytest.fixture(scope="module")
+def gateway(module_stand_in: None) -> Iterator[GatewayServer]:
     from app import app
 
     server = GatewayServer(("127.0.0.1", 0), app, quiesce=Quiesce())

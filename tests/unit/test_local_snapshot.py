@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +13,13 @@ from moto import mock_aws
 from chalicelib import aws
 from chalicelib.local import snapshot
 from chalicelib.settings import get_settings
+from chalicelib.store.base import create_tables
 from tests.conftest import reset_process_state
 
 
-@contextmanager
-def fresh_stand_in() -> Iterator[None]:
+@pytest.fixture(scope="module")
+def stand_in() -> Iterator[None]:
+    """One moto stand-in for the module: creating every table is the slow part of a test."""
     with mock_aws():
         reset_process_state()
         from chalicelib.bootstrap import ensure_resources
@@ -26,6 +27,18 @@ def fresh_stand_in() -> Iterator[None]:
         ensure_resources()
         yield
     reset_process_state()
+
+
+def _start_over() -> None:
+    """Drop every table and object, then create the tables again: a fresh, empty stand-in."""
+    dynamodb = aws.client("dynamodb")
+    for table in dynamodb.list_tables()["TableNames"]:
+        dynamodb.delete_table(TableName=table)
+    s3 = aws.client("s3")
+    bucket = get_settings().bucket
+    for entry in s3.list_objects_v2(Bucket=bucket).get("Contents", []):
+        s3.delete_object(Bucket=bucket, Key=entry["Key"])
+    create_tables()
 
 
 def _fill() -> None:
@@ -61,42 +74,37 @@ def test_encoding_makes_binary_json_safe_and_back() -> None:
     assert snapshot.decode_item(encoded) == item
 
 
-def test_capture_restore_round_trip_into_a_fresh_stand_in(tmp_path: Path) -> None:
-    with fresh_stand_in():
-        _fill()
-        writer = snapshot.SnapshotWriter(tmp_path, get_settings().bucket)
-        assert writer.save() is True
-        assert writer.save() is False  # unchanged: nothing rewritten
-        before = snapshot.capture(get_settings().bucket)
-
+def test_capture_restore_round_trip_into_a_fresh_stand_in(tmp_path: Path, stand_in: None) -> None:
+    _start_over()
+    _fill()
+    writer = snapshot.SnapshotWriter(tmp_path, get_settings().bucket)
+    assert writer.save() is True
+    assert writer.save() is False  # unchanged: nothing rewritten
+    before = snapshot.capture(get_settings().bucket)
     document = snapshot.read_snapshot(tmp_path)
     assert document is not None
     assert "taken_at" in document
-    with fresh_stand_in():
-        assert (
-            snapshot.capture(get_settings().bucket)["tables"][get_settings().table_name("projects")]
-            == []
-        )
-        summary = snapshot.restore(document)
-        after = snapshot.capture(get_settings().bucket)
-        blob = aws.client("s3").get_object(Bucket=get_settings().bucket, Key="outputs/b.bin")
-        assert blob["Body"].read() == bytes(range(256))
-        assert blob["Metadata"] == {"k": "v"}
 
+    _start_over()
+    projects = get_settings().table_name("projects")
+    assert snapshot.capture(get_settings().bucket)["tables"][projects] == []
+    summary = snapshot.restore(document)
+    after = snapshot.capture(get_settings().bucket)
+    blob = aws.client("s3").get_object(Bucket=get_settings().bucket, Key="outputs/b.bin")
+    assert blob["Body"].read() == bytes(range(256))
+    assert blob["Metadata"] == {"k": "v"}
     assert summary.items == 60 and summary.objects == 2 and summary.skipped_tables == []
     assert after == before
 
 
-def test_restore_names_tables_that_no_longer_exist(tmp_path: Path) -> None:
+def test_restore_names_tables_that_no_longer_exist(stand_in: None) -> None:
     document = {
         "format": snapshot.FORMAT_VERSION,
-        "bucket": "unused",
+        "bucket": get_settings().bucket,
         "tables": {"gone-table": [{"id": {"S": "x"}}]},
         "objects": [],
     }
-    with fresh_stand_in():
-        document["bucket"] = get_settings().bucket
-        summary = snapshot.restore(document)
+    summary = snapshot.restore(document)
     assert summary.skipped_tables == ["gone-table"]
     assert summary.items == 0
 
