@@ -63,16 +63,30 @@ CASES: list[tuple[str, str, str, str]] = [
 ]
 
 
-def dataset_items() -> list[dict[str, Any]]:
-    """The demo cases as dataset-item request bodies."""
-    return [
-        {
-            "input": [{"role": "user", "content": question}],
-            "expected_output": KNOWLEDGE_BASE[topic],
-            "metadata": {"kind": kind, "must_mention": must_mention},
-        }
-        for kind, topic, must_mention, question in CASES
-    ]
+def sample_indices(count: int) -> list[int]:
+    """``count`` evenly spread case indices (the middle of each equal stride).
+
+    The cases are listed kind by kind, so a sample keeps every kind; 12 of the 48 keep the
+    full set's story (v1 mostly fails, v2 mostly passes, one case regresses).
+    """
+    if not 1 <= count <= len(CASES):
+        raise ValueError(f"count must be within 1..{len(CASES)}, got {count}")
+    stride = len(CASES) / count
+    return [int((index + 0.5) * stride) for index in range(count)]
+
+
+def dataset_items(count: int | None = None) -> list[dict[str, Any]]:
+    """The demo cases (all, or ``count`` of them spread evenly) as dataset-item bodies."""
+    chosen = range(len(CASES)) if count is None else sample_indices(count)
+    return [_item_body(*CASES[index]) for index in chosen]
+
+
+def _item_body(kind: str, topic: str, must_mention: str, question: str) -> dict[str, Any]:
+    return {
+        "input": [{"role": "user", "content": question}],
+        "expected_output": KNOWLEDGE_BASE[topic],
+        "metadata": {"kind": kind, "must_mention": must_mention},
+    }
 
 
 def eval_scorers() -> list[dict[str, Any]]:

@@ -1,77 +1,179 @@
 """``pawl demo``: drive a running pawl through its HTTP API, the way a user would.
 
-For now it creates (or finds) a demo project and mints an API key for it. Everything
-goes over HTTP to ``runtime_url`` with the admin key, so the demo works the same against
-``pawl serve``, an embedded :class:`~chalicelib.local.runtime.LocalRuntime` or a deployment.
+With the admin key it creates (or finds) the demo project and mints a project key; with
+that key it creates the support agent (v1, then a PUT that makes v2), the dataset, and an
+eval with deterministic scorers, a threshold, grouping and a regression gate. It runs v1,
+then v2 against v1 as the baseline, following each with a progress bar, prints the
+comparison and writes the HTML report. Everything goes over HTTP to ``runtime_url``, so
+the demo works the same against ``pawl serve``, an embedded runtime or a deployment.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-import httpx
+from rich.console import Console
+from rich.progress import track
+
+from chalicelib.client import ApiError, Json, PawlClient, Run, RunWaitTimeout, ServerUnreachable
+from chalicelib.demo.cases import dataset_items, eval_scorers
+from chalicelib.demo.comparison import make_console, print_comparison
+from chalicelib.demo.progress import DEFAULT_RUN_TIMEOUT_S, follow_run
+from chalicelib.demo.report import write_report
+from chalicelib.demo.summary import build_comparison
 
 DEMO_PROJECT = "pawl-demo"
-HTTP_TIMEOUT_S = 30.0
+AGENT_V1 = "chalicelib.demo.agent:answer_v1"
+AGENT_V2 = "chalicelib.demo.agent:answer_v2"
+DEFAULT_REPORT = Path("pawl-report.html")
+REPORT_TITLE = "pawl demo: support agent v1 → v2"
+#: Cases in ``--quick`` mode (spread over every kind; see ``cases.sample_indices``).
+QUICK_CASES = 12
+PASS_THRESHOLD = 0.8
+MAX_REGRESSION = 0.05
+GROUP_BY = "kind"
+#: Bounded retries of a name the API already has (a demo re-run on a kept state dir).
+NAME_ATTEMPTS = 20
 
 
 class DemoFailed(RuntimeError):
-    """The API refused a demo step; the message holds the status and the error body."""
+    """A demo step could not be done; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    report_path: Path = DEFAULT_REPORT
+    quick: bool = False
+    run_timeout_s: float = DEFAULT_RUN_TIMEOUT_S
 
 
 @dataclass(frozen=True)
 class DemoResult:
-    project: dict[str, Any]
-    api_key: dict[str, Any]
+    project: Json
+    api_key: Json
+    eval: Json
+    baseline: Run
+    candidate: Run
+    report_path: Path
 
 
-def _expect(response: httpx.Response, *statuses: int) -> Any:
-    if response.status_code not in statuses:
-        request = response.request
-        raise DemoFailed(
-            f"{request.method} {request.url.path} -> {response.status_code}: {response.text}"
-        )
-    return response.json() if response.content else None
+def _with_free_name(create: Callable[[Json], Json], body: Json) -> Json:
+    """Create with ``body["name"]``, or ``name 2``, ``name 3``... when the name is taken."""
+    base = body["name"]
+    for attempt in range(1, NAME_ATTEMPTS + 1):
+        name = base if attempt == 1 else f"{base} {attempt}"
+        try:
+            return create({**body, "name": name})
+        except ApiError as exc:
+            if exc.code != "NAME_CONFLICT":
+                raise
+    raise DemoFailed(f"no free name for {base!r} after {NAME_ATTEMPTS} attempts")
 
 
-def _find_project(client: httpx.Client, name: str) -> dict[str, Any] | None:
-    cursor: str | None = None
-    while True:
-        params: dict[str, str | int] = {"limit": 100}
-        if cursor:
-            params["cursor"] = cursor
-        listing = _expect(client.get("/api/v1/projects", params=params), 200)
-        for project in listing["data"]:
-            if project["name"] == name:
-                return dict(project)
-        cursor = listing.get("next_cursor")
-        if not cursor:
-            return None
+def _project_and_key(url: str, admin_key: str, console: Console) -> tuple[Json, Json]:
+    with PawlClient(url, admin_key) as admin:
+        admin.health()
+        project = admin.ensure_project(DEMO_PROJECT)
+        key = admin.create_api_key(project["id"], "demo")
+    console.print(f"project   {project['id']}  ({project['name']})", highlight=False)
+    console.print(f"api key   {key['id']}  secret {key['key']}  (shown once)", highlight=False)
+    return project, key
 
 
-def ensure_project(client: httpx.Client, name: str = DEMO_PROJECT) -> dict[str, Any]:
-    """The project called ``name``: created, or found when a previous demo made it."""
-    response = client.post("/api/v1/projects", json={"name": name})
-    if response.status_code == 409:
-        found = _find_project(client, name)
-        if found is not None:
-            return found
-    return dict(_expect(response, 201))
+def _agent(client: PawlClient, console: Console) -> Json:
+    body = {"name": "support-agent", "type": "python", "config": {"callable": AGENT_V1}}
+    agent = _with_free_name(client.create_agent, body)
+    updated = client.update_agent(agent["id"], {"config": {"callable": AGENT_V2}})
+    console.print(
+        f"agent     {agent['id']}  v{agent['version']} {AGENT_V1} → "
+        f"v{updated['version']} {AGENT_V2}",
+        highlight=False,
+    )
+    return updated
 
 
-def run_demo(runtime_url: str, admin_key: str, *, say: Callable[[str], None] = print) -> DemoResult:
-    """Create the demo project and an API key for it through the HTTP API; report them."""
-    headers = {"Authorization": f"Bearer {admin_key}"}
-    with httpx.Client(base_url=runtime_url, headers=headers, timeout=HTTP_TIMEOUT_S) as client:
-        _expect(client.get("/health"), 200)
-        project = ensure_project(client)
-        say(f"project  {project['id']}  ({project['name']})")
-        key = _expect(
-            client.post("/api/v1/api-keys", json={"project_id": project["id"], "name": "demo"}),
-            201,
-        )
-        say(f"api key  {key['id']}  secret: {key['key']}  (shown once)")
-        say(f"try:     curl -H 'Authorization: Bearer {key['key']}' {runtime_url}/api/v1/projects")
-    return DemoResult(project=project, api_key=dict(key))
+def _dataset(client: PawlClient, console: Console, quick: bool) -> Json:
+    items = dataset_items(QUICK_CASES if quick else None)
+    dataset = _with_free_name(
+        client.create_dataset,
+        {"name": "support-cases", "description": "Acme support questions and the fact to name"},
+    )
+    for item in track(items, description="adding cases", console=console, transient=True):
+        client.add_item(dataset["id"], item)
+    kinds = Counter(item["metadata"][GROUP_BY] for item in items)
+    spread = ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items()))
+    console.print(f"dataset   {dataset['id']}  {len(items)} cases ({spread})", highlight=False)
+    return dataset
+
+
+def _eval(client: PawlClient, console: Console, agent: Json, dataset: Json) -> Json:
+    body = {
+        "name": "support-quality",
+        "agent_id": agent["id"],
+        "dataset_id": dataset["id"],
+        "scorers": eval_scorers(),
+        "pass_threshold": PASS_THRESHOLD,
+        "group_by": GROUP_BY,
+        "max_regression": MAX_REGRESSION,
+    }
+    evaluation = _with_free_name(client.create_eval, body)
+    scorers = ", ".join(scorer["type"] for scorer in evaluation["scorers"])
+    console.print(
+        f"eval      {evaluation['id']}  scorers {scorers}; pass_threshold {PASS_THRESHOLD}, "
+        f"group_by {GROUP_BY}, max_regression {MAX_REGRESSION}",
+        highlight=False,
+    )
+    return evaluation
+
+
+def _run(
+    client: PawlClient, console: Console, eval_id: str, version: int, timeout_s: float, **start: Any
+) -> Run:
+    queued = client.start_run(eval_id, agent_version=version, **start)
+    label = f"run v{version} {queued.id}"
+    finished = follow_run(client, queued, console=console, label=label, timeout_s=timeout_s)
+    if finished.status != "completed":
+        reason = finished.failure_reason or "no reason given"
+        raise DemoFailed(f"run {finished.id} (v{version}) ended {finished.status}: {reason}")
+    return finished
+
+
+def _walkthrough(
+    url: str, project_key: str, options: DemoOptions, console: Console
+) -> tuple[Json, Run, Run]:
+    """The eval, its v1 (baseline) run and its v2 (candidate) run."""
+    with PawlClient(url, project_key) as client:
+        agent = _agent(client, console)
+        dataset = _dataset(client, console, options.quick)
+        evaluation = _eval(client, console, agent, dataset)
+        eval_id, timeout_s = evaluation["id"], options.run_timeout_s
+        baseline = _run(client, console, eval_id, 1, timeout_s)
+        candidate = _run(client, console, eval_id, 2, timeout_s, baseline_run_id=baseline.id)
+    return evaluation, baseline, candidate
+
+
+def run_demo(
+    runtime_url: str,
+    admin_key: str,
+    options: DemoOptions | None = None,
+    *,
+    console: Console | None = None,
+) -> DemoResult:
+    """The whole walkthrough over HTTP; :class:`DemoFailed` names the step that failed."""
+    options = options or DemoOptions()
+    console = console or make_console()
+    try:
+        project, key = _project_and_key(runtime_url, admin_key, console)
+        evaluation, baseline, candidate = _walkthrough(runtime_url, key["key"], options, console)
+    except (ApiError, ServerUnreachable, RunWaitTimeout) as exc:
+        raise DemoFailed(str(exc)) from exc
+    console.print()
+    comparison = build_comparison(candidate, baseline)
+    print_comparison(console, comparison)
+    report = write_report(options.report_path, comparison, title=REPORT_TITLE)
+    console.print(f"\nreport    {report}", highlight=False, soft_wrap=True)
+    return DemoResult(project, key, evaluation, baseline, candidate, report)

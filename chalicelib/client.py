@@ -1,0 +1,286 @@
+"""A small typed client for pawl's ``/api/v1`` over HTTP (httpx).
+
+Used by ``pawl demo`` and ``pawl run``: everything they do goes through the public API,
+so they work the same against ``pawl serve``, an embedded runtime or a deployment. Not
+used by the service itself.
+
+Catalog resources come back as plain JSON objects; runs, which callers inspect field by
+field, come back as :class:`Run`. A refusal raises :class:`ApiError` with the envelope's
+code and message; a server that cannot be reached raises :class:`ServerUnreachable`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from types import TracebackType
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field
+
+from chalicelib.domain.runs import COMPLETED, TERMINAL_STATUSES
+
+Json = dict[str, Any]
+
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_POLL_INTERVAL_S = 0.25
+RUNS_PAGE_SIZE = 50
+
+
+class ApiError(Exception):
+    """The API refused a request: its status and the ``{"error": {...}}`` envelope."""
+
+    def __init__(
+        self, status: int, code: str, message: str, meta: Json, *, method: str, path: str
+    ) -> None:
+        super().__init__(f"{method} {path} -> {status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.meta = meta
+
+
+class ServerUnreachable(Exception):
+    """No HTTP answer at all (connection refused, DNS, timeout)."""
+
+
+class RunWaitTimeout(Exception):
+    """A run was still active when the caller's wait ran out."""
+
+    def __init__(self, run: Run, waited_s: float) -> None:
+        super().__init__(
+            f"run {run.id} still {run.status} after {waited_s:.0f} s "
+            f"({run.recorded_count}/{run.item_count} items recorded)"
+        )
+        self.run = run
+
+
+class Run(BaseModel):
+    """An eval run as the API returns it (fields this client does not know are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    eval_id: str
+    agent_version: int
+    status: str
+    baseline_run_id: str | None = None
+    aggregate_scores: Json | None = None
+    passed: bool | None = None
+    verdict_reasons: list[Json] | None = None
+    failure_reason: str | None = None
+    item_count: int = 0
+    completed_count: int = 0
+    errored_count: int = 0
+    metadata: Json = Field(default_factory=dict)
+    created_at: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+    @property
+    def recorded_count(self) -> int:
+        return self.completed_count + self.errored_count
+
+
+def _error_of(response: httpx.Response) -> ApiError:
+    request = response.request
+    code, message = "HTTP_ERROR", response.reason_phrase or "request refused"
+    meta: Json = {}
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    envelope = body.get("error") if isinstance(body, dict) else None
+    if isinstance(envelope, dict):
+        code = str(envelope.get("code", code))
+        message = str(envelope.get("message", message))
+        meta = envelope.get("meta") or {}
+    elif response.text:
+        message = response.text[:500]
+    return ApiError(
+        response.status_code, code, message, meta, method=request.method, path=request.url.path
+    )
+
+
+class PawlClient:
+    """One base URL and one bearer key; use as a context manager or call :meth:`close`."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.base_url = base_url.rstrip("/")
+        self._http = httpx.Client(
+            base_url=self.base_url, headers=headers, timeout=timeout_s, transport=transport
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> PawlClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Json | None = None,
+        params: dict[str, str | int] | None = None,
+    ) -> Any:
+        try:
+            response = self._http.request(method, path, json=body, params=params)
+        except httpx.TransportError as exc:
+            raise ServerUnreachable(f"{method} {self.base_url}{path}: {exc}") from exc
+        if response.status_code >= 400:
+            raise _error_of(response)
+        return response.json() if response.content else None
+
+    # --- tenancy --------------------------------------------------------------------------
+
+    def health(self) -> Json:
+        result: Json = self._request("GET", "/health")
+        return result
+
+    def create_project(self, name: str) -> Json:
+        result: Json = self._request("POST", "/api/v1/projects", body={"name": name})
+        return result
+
+    def find_project(self, name: str) -> Json | None:
+        for project in self._paged("/api/v1/projects"):
+            if project.get("name") == name:
+                return project
+        return None
+
+    def ensure_project(self, name: str) -> Json:
+        """The project called ``name``: created, or found when it already exists."""
+        try:
+            return self.create_project(name)
+        except ApiError as exc:
+            found = self.find_project(name) if exc.status == 409 else None
+            if found is None:
+                raise
+            return found
+
+    def create_api_key(self, project_id: str, name: str) -> Json:
+        """A new key for the project; its secret (``key``) is only in this answer."""
+        body = {"project_id": project_id, "name": name}
+        result: Json = self._request("POST", "/api/v1/api-keys", body=body)
+        return result
+
+    # --- catalog --------------------------------------------------------------------------
+
+    def create_agent(self, body: Json) -> Json:
+        result: Json = self._request("POST", "/api/v1/agents", body=body)
+        return result
+
+    def update_agent(self, agent_id: str, changes: Json) -> Json:
+        """A PUT that changes the agent's behaviour creates its next version."""
+        result: Json = self._request("PUT", f"/api/v1/agents/{agent_id}", body=changes)
+        return result
+
+    def create_dataset(self, body: Json) -> Json:
+        result: Json = self._request("POST", "/api/v1/datasets", body=body)
+        return result
+
+    def add_item(self, dataset_id: str, item: Json) -> Json:
+        result: Json = self._request("POST", f"/api/v1/datasets/{dataset_id}/items", body=item)
+        return result
+
+    def create_eval(self, body: Json) -> Json:
+        result: Json = self._request("POST", "/api/v1/evals", body=body)
+        return result
+
+    def get_eval(self, eval_id: str) -> Json:
+        result: Json = self._request("GET", f"/api/v1/evals/{eval_id}")
+        return result
+
+    # --- runs -----------------------------------------------------------------------------
+
+    def start_run(
+        self,
+        eval_id: str,
+        *,
+        agent_version: int | None = None,
+        baseline_run_id: str | None = None,
+        metadata: Json | None = None,
+        wait: bool = False,
+    ) -> Run:
+        """Start a run (queued unless ``wait``); unset options are left to the server."""
+        body: Json = {"wait": wait}
+        if agent_version is not None:
+            body["agent_version"] = agent_version
+        if baseline_run_id is not None:
+            body["baseline_run_id"] = baseline_run_id
+        if metadata:
+            body["metadata"] = metadata
+        return Run.model_validate(self._request("POST", f"/api/v1/evals/{eval_id}/runs", body=body))
+
+    def get_run(self, eval_id: str, run_id: str) -> Run:
+        return Run.model_validate(self._request("GET", f"/api/v1/evals/{eval_id}/runs/{run_id}"))
+
+    def iter_runs(self, eval_id: str) -> Iterator[Run]:
+        """The eval's runs, newest first, one page at a time."""
+        for raw in self._paged(f"/api/v1/evals/{eval_id}/runs", RUNS_PAGE_SIZE):
+            yield Run.model_validate(raw)
+
+    def latest_completed_run(self, eval_id: str) -> Run | None:
+        """The newest run of the eval whose status is ``completed`` (None: there is none)."""
+        return next((run for run in self.iter_runs(eval_id) if run.status == COMPLETED), None)
+
+    def wait_for_run(
+        self,
+        eval_id: str,
+        run_id: str,
+        *,
+        timeout_s: float,
+        poll_interval_s: float = DEFAULT_POLL_INTERVAL_S,
+        on_poll: Callable[[Run], None] | None = None,
+    ) -> Run:
+        """Poll the run until it is terminal; :class:`RunWaitTimeout` after ``timeout_s``.
+
+        ``on_poll`` sees every state read (a progress display uses it).
+        """
+        started = time.monotonic()
+        while True:
+            run = self.get_run(eval_id, run_id)
+            if on_poll is not None:
+                on_poll(run)
+            if run.finished:
+                return run
+            waited = time.monotonic() - started
+            if waited >= timeout_s:
+                raise RunWaitTimeout(run, waited)
+            time.sleep(min(poll_interval_s, max(0.0, timeout_s - waited)))
+
+    # --- paging ---------------------------------------------------------------------------
+
+    def _paged(self, path: str, limit: int = 100) -> Iterator[Json]:
+        cursor: str | None = None
+        while True:
+            params: dict[str, str | int] = {"limit": limit}
+            if cursor:
+                params["cursor"] = cursor
+            listing = self._request("GET", path, params=params)
+            yield from listing["data"]
+            cursor = listing.get("next_cursor")
+            if not cursor:
+                return
