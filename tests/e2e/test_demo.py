@@ -1,0 +1,108 @@
+"""`pawl demo --quick` in-process: the printed comparison and the HTML report.
+
+The expected figures are worked out here from the demo agent's two versions and the two
+scorers' definitions (the answer names the case's fact, and mentions Acme), not read
+back from pawl.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from chalicelib import cli
+from chalicelib.demo.agent import answer_v1, answer_v2
+from chalicelib.demo.cases import CASES, sample_indices
+from chalicelib.local.demo import QUICK_CASES
+from chalicelib.stats import mcnemar_exact_p, wilson_interval
+
+pytestmark = pytest.mark.slow
+
+
+def _passes(answer: object, question: str, must_mention: str) -> bool:
+    assert callable(answer)
+    output = answer({"input": [{"role": "user", "content": question}]})["output"]
+    return must_mention in output and "acme" in output.lower()
+
+
+def _expected() -> dict[str, list[tuple[bool, bool]]]:
+    """Per kind, (v1 passed, v2 passed) for each quick case."""
+    outcomes: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    for index in sample_indices(QUICK_CASES):
+        kind, _topic, must_mention, question = CASES[index]
+        outcomes[kind].append(
+            (_passes(answer_v1, question, must_mention), _passes(answer_v2, question, must_mention))
+        )
+    return outcomes
+
+
+def _rate_ci(passed: int, n: int) -> str:
+    interval = wilson_interval(passed, n)
+    assert interval is not None
+    return f"{passed / n:.2f} [{interval['low']:.2f}, {interval['high']:.2f}]"
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip("│ ").split("│")]
+
+
+def test_quick_demo_prints_the_comparison_and_writes_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "out" / "report.html"
+    args = ["demo", "--quick", "--state-dir", str(tmp_path / "state"), "--report", str(report)]
+    code = cli.main(args)
+    out = capsys.readouterr().out
+    assert code == 0, out
+
+    expected = _expected()
+    pairs = [pair for kind_pairs in expected.values() for pair in kind_pairs]
+    v1_passed, v2_passed = sum(a for a, _ in pairs), sum(b for _, b in pairs)
+    improved = sum(1 for a, b in pairs if b and not a)
+    regressed = sum(1 for a, b in pairs if a and not b)
+    n = len(pairs)
+    assert n == QUICK_CASES and v2_passed / n >= 0.8 > v1_passed / n  # the demo's story
+
+    # overall figures, both runs
+    rate_row = next(line for line in out.splitlines() if line.startswith("│ pass rate"))
+    assert _cells(rate_row)[1:] == [f"{v1_passed / n:.2f}", f"{v2_passed / n:.2f}"]
+    interval_row = next(line for line in out.splitlines() if line.startswith("│ 95% interval"))
+    assert _cells(interval_row)[1:] == [
+        _rate_ci(v1_passed, n).split(" ", 1)[1],
+        _rate_ci(v2_passed, n).split(" ", 1)[1],
+    ]
+    p_overall = mcnemar_exact_p(improved, regressed)
+    assert f"{improved} improved (fail → pass), {regressed} regressed (pass → fail)" in out
+    assert f"exact McNemar p = {p_overall:#.3g}" in out
+
+    # per kind: both rates with intervals, flips
+    html = report.read_text(encoding="utf-8")
+    for kind, kind_pairs in expected.items():
+        row = next(line for line in out.splitlines() if line.startswith(f"│ {kind} "))
+        cells = _cells(row)
+        size = len(kind_pairs)
+        kind_v1 = sum(a for a, _ in kind_pairs)
+        kind_v2 = sum(b for _, b in kind_pairs)
+        kind_up = sum(1 for a, b in kind_pairs if b and not a)
+        kind_down = sum(1 for a, b in kind_pairs if a and not b)
+        assert cells[1] == _rate_ci(kind_v1, size)
+        assert cells[2] == _rate_ci(kind_v2, size)
+        assert cells[4:6] == [str(kind_up), str(kind_down)]
+        assert cells[6] == f"{mcnemar_exact_p(kind_up, kind_down):#.3g}"
+        assert f"<td>{kind}</td>" in html
+        assert _rate_ci(kind_v1, size) in html and _rate_ci(kind_v2, size) in html
+
+    # the verdict, in words
+    assert "Verdict: PASSED" in out
+    assert f"passed: pass rate {v2_passed / n:.2f} ≥ threshold 0.80 ({n} items scored)" in out
+    assert "no significant regression: pass rate" in out
+
+    # the report: where it is, and what it holds
+    assert f"report    {report.resolve()}" in out
+    assert "<svg" in html and "Verdict for v2: PASSED" in html
+    bars = re.findall(r'<rect class="(baseline|candidate)" x=', html)
+    assert sorted(bars) == ["baseline"] * len(expected) + ["candidate"] * len(expected)
+    assert "<script" not in html

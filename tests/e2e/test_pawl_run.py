@@ -1,0 +1,185 @@
+"""`pawl run` against an embedded runtime over HTTP: one exit code per outcome."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chalicelib import cli
+from chalicelib.client import PawlClient, Run
+from chalicelib.demo.cases import CASES, dataset_items, eval_scorers
+from chalicelib.demo.ci import exit_code_for
+from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+
+#: Cases v1 fails and v2 passes (billing, refund, security, data_export): one of each.
+CASE_INDICES = (0, 8, 32, 40)
+
+
+class Setup:
+    def __init__(self, runtime: LocalRuntime, key: str, agent_id: str, dataset_id: str) -> None:
+        self.url = runtime.url
+        self.key = key
+        self.agent_id = agent_id
+        self.dataset_id = dataset_id
+
+    def client(self) -> PawlClient:
+        return PawlClient(self.url, self.key)
+
+    def new_eval(self, name: str) -> str:
+        """A fresh eval (its own run history): threshold 0.8, grouped, regression gate."""
+        with self.client() as client:
+            created = client.create_eval(
+                {
+                    "name": name,
+                    "agent_id": self.agent_id,
+                    "dataset_id": self.dataset_id,
+                    "scorers": eval_scorers(),
+                    "pass_threshold": 0.8,
+                    "group_by": "kind",
+                    "max_regression": 0.05,
+                }
+            )
+        return str(created["id"])
+
+    def args(self, *extra: str) -> list[str]:
+        return ["run", "--server", self.url, "--api-key", self.key, "--timeout", "120", *extra]
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+    state_dir: Path = tmp_path_factory.mktemp("pawl-run-state")
+    config = RuntimeConfig(port=0, state_dir=state_dir, snapshot_interval_s=0, run_schedules=False)
+    with LocalRuntime(config) as runtime:
+        with PawlClient(runtime.url, runtime.admin_key) as admin:
+            project = admin.create_project("pawl-run-tests")
+            key = admin.create_api_key(project["id"], "ci")["key"]
+        with PawlClient(runtime.url, key) as client:
+            agent = client.create_agent(
+                {
+                    "name": "support",
+                    "type": "python",
+                    "config": {"callable": "chalicelib.demo.agent:answer_v1"},
+                }
+            )
+            client.update_agent(
+                agent["id"], {"config": {"callable": "chalicelib.demo.agent:answer_v2"}}
+            )
+            dataset = client.create_dataset({"name": "four-cases"})
+            items = dataset_items()
+            for index in CASE_INDICES:
+                client.add_item(dataset["id"], items[index])
+        yield Setup(runtime, key, agent["id"], dataset["id"])
+
+
+def _runs(setup: Setup, eval_id: str) -> list[Run]:
+    with setup.client() as client:
+        return list(client.iter_runs(eval_id))
+
+
+@pytest.mark.slow
+def test_exit_1_when_the_run_fails_its_threshold_then_0_against_it_as_latest_baseline(
+    setup: Setup, capsys: pytest.CaptureFixture[str]
+) -> None:
+    eval_id = setup.new_eval("fail-then-pass")
+
+    assert cli.main(setup.args("--eval", eval_id, "--agent-version", "1")) == 1
+    out = capsys.readouterr().out
+    (v1_run,) = _runs(setup, eval_id)
+    assert v1_run.status == "completed" and v1_run.passed is False
+    assert f"run {v1_run.id} queued" in out
+    assert "Verdict: FAILED" in out
+    assert "failed: pass rate 0.00 < threshold 0.80 (4 items scored)" in out
+
+    code = cli.main(
+        setup.args(
+            "--eval", eval_id, "--baseline", "latest", "--metadata", "commit=abc=1", "ci=yes"
+        )
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    v2_run = _runs(setup, eval_id)[0]  # newest first
+    assert v2_run.agent_version == 2 and v2_run.baseline_run_id == v1_run.id
+    assert v2_run.passed is True and v2_run.metadata == {"commit": "abc=1", "ci": "yes"}
+    assert f"baseline {v1_run.id}" in out
+    assert "Verdict: PASSED" in out
+    assert "passed: pass rate 1.00 ≥ threshold 0.80 (4 items scored)" in out
+    assert "4 improved (fail → pass), 0 regressed" in out
+    assert f"no significant regression: pass rate +1.00 vs {v1_run.id} over 4 items" in out
+    expected_kinds = {CASES[index][0] for index in CASE_INDICES}
+    assert {line.split()[1] for line in out.splitlines() if line.startswith("│ ")} >= expected_kinds
+
+
+@pytest.mark.slow
+def test_exit_2_for_latest_baseline_when_no_run_completed(
+    setup: Setup, capsys: pytest.CaptureFixture[str]
+) -> None:
+    eval_id = setup.new_eval("no-runs-yet")
+    assert cli.main(setup.args("--eval", eval_id, "--baseline", "latest")) == 2
+    err = capsys.readouterr().err
+    assert f"eval {eval_id} has no completed run to compare with" in err
+    assert _runs(setup, eval_id) == []  # nothing was started
+
+
+@pytest.mark.slow
+def test_exit_2_when_the_api_refuses_the_request(
+    setup: Setup, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(setup.args("--eval", "eval_doesnotexist00000")) == 2
+    err = capsys.readouterr().err
+    assert "refused (404 RESOURCE_NOT_FOUND)" in err and "eval_doesnotexist00000" in err
+
+    eval_id = setup.new_eval("refused-version")
+    assert cli.main(setup.args("--eval", eval_id, "--agent-version", "9")) == 2
+    err = capsys.readouterr().err
+    assert "refused (400 VALIDATION_FAILED)" in err and "has no version 9" in err
+    assert _runs(setup, eval_id) == []
+
+
+@pytest.mark.slow
+def test_server_and_key_default_to_the_environment(
+    setup: Setup, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    eval_id = setup.new_eval("env-defaults")
+    monkeypatch.setenv("PAWL_SERVER", setup.url)
+    monkeypatch.setenv("PAWL_API_KEY", setup.key)
+    assert cli.main(["run", "--eval", eval_id, "--timeout", "120"]) == 0
+    assert "Verdict: PASSED" in capsys.readouterr().out
+
+    monkeypatch.setenv("PAWL_API_KEY", "pawl.key_wrong.secret")
+    assert cli.main(["run", "--eval", eval_id]) == 2
+    assert "refused (401" in capsys.readouterr().err
+
+
+def test_exit_2_when_the_server_cannot_be_reached(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["run", "--server", "http://127.0.0.1:9", "--api-key", "k", "--eval", "eval_x"]
+    assert cli.main(args) == 2
+    assert "pawl run:" in capsys.readouterr().err
+
+
+def test_metadata_must_be_key_value(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["run", "--eval", "eval_x", "--metadata", "novalue"])
+    assert exited.value.code == 2
+    assert "metadata must be key=value" in capsys.readouterr().err
+
+
+def _run(status: str, passed: bool | None) -> Run:
+    body: dict[str, Any] = {"id": "evrun_x", "eval_id": "eval_x", "agent_version": 1}
+    return Run.model_validate({**body, "status": status, "passed": passed})
+
+
+@pytest.mark.parametrize(
+    ("status", "passed", "code"),
+    [
+        ("completed", True, 0),
+        ("completed", None, 0),
+        ("completed", False, 1),
+        ("failed", None, 2),
+        ("cancelled", None, 2),
+    ],
+)
+def test_exit_code_follows_status_then_verdict(status: str, passed: bool | None, code: int) -> None:
+    assert exit_code_for(_run(status, passed)) == code
