@@ -21,6 +21,7 @@ from chalicelib.settings import get_settings
 
 _REGISTRY: list[type[Model]] = []
 _bound_for: tuple[str, str, str | None] | None = None
+_shared: Connection | None = None
 _lock = threading.Lock()
 
 M = TypeVar("M", bound=type[Model])
@@ -44,7 +45,7 @@ def _import_all_models() -> None:
 
 def bind(force: bool = False) -> None:
     """Point every model at the tables of the current settings (idempotent)."""
-    global _bound_for
+    global _bound_for, _shared
     settings = get_settings()
     key = (settings.table_prefix, settings.region, settings.aws_endpoint_url)
     if _bound_for == key and not force:
@@ -62,6 +63,7 @@ def bind(force: bool = False) -> None:
             model._connection = None
             for index in model._indexes.values():
                 index._connection = None  # type: ignore[attr-defined]
+        _shared = None
         _bound_for = key
 
 
@@ -77,8 +79,30 @@ def create_tables() -> list[str]:
 
 
 def connection() -> Connection:
-    settings = get_settings()
-    return Connection(region=settings.region, host=settings.aws_endpoint_url)
+    """The one DynamoDB connection of this process (per endpoint).
+
+    PynamoDB would otherwise build a botocore session and client per model, per thread
+    and per transaction — about half a second each. A botocore client is thread-safe
+    once created, so every model and every transaction shares this one.
+    """
+    global _shared
+    shared = _shared
+    if shared is None:
+        with _lock:
+            if _shared is None:
+                settings = get_settings()
+                conn = Connection(
+                    region=settings.region,
+                    host=settings.aws_endpoint_url,
+                    connect_timeout_seconds=5,
+                    read_timeout_seconds=30,
+                    max_retry_attempts=5,
+                    max_pool_connections=64,
+                )
+                conn.client  # noqa: B018 - create the client once, under the lock
+                _shared = conn
+            shared = _shared
+    return shared
 
 
 @contextmanager
@@ -99,7 +123,14 @@ class PawlModel(Model):
     @classmethod
     def _get_connection(cls) -> Any:
         bind()
-        return super()._get_connection()
+        table_connection = super()._get_connection()
+        shared = connection()
+        if table_connection.connection is not shared:
+            meta = table_connection.connection._tables.get(table_connection.table_name)
+            if meta is not None and meta.table_name not in shared._tables:
+                shared.add_meta_table(meta)
+            table_connection.connection = shared
+        return table_connection
 
 
 class IdModel(PawlModel):
