@@ -1,1 +1,3 @@
-"""The demo: a support agent in two versions, its test cases, and the comparison report."""
+"""The demo and the CI runner: a support agent in two versions and its test cases; the
+comparison figures (``summary``), their terminal tables (``comparison``) and HTML report
+(``report``, ``plot``), run progress, and ``pawl run`` (``ci``)."""
