@@ -1,7 +1,169 @@
-"""Agents routes (to be written)."""
+"""Agents under test and their immutable versions (``/api/v1/agents``)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from chalice import Blueprint
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
+from pydantic import Field, ValidationError
+
+from chalicelib.api.auth import Caller
+from chalicelib.api.datasets import refuse_nulls, target_project
+from chalicelib.api.envelope import validation_error_from_pydantic
+from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
+from chalicelib.domain.base import Page, RequestBody
+from chalicelib.domain.catalog import Agent, AgentVersion, Eval
+from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.plugins.manager import plugins
+from chalicelib.scoring.validation import evals_needing_output_schema
+from chalicelib.store import agents
+from chalicelib.store.evals import list_evals_for_agent, run_with_retry
 
 bp = Blueprint(__name__)
+
+TAG = "agents"
+
+
+class CreateAgent(RequestBody):
+    project_id: str | None = Field(None, description="Required with the admin key")
+    name: str = Field(min_length=1, max_length=200)
+    type: str = Field(min_length=1, description="The adapter that calls the agent")
+    config: dict[str, Any] = Field(default_factory=dict, description="The adapter's config")
+    output_schema: dict[str, Any] | None = Field(
+        None, description="JSON Schema of the agent's structured output"
+    )
+
+
+class UpdateAgent(RequestBody):
+    name: str | None = Field(None, min_length=1, max_length=200)
+    type: str | None = Field(None, min_length=1)
+    config: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None = Field(None, description="null removes it")
+
+
+def validated_config(agent_type: str, config: dict[str, Any]) -> dict[str, Any]:
+    """Check ``config`` with the adapter of ``agent_type``; errors name ``config.<key>``."""
+    adapter = plugins().adapter(agent_type)
+    try:
+        parsed = adapter.config_model.model_validate(config)
+    except ValidationError as exc:
+        raise validation_error_from_pydantic(exc, prefix="config") from exc
+    adapter.check(parsed)
+    return config
+
+
+def check_output_schema(schema: dict[str, Any] | None) -> None:
+    if schema is None:
+        return
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        path = ".".join(str(p) for p in exc.path)
+        field = f"output_schema.{path}" if path else "output_schema"
+        raise ValidationFailed(
+            f"output_schema is not a valid JSON Schema: {exc.message}", field=field
+        ) from None
+
+
+def visible_agent(caller: Caller, agent_id: str) -> Agent:
+    agent = agents.get_agent(agent_id)
+    caller.check_visible(agent.project_id, "agent", agent.id)
+    return agent
+
+
+def _refuse_dropping_schema(agent_id: str, evals: list[Eval]) -> None:
+    needing = evals_needing_output_schema(evals)
+    if needing:
+        names = ", ".join(f"{e.name} ({e.id})" for e in needing)
+        raise ValidationFailed(
+            f"output_schema cannot be removed: the output_schema scorer of evals {names} "
+            f"needs it (agent {agent_id})",
+            field="output_schema",
+            evals=[{"id": e.id, "name": e.name} for e in needing],
+        )
+
+
+@endpoint(bp, "/api/v1/agents", "POST", body=CreateAgent, response=Agent, status=201, tag=TAG)
+def create_agent(call: Call[CreateAgent, Any]) -> Agent:
+    """Register an agent under test (version 1)."""
+    body = call.body
+    project_id = target_project(call.caller, body.project_id)
+    config = validated_config(body.type, body.config)
+    check_output_schema(body.output_schema)
+    return agents.create_agent(project_id, body.name, body.type, config, body.output_schema)
+
+
+@endpoint(bp, "/api/v1/agents", "GET", query=ProjectListQuery, response=Page[Agent], tag=TAG)
+def list_agents(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
+    """List a project's agents, oldest first."""
+    project_id = call.caller.listing_project(call.query.project_id)
+    return page(*agents.list_agents(project_id, call.query.limit, call.query.cursor))
+
+
+@endpoint(bp, "/api/v1/agents/{agent_id}", "GET", response=Agent, tag=TAG)
+def get_agent(call: Call[Any, Any]) -> Agent:
+    """Get an agent at its current version."""
+    return visible_agent(call.caller, call.path["agent_id"])
+
+
+@endpoint(bp, "/api/v1/agents/{agent_id}", "PUT", body=UpdateAgent, response=Agent, tag=TAG)
+def update_agent(call: Call[UpdateAgent, Any]) -> Agent:
+    """Partially update an agent; every update writes a new immutable version."""
+    body = call.body
+    refuse_nulls(body, "name", "type", "config")
+    agent_id = visible_agent(call.caller, call.path["agent_id"]).id
+    given = body.model_fields_set
+
+    def attempt() -> Agent:
+        basis = agents.load_for_update(agent_id)
+        current = basis.agent
+        agent_type = body.type or current.type
+        config = current.config if body.config is None else body.config
+        if "type" in given or "config" in given:
+            config = validated_config(agent_type, config)
+        schema = body.output_schema if "output_schema" in given else current.output_schema
+        check_output_schema(schema)
+        if schema is None:
+            _refuse_dropping_schema(agent_id, basis.evals)
+        return agents.update_agent(basis, body.name or current.name, agent_type, config, schema)
+
+    result: Agent = run_with_retry(attempt)
+    return result
+
+
+@endpoint(bp, "/api/v1/agents/{agent_id}", "DELETE", status=204, tag=TAG)
+def delete_agent(call: Call[Any, Any]) -> None:
+    """Delete an agent and its versions; 409 AGENT_IN_USE while evals reference it."""
+    agent = visible_agent(call.caller, call.path["agent_id"])
+    evals = list_evals_for_agent(agent.id)
+    if evals:
+        raise agents.agent_in_use(agent.id, evals)
+    agents.delete_agent(agent)
+
+
+@endpoint(
+    bp,
+    "/api/v1/agents/{agent_id}/versions",
+    "GET",
+    query=ListQuery,
+    response=Page[AgentVersion],
+    tag=TAG,
+)
+def list_agent_versions(call: Call[Any, ListQuery]) -> dict[str, Any]:
+    """List an agent's versions, oldest (1) first."""
+    agent = visible_agent(call.caller, call.path["agent_id"])
+    return page(*agents.list_versions(agent.id, call.query.limit, call.query.cursor))
+
+
+@endpoint(bp, "/api/v1/agents/{agent_id}/versions/{version}", "GET", response=AgentVersion, tag=TAG)
+def get_agent_version(call: Call[Any, Any]) -> AgentVersion:
+    """Get one immutable version of an agent."""
+    agent = visible_agent(call.caller, call.path["agent_id"])
+    raw = call.path["version"]
+    if not raw.isdigit():
+        raise NotFound(
+            f"agent {agent.id} has no version {raw!r}", resource_type="agent_version", id=agent.id
+        )
+    return agents.get_agent_version(agent.id, int(raw))

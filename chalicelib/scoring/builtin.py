@@ -1,1 +1,184 @@
-"""Built-in plugin (to be written): registers through the same hooks as third parties."""
+"""The eight built-in scorers, registered through the same hook a third-party plugin uses.
+
+``check`` raises :class:`ValidationFailed` with ``field`` relative to the scorer's own
+config (``"ai_provider_id"``); :func:`chalicelib.scoring.validation.validate_scorers`
+prefixes it with the scorer's position (``scorers.2.ai_provider_id``).
+
+``llm_judge``, ``embedding_similarity``, ``tool`` and ``decider`` validate their full
+config here; their scoring (judge completions, embeddings, tool calls, decisions) is not
+built yet and raises ``ScorerFailed(code="SCORER_UNAVAILABLE")`` (the item errors, it
+is never scored 0).
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, TypeVar
+
+from chalicelib.errors import ValidationFailed
+from chalicelib.plugins.markers import hookimpl
+from chalicelib.scoring import configs, deterministic
+from chalicelib.scoring.contract import (
+    ItemContext,
+    ScoreOutcome,
+    Scorer,
+    ScorerConfig,
+    ScorerFailed,
+    ScoringEnv,
+    ValidationEnv,
+)
+
+C = TypeVar("C", bound=ScorerConfig)
+#: Tool types that need an ``action`` (multi-action tools).
+ACTION_TOOL_TYPES = frozenset({"builtin", "mcp"})
+
+
+def _as(model: type[C], config: ScorerConfig) -> C:
+    """``config`` as this scorer's model (the engine may hand over a base-typed config)."""
+    if isinstance(config, model):
+        return config
+    return model.model_validate(config.model_dump(by_alias=True))
+
+
+def _attr(resource: Any, name: str) -> Any:
+    if isinstance(resource, dict):
+        return resource.get(name)
+    return getattr(resource, name, None)
+
+
+class _Builtin:
+    config_model: builtins.type[ScorerConfig] = ScorerConfig
+    type = ""
+    named = False
+
+    def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
+        return None
+
+    def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
+        raise ScorerFailed(
+            f"the {self.type} scorer is not available in this version of pawl",
+            code="SCORER_UNAVAILABLE",
+            scorer=self.type,
+        )
+
+
+class ExactMatchScorer(_Builtin):
+    type = "exact_match"
+    config_model = configs.ExactMatchConfig
+
+    def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
+        return deterministic.exact_match(item.output, item.expected)
+
+
+class ContainsScorer(_Builtin):
+    type = "contains"
+    config_model = configs.ContainsConfig
+
+    def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
+        parsed = _as(configs.ContainsConfig, config)
+        return deterministic.contains(item.output, parsed.value, parsed.case_sensitive)
+
+
+class JsonLogicScorer(_Builtin):
+    type = "json_logic"
+    config_model = configs.JsonLogicConfig
+
+    def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
+        return deterministic.json_logic(_as(configs.JsonLogicConfig, config).expression, item)
+
+
+class OutputSchemaScorer(_Builtin):
+    type = "output_schema"
+    config_model = configs.OutputSchemaConfig
+
+    def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
+        # Structured output exists only when the agent's own schema constrains it.
+        if env.agent_output_schema is None:
+            raise ValidationFailed(
+                "an output_schema scorer needs an agent with an output_schema (even when the "
+                "scorer brings its own schema): this agent produces no structured output",
+                field="type",
+            )
+
+    def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
+        return deterministic.output_schema(_as(configs.OutputSchemaConfig, config).schema_, item)
+
+
+class EmbeddingSimilarityScorer(_Builtin):
+    type = "embedding_similarity"
+    config_model = configs.EmbeddingSimilarityConfig
+
+
+class LlmJudgeScorer(_Builtin):
+    type = "llm_judge"
+    config_model = configs.LlmJudgeConfig
+
+    def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
+        provider_id = _as(configs.LlmJudgeConfig, config).ai_provider_id
+        if provider_id is not None:
+            if env.lookup("ai_provider", provider_id) is None:
+                raise ValidationFailed(
+                    f"ai_provider {provider_id} not found in this project", field="ai_provider_id"
+                )
+        elif env.project_default("default_ai_provider_id") is None:
+            raise ValidationFailed(
+                "llm_judge pins no ai_provider_id and the project has no "
+                "default_ai_provider_id: pin a provider or set the project's default",
+                field="ai_provider_id",
+            )
+
+
+class ToolScorer(_Builtin):
+    type = "tool"
+    named = True
+    config_model = configs.ToolScorerConfig
+
+    def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
+        parsed = _as(configs.ToolScorerConfig, config)
+        tool = env.lookup("tool", parsed.tool_id)
+        if tool is None:
+            raise ValidationFailed(
+                f"tool {parsed.tool_id} not found in this project", field="tool_id"
+            )
+        tool_type = _attr(tool, "type")
+        if tool_type == "client" or _attr(tool, "server_callable") is False:
+            raise ValidationFailed(
+                f"tool {parsed.tool_id} is a {tool_type} tool: it waits for a calling client, "
+                "and an eval run scores server-side",
+                field="tool_id",
+            )
+        if tool_type in ACTION_TOOL_TYPES and parsed.action is None:
+            raise ValidationFailed(
+                f"tool {parsed.tool_id} is a {tool_type} tool: name the action to invoke",
+                field="action",
+            )
+
+
+class DeciderScorer(_Builtin):
+    type = "decider"
+    named = True
+    config_model = configs.DeciderScorerConfig
+
+    def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
+        decider_id = _as(configs.DeciderScorerConfig, config).decider_id
+        if env.lookup("decider", decider_id) is None:
+            raise ValidationFailed(
+                f"decider {decider_id} not found in this project", field="decider_id"
+            )
+
+
+BUILTIN_SCORERS: tuple[type[_Builtin], ...] = (
+    ExactMatchScorer,
+    ContainsScorer,
+    JsonLogicScorer,
+    OutputSchemaScorer,
+    EmbeddingSimilarityScorer,
+    LlmJudgeScorer,
+    ToolScorer,
+    DeciderScorer,
+)
+
+
+@hookimpl
+def pawl_register_scorers() -> list[Scorer]:
+    return [cls() for cls in BUILTIN_SCORERS]

@@ -65,6 +65,8 @@ class ItemContext:
     item_metadata: dict[str, Any]
     object: Any = None
     has_object: bool = False
+    #: The agent version's ``output_schema`` (the ``output_schema`` scorer's fallback schema).
+    output_schema: dict[str, Any] | None = None
 
     def as_variables(self) -> dict[str, Any]:
         """The variables a json_logic expression or a tool scorer sees."""

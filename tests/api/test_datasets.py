@@ -66,21 +66,19 @@ def test_same_name_allowed_in_another_project(api: Any, project: dict[str, Any])
     _dataset(api, other, name="shared")
 
 
-@pytest.mark.parametrize(
-    ("body", "field"),
-    [
-        ({"name": ""}, "name"),
-        ({"name": "x", "colour": "red"}, "colour"),
-        ({"name": 5}, "name"),
-        ({"name": "x", "description": 7}, "description"),
-    ],
-)
-def test_dataset_body_refusals(
-    api: Any, project: dict[str, Any], body: dict[str, Any], field: str
-) -> None:
-    response = api.post(DATASETS, {"project_id": project["id"], **body})
-    assert response.status == 400 and response.code == "VALIDATION_FAILED"
-    assert _field(response) == field
+REFUSED_DATASETS = [
+    ({"name": ""}, "name"),
+    ({"name": "x", "colour": "red"}, "colour"),
+    ({"name": 5}, "name"),
+    ({"name": "x", "description": 7}, "description"),
+]
+
+
+def test_dataset_body_refusals(api: Any, project: dict[str, Any]) -> None:
+    for body, field in REFUSED_DATASETS:
+        response = api.post(DATASETS, {"project_id": project["id"], **body})
+        assert response.status == 400 and response.code == "VALIDATION_FAILED", body
+        assert _field(response) == field, body
     assert api.get(f"{DATASETS}?project_id={project['id']}").json["data"] == []
 
 
@@ -166,31 +164,29 @@ def test_item_crud(api: Any, project: dict[str, Any]) -> None:
     assert api.get(base).json["data"] == []
 
 
-@pytest.mark.parametrize(
-    ("body", "field"),
-    [
-        ({"input": []}, "input"),
-        ({}, "input"),
-        ({"input": "hello"}, "input"),
-        (
-            {"input": [{"role": "user", "content": "a"}, {"role": "robot", "content": "b"}]},
-            "input.1.role",
-        ),
-        ({"input": [{"role": "user"}]}, "input.0.content"),
-        ({"input": [{"role": "user", "content": 3}]}, "input.0.content"),
-        ({"input": [{"role": "user", "content": "a", "name": "x"}]}, "input.0.name"),
-        ({"input": QUESTION, "expected_output": 4}, "expected_output"),
-        ({"input": QUESTION, "metadata": [1]}, "metadata"),
-        ({"input": QUESTION, "source_generation_id": "gen_x"}, "source_generation_id"),
-    ],
-)
-def test_item_refusals_name_the_field(
-    api: Any, project: dict[str, Any], body: dict[str, Any], field: str
-) -> None:
+REFUSED_ITEMS = [
+    ({"input": []}, "input"),
+    ({}, "input"),
+    ({"input": "hello"}, "input"),
+    (
+        {"input": [{"role": "user", "content": "a"}, {"role": "robot", "content": "b"}]},
+        "input.1.role",
+    ),
+    ({"input": [{"role": "user"}]}, "input.0.content"),
+    ({"input": [{"role": "user", "content": 3}]}, "input.0.content"),
+    ({"input": [{"role": "user", "content": "a", "name": "x"}]}, "input.0.name"),
+    ({"input": QUESTION, "expected_output": 4}, "expected_output"),
+    ({"input": QUESTION, "metadata": [1]}, "metadata"),
+    ({"input": QUESTION, "source_generation_id": "gen_x"}, "source_generation_id"),
+]
+
+
+def test_item_refusals_name_the_field(api: Any, project: dict[str, Any]) -> None:
     dataset = _dataset(api, project)
-    response = api.post(f"{DATASETS}/{dataset['id']}/items", body)
-    assert response.status == 400 and response.code == "VALIDATION_FAILED"
-    assert _field(response) == field
+    for body, field in REFUSED_ITEMS:
+        response = api.post(f"{DATASETS}/{dataset['id']}/items", body)
+        assert response.status == 400 and response.code == "VALIDATION_FAILED", body
+        assert _field(response) == field, body
     assert api.get(f"{DATASETS}/{dataset['id']}/items").json["data"] == []
 
 

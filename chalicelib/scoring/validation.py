@@ -1,0 +1,201 @@
+"""Validating an eval's ``scorers`` list.
+
+Every entry is validated by *its own* scorer plugin (``config_model`` for the shape,
+``check`` for cross-resource rules); this module adds the rules that span the list:
+the discriminator must name a registered type, a non-named type appears at most once,
+and ``tool``/``decider`` scorers carry distinct ``name``s that shadow no scorer type.
+
+Cross-resource checks look resources up through :class:`CatalogValidationEnv`, whose
+lookups are pluggable: the module that owns a resource kind (``tool``, ``decider``,
+``ai_provider``) calls :func:`register_lookup`; an unregistered kind finds nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from chalicelib.domain.catalog import Eval
+from chalicelib.errors import ValidationFailed
+from chalicelib.plugins.manager import plugins
+from chalicelib.scoring.contract import ValidationEnv
+
+#: ``fn(project_id, resource_id)`` -> the resource, or None when it is not in that project.
+LookupFn = Callable[[str, str], Any | None]
+
+_LOOKUPS: dict[str, LookupFn] = {}
+
+
+def register_lookup(kind: str, fn: LookupFn) -> None:
+    """Make ``env.lookup(kind, id)`` find resources of ``kind`` (replaces an earlier one)."""
+    _LOOKUPS[kind] = fn
+
+
+def unregister_lookup(kind: str) -> None:
+    _LOOKUPS.pop(kind, None)
+
+
+def _project_of(resource: Any) -> Any:
+    if isinstance(resource, Mapping):
+        return resource.get("project_id")
+    return getattr(resource, "project_id", None)
+
+
+@dataclass
+class CatalogValidationEnv:
+    """The :class:`ValidationEnv` of the catalog API and of run start."""
+
+    project_id: str
+    phase: str
+    agent_output_schema: dict[str, Any] | None
+    project_defaults: Mapping[str, Any] = field(default_factory=dict)
+
+    def lookup(self, kind: str, resource_id: str) -> Any | None:
+        finder = _LOOKUPS.get(kind)
+        found = finder(self.project_id, resource_id) if finder else None
+        owner = _project_of(found)
+        # A resource of another project is as missing as no resource (tenancy).
+        if found is not None and owner is not None and owner != self.project_id:
+            return None
+        return found
+
+    def project_default(self, setting: str) -> Any | None:
+        return self.project_defaults.get(setting)
+
+
+def env_for_project(
+    project_id: str, phase: str, agent_output_schema: dict[str, Any] | None
+) -> CatalogValidationEnv:
+    """An env with the project's current defaults read from the store."""
+    from chalicelib.store import tenancy  # scoring stays importable without the store bound
+
+    project = tenancy.get_project(project_id)
+    return CatalogValidationEnv(
+        project_id=project_id,
+        phase=phase,
+        agent_output_schema=agent_output_schema,
+        project_defaults={"default_ai_provider_id": project.default_ai_provider_id},
+    )
+
+
+# --- the list rules ---------------------------------------------------------------------------
+
+
+def _pydantic_failure(exc: ValidationError, prefix: str) -> ValidationFailed:
+    problems = []
+    for err in exc.errors(include_url=False, include_context=False, include_input=False):
+        loc = ".".join(str(part) for part in err["loc"])
+        message = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+        problems.append({"field": f"{prefix}.{loc}" if loc else prefix, "message": message})
+    summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems[:5])
+    return ValidationFailed(summary, field=problems[0]["field"], errors=problems)
+
+
+def _relocated(exc: ValidationFailed, prefix: str) -> ValidationFailed:
+    """The same refusal with its field placed under ``prefix`` (``scorers.<i>``)."""
+    inner = exc.meta.get("field")
+    where = f"{prefix}.{inner}" if inner else prefix
+    meta = {k: v for k, v in exc.meta.items() if k != "field"}
+    return ValidationFailed(f"{where}: {exc.message}", field=where, code=exc.code, **meta)
+
+
+def _scorer_for(entry: Any, where: str) -> Any:
+    if not isinstance(entry, dict):
+        raise ValidationFailed(f"{where}: a scorer must be an object", field=where)
+    scorer_type = entry.get("type")
+    known = ", ".join(sorted(plugins().scorer_types()))
+    if not isinstance(scorer_type, str):
+        raise ValidationFailed(
+            f"{where}.type: required, one of: {known}", field=f"{where}.type", known=known
+        )
+    try:
+        return plugins().scorer(scorer_type)
+    except ValidationFailed as exc:
+        raise _relocated(exc, where) from None
+
+
+@dataclass
+class _Seen:
+    types: set[str] = field(default_factory=set)
+    names: set[str] = field(default_factory=set)
+
+
+def _check_unique(scorer: Any, config: Any, where: str, seen: _Seen) -> None:
+    if not scorer.named:
+        if scorer.type in seen.types:
+            raise ValidationFailed(
+                f"{where}.type: {scorer.type} may appear at most once per eval",
+                field=f"{where}.type",
+            )
+        seen.types.add(scorer.type)
+        return
+    name = getattr(config, "name", None)
+    if not isinstance(name, str) or not name:
+        raise ValidationFailed(
+            f"{where}.name: required for a {scorer.type} scorer", field=f"{where}.name"
+        )
+    if name in plugins().scorer_types():
+        raise ValidationFailed(
+            f"{where}.name: {name!r} would shadow the {name} scorer type", field=f"{where}.name"
+        )
+    if name in seen.names:
+        raise ValidationFailed(
+            f"{where}.name: another scorer is already named {name!r}", field=f"{where}.name"
+        )
+    seen.names.add(name)
+
+
+def validate_scorers(
+    raw: Any, env: ValidationEnv, field_prefix: str = "scorers"
+) -> list[dict[str, Any]]:
+    """Validate an eval's scorer list; return the normalized configs in order.
+
+    Raises :class:`ValidationFailed` naming the first offending field
+    (``scorers.<i>.<key>``).
+    """
+    if not isinstance(raw, list) or not raw:
+        raise ValidationFailed(f"{field_prefix}: must be a non-empty list", field=field_prefix)
+    seen = _Seen()
+    normalized = []
+    for index, entry in enumerate(raw):
+        where = f"{field_prefix}.{index}"
+        scorer = _scorer_for(entry, where)
+        try:
+            config = scorer.config_model.model_validate(entry)
+        except ValidationError as exc:
+            raise _pydantic_failure(exc, where) from None
+        _check_unique(scorer, config, where, seen)
+        try:
+            scorer.check(config, env)
+        except ValidationFailed as exc:
+            raise _relocated(exc, where) from None
+        normalized.append(config.model_dump(mode="json", by_alias=True, exclude_none=True))
+    return normalized
+
+
+def scorer_key(config: Mapping[str, Any]) -> str:
+    """The key of a scorer's results and aggregates: its ``name`` if named, else its type."""
+    scorer_type = str(config.get("type"))
+    try:
+        named = bool(plugins().scorer(scorer_type).named)
+    except ValidationFailed:
+        named = "name" in config
+    return str(config["name"]) if named else scorer_type
+
+
+def check_eval_runnable(eval: Eval, agent_output_schema: dict[str, Any] | None) -> None:
+    """Run-start validation (authoritative): the eval's scorers against today's resources."""
+    env = env_for_project(eval.project_id, "run_start", agent_output_schema)
+    validate_scorers(eval.scorers, env)
+
+
+def needs_agent_output_schema(scorers: Iterable[Mapping[str, Any]]) -> bool:
+    return any(s.get("type") == "output_schema" for s in scorers)
+
+
+def evals_needing_output_schema(evals: Iterable[Eval]) -> list[Eval]:
+    """The evals whose scorers require their agent to carry an ``output_schema``."""
+    return [e for e in evals if needs_agent_output_schema(e.scorers)]
