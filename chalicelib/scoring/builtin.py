@@ -4,10 +4,10 @@
 config (``"ai_provider_id"``); :func:`chalicelib.scoring.validation.validate_scorers`
 prefixes it with the scorer's position (``scorers.2.ai_provider_id``).
 
-``llm_judge``, ``embedding_similarity``, ``tool`` and ``decider`` validate their full
-config here; their scoring (judge completions, embeddings, tool calls, decisions) is not
-built yet and raises ``ScorerFailed(code="SCORER_UNAVAILABLE")`` (the item errors, it
-is never scored 0).
+``embedding_similarity`` lives in :mod:`chalicelib.scoring.embedding_similarity`.
+``llm_judge``, ``tool`` and ``decider`` validate their full config here; their scoring
+(judge completions, tool calls, decisions) is not built yet and raises
+``ScorerFailed(code="SCORER_UNAVAILABLE")`` (the item errors, it is never scored 0).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from chalicelib.scoring.contract import (
     ScoringEnv,
     ValidationEnv,
 )
+from chalicelib.scoring.embedding_similarity import EmbeddingSimilarityScorer
 
 C = TypeVar("C", bound=ScorerConfig)
 #: Tool types that need an ``action`` (multi-action tools).
@@ -104,11 +105,6 @@ class OutputSchemaScorer(_Builtin):
         return deterministic.output_schema(_as(configs.OutputSchemaConfig, config).schema_, item)
 
 
-class EmbeddingSimilarityScorer(_Builtin):
-    type = "embedding_similarity"
-    config_model = configs.EmbeddingSimilarityConfig
-
-
 class LlmJudgeScorer(_Builtin):
     type = "llm_judge"
     config_model = configs.LlmJudgeConfig
@@ -167,7 +163,7 @@ class DeciderScorer(_Builtin):
             )
 
 
-BUILTIN_SCORERS: tuple[type[_Builtin], ...] = (
+BUILTIN_SCORERS: tuple[type[Scorer], ...] = (
     ExactMatchScorer,
     ContainsScorer,
     JsonLogicScorer,
