@@ -7,6 +7,7 @@ manager for a terminal.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import logging
 import os
@@ -99,10 +100,9 @@ def _dump_stacks_on_sigusr1() -> None:
     """`kill -USR1 <pid>` prints every thread's stack (where is a stuck stop waiting?)."""
     if not hasattr(signal, "SIGUSR1"):
         return
-    try:
+    # stderr may not be a real file (an embedding host captured it): then do without.
+    with contextlib.suppress(ValueError, OSError, AttributeError):
         faulthandler.register(signal.SIGUSR1, all_threads=True)
-    except (ValueError, OSError, AttributeError):
-        pass  # stderr is not a real file (an embedding host captured it)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
