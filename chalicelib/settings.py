@@ -37,6 +37,7 @@ class Settings:
     max_body_bytes: int
     large_output_bytes: int
     embedding_provider: str | None
+    serialize_transactions: bool
     embedding_model: str | None
     #: Seconds before the 2nd webhook attempt; the 3rd waits 4x that (0 in tests: no waiting).
     webhook_retry_base_s: int = 1
@@ -78,6 +79,7 @@ def get_settings() -> Settings:
         max_body_bytes=int(os.environ.get("PAWL_MAX_BODY_BYTES", str(1024 * 1024))),
         large_output_bytes=int(os.environ.get("PAWL_LARGE_OUTPUT_BYTES", str(256 * 1024))),
         embedding_provider=os.environ.get("PAWL_EMBEDDING_PROVIDER") or None,
+        serialize_transactions=_flag("PAWL_SERIALIZE_TRANSACTIONS"),
         embedding_model=os.environ.get("PAWL_EMBEDDING_MODEL") or None,
         webhook_retry_base_s=int(os.environ.get("PAWL_WEBHOOK_RETRY_BASE_S", "1")),
         http_backoff_base_s=float(os.environ.get("PAWL_HTTP_BACKOFF_BASE_S", "0.5")),

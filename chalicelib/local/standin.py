@@ -78,7 +78,13 @@ class EnvPatch:
 
 def stand_in_environment(endpoint: str) -> dict[str, str | None]:
     """The variables that point boto3 (and so all of pawl) at the stand-in."""
-    values: dict[str, str | None] = {"AWS_ENDPOINT_URL": endpoint, **DUMMY_CREDENTIALS}
+    values: dict[str, str | None] = {
+        "AWS_ENDPOINT_URL": endpoint,
+        # moto's server is not safe under concurrent TransactWriteItems
+        # ("dictionary changed size during iteration"): send them one at a time.
+        "PAWL_SERIALIZE_TRANSACTIONS": "1",
+        **DUMMY_CREDENTIALS,
+    }
     values.update({name: None for name in CREDENTIAL_OVERRIDES})
     return values
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, TypeVar
 
 from pynamodb.attributes import UnicodeAttribute
@@ -23,6 +23,7 @@ _REGISTRY: list[type[Model]] = []
 _bound_for: tuple[str, str, str | None] | None = None
 _shared: Connection | None = None
 _lock = threading.Lock()
+_transaction_lock = threading.Lock()
 
 M = TypeVar("M", bound=type[Model])
 
@@ -107,9 +108,14 @@ def connection() -> Connection:
 
 @contextmanager
 def transaction() -> Iterator[TransactWrite]:
-    """A TransactWrite on the configured endpoint; committed when the block exits."""
+    """A TransactWrite on the configured endpoint; committed when the block exits.
+
+    With ``PAWL_SERIALIZE_TRANSACTIONS`` (set by the local stand-in, whose server
+    corrupts state under concurrent transactions) commits go one at a time.
+    """
     bind()
-    with TransactWrite(connection=connection()) as txn:
+    guard = _transaction_lock if get_settings().serialize_transactions else nullcontext()
+    with guard, TransactWrite(connection=connection()) as txn:
         yield txn
 
 
