@@ -1,7 +1,154 @@
-"""Evals routes (to be written)."""
+"""Evals: an agent bound to a dataset and a list of scorers (``/api/v1/evals``).
+
+Beyond the spec, an eval carries ``trials`` (how many times each item runs, 1-10),
+``trial_reducer`` (how an item's trials reduce to its verdict: ``all``, ``any`` or
+``majority``) and ``max_regression`` (the largest pass-rate drop against a baseline
+the run tolerates, 0-1, or null for no gate).
+"""
 
 from __future__ import annotations
 
+from typing import Annotated, Any, Literal
+
 from chalice import Blueprint
+from pydantic import Field
+
+from chalicelib.api.auth import Caller
+from chalicelib.api.datasets import refuse_nulls, target_project
+from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
+from chalicelib.domain.base import Page, RequestBody
+from chalicelib.domain.catalog import Agent, Eval, EvalSpec
+from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.scoring.validation import env_for_project, validate_scorers
+from chalicelib.store import agents, datasets, evals
 
 bp = Blueprint(__name__)
+
+TAG = "evals"
+Fraction = Annotated[float, Field(strict=True, ge=0, le=1)]
+Trials = Annotated[int, Field(strict=True, ge=1, le=10)]
+Reducer = Literal["all", "any", "majority"]
+GroupBy = Annotated[str, Field(min_length=1, max_length=255)]
+ScorerList = Annotated[list[Any], Field(min_length=1, description="Scorer configs")]
+
+
+class CreateEval(RequestBody):
+    project_id: str | None = Field(None, description="Required with the admin key")
+    name: str = Field(min_length=1, max_length=200)
+    agent_id: str = Field(min_length=1)
+    dataset_id: str = Field(min_length=1)
+    scorers: ScorerList
+    pass_threshold: Fraction | None = None
+    group_by: GroupBy | None = None
+    trials: Trials = 1
+    trial_reducer: Reducer = "all"
+    max_regression: Fraction | None = None
+
+
+class UpdateEval(RequestBody):
+    name: str | None = Field(None, min_length=1, max_length=200)
+    agent_id: str | None = Field(None, min_length=1)
+    dataset_id: str | None = Field(None, min_length=1)
+    scorers: ScorerList | None = None
+    pass_threshold: Fraction | None = None
+    group_by: GroupBy | None = Field(None, description="null clears it")
+    trials: Trials | None = None
+    trial_reducer: Reducer | None = None
+    max_regression: Fraction | None = None
+
+
+_NOT_NULL = ("name", "agent_id", "dataset_id", "scorers", "trials", "trial_reducer")
+
+
+def bound_agent(project_id: str, agent_id: str) -> Agent:
+    """The agent an eval binds: it must exist in the eval's project (else 400 ``agent_id``)."""
+    try:
+        agent = agents.get_agent(agent_id)
+    except NotFound:
+        agent = None
+    if agent is None or agent.project_id != project_id:
+        raise ValidationFailed(f"agent {agent_id} not found in this project", field="agent_id")
+    return agent
+
+
+def check_bound_dataset(project_id: str, dataset_id: str) -> None:
+    try:
+        dataset = datasets.get_dataset(dataset_id)
+    except NotFound:
+        dataset = None
+    if dataset is None or dataset.project_id != project_id:
+        raise ValidationFailed(
+            f"dataset {dataset_id} not found in this project", field="dataset_id"
+        )
+
+
+def visible_eval(caller: Caller, eval_id: str) -> Eval:
+    found = evals.get_eval(eval_id)
+    caller.check_visible(found.project_id, "eval", found.id)
+    return found
+
+
+@endpoint(bp, "/api/v1/evals", "POST", body=CreateEval, response=Eval, status=201, tag=TAG)
+def create_eval(call: Call[CreateEval, Any]) -> Eval:
+    """Bind an agent to a dataset and scorers (name unique in the project)."""
+    body = call.body
+    project_id = target_project(call.caller, body.project_id)
+
+    def attempt() -> Eval:
+        agent = bound_agent(project_id, body.agent_id)
+        check_bound_dataset(project_id, body.dataset_id)
+        env = env_for_project(project_id, "create", agent.output_schema)
+        fields = body.model_dump(exclude={"project_id", "scorers"})
+        spec = EvalSpec(scorers=validate_scorers(body.scorers, env), **fields)
+        return evals.create_eval(project_id, spec, agent.version)
+
+    created: Eval = evals.run_with_retry(attempt)
+    return created
+
+
+@endpoint(bp, "/api/v1/evals", "GET", query=ProjectListQuery, response=Page[Eval], tag=TAG)
+def list_evals(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
+    """List a project's evals, oldest first."""
+    project_id = call.caller.listing_project(call.query.project_id)
+    return page(*evals.list_evals(project_id, call.query.limit, call.query.cursor))
+
+
+@endpoint(bp, "/api/v1/evals/{eval_id}", "GET", response=Eval, tag=TAG)
+def get_eval(call: Call[Any, Any]) -> Eval:
+    """Get an eval."""
+    return visible_eval(call.caller, call.path["eval_id"])
+
+
+def _updated_spec(current: Eval, body: UpdateEval) -> EvalSpec:
+    """``current``'s writable fields with the given ones replaced (scorers not yet validated)."""
+    given = body.model_fields_set
+    changes = {name: getattr(body, name) for name in EvalSpec.model_fields if name in given}
+    base = EvalSpec.model_validate(current.model_dump(include=set(EvalSpec.model_fields)))
+    return base.model_copy(update=changes)
+
+
+@endpoint(bp, "/api/v1/evals/{eval_id}", "PUT", body=UpdateEval, response=Eval, tag=TAG)
+def update_eval(call: Call[UpdateEval, Any]) -> Eval:
+    """Partially update an eval; scorers are re-validated when they or the agent change."""
+    refuse_nulls(call.body, *_NOT_NULL)
+    eval_id = visible_eval(call.caller, call.path["eval_id"]).id
+
+    def attempt() -> Eval:
+        current = evals.get_eval(eval_id)
+        spec = _updated_spec(current, call.body)
+        agent = bound_agent(current.project_id, spec.agent_id)
+        if spec.dataset_id != current.dataset_id:
+            check_bound_dataset(current.project_id, spec.dataset_id)
+        if "scorers" in call.body.model_fields_set or spec.agent_id != current.agent_id:
+            env = env_for_project(current.project_id, "update", agent.output_schema)
+            spec.scorers = validate_scorers(spec.scorers, env)
+        return evals.update_eval(current, spec, agent.version)
+
+    updated: Eval = evals.run_with_retry(attempt)
+    return updated
+
+
+@endpoint(bp, "/api/v1/evals/{eval_id}", "DELETE", status=204, tag=TAG)
+def delete_eval(call: Call[Any, Any]) -> None:
+    """Delete an eval."""
+    evals.delete_eval(visible_eval(call.caller, call.path["eval_id"]))

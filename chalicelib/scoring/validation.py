@@ -29,13 +29,16 @@ LookupFn = Callable[[str, str], Any | None]
 _LOOKUPS: dict[str, LookupFn] = {}
 
 
-def register_lookup(kind: str, fn: LookupFn) -> None:
-    """Make ``env.lookup(kind, id)`` find resources of ``kind`` (replaces an earlier one)."""
-    _LOOKUPS[kind] = fn
+def register_lookup(kind: str, fn: LookupFn | None) -> LookupFn | None:
+    """Make ``env.lookup(kind, id)`` find resources of ``kind`` through ``fn``.
 
-
-def unregister_lookup(kind: str) -> None:
-    _LOOKUPS.pop(kind, None)
+    Replaces an earlier registration and returns it (``None`` removes the lookup), so a
+    caller can put the previous one back.
+    """
+    previous = _LOOKUPS.pop(kind, None)
+    if fn is not None:
+        _LOOKUPS[kind] = fn
+    return previous
 
 
 def _project_of(resource: Any) -> Any:
