@@ -56,7 +56,9 @@ def validated_config(tool_type: str, config: dict[str, Any]) -> dict[str, Any]:
         try:
             outbound.check_url(str(parsed.url))
         except outbound.OutboundError as exc:
-            raise ValidationFailed(f"config.url is not allowed: {exc}", field="config.url") from None
+            raise ValidationFailed(
+                f"config.url is not allowed: {exc}", field="config.url"
+            ) from None
     actions = getattr(parsed, "actions", None)
     if tool_type == "builtin" and actions is not None:
         known = available_actions()

@@ -1,0 +1,194 @@
+"""Deciders (``/api/v1/deciders``) and their decisions (``/api/v1/decisions``).
+
+Every create and update writes an immutable numbered version (``/versions/{n}``); a
+decision is answered under the decider's current version and names it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from chalice import Blueprint
+from pydantic import Field, field_validator
+
+from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
+from chalicelib.deciders.backends import bind_backend
+from chalicelib.deciders.decide import decide
+from chalicelib.domain.base import Page, RequestBody
+from chalicelib.domain.deciders import (
+    Backend,
+    Decider,
+    DeciderVersion,
+    Decision,
+    Question,
+    Questions,
+    check_distinct_names,
+)
+from chalicelib.errors import ValidationFailed, not_found
+from chalicelib.store import deciders as store
+from chalicelib.store import tenancy
+
+bp = Blueprint(__name__)
+
+TAG = "deciders"
+NAME = Field(min_length=1, max_length=200)
+DESCRIPTION = Field(None, max_length=10_000)
+MAX_METADATA_BYTES = 16 * 1024
+
+
+class CreateDecider(RequestBody):
+    project_id: str | None = Field(None, description="Required with the admin key")
+    name: str = NAME
+    description: str | None = DESCRIPTION
+    questions: Questions
+    backend: Backend
+
+    @field_validator("questions")
+    @classmethod
+    def _distinct(cls, questions: list[Question]) -> list[Question]:
+        return check_distinct_names(questions)
+
+
+class UpdateDecider(RequestBody):
+    """Partial update; writes the next version. ``expected_version`` guards a stale read."""
+
+    name: str | None = Field(None, min_length=1, max_length=200)
+    description: str | None = DESCRIPTION
+    questions: Questions | None = None
+    backend: Backend | None = None
+    expected_version: int | None = Field(None, ge=1)
+
+    @field_validator("questions")
+    @classmethod
+    def _distinct(cls, questions: list[Question] | None) -> list[Question] | None:
+        return None if questions is None else check_distinct_names(questions)
+
+
+class CreateDecision(RequestBody):
+    input: Any = Field(description="What the questions are asked about: any JSON but null")
+    metadata: dict[str, Any] | None = Field(None, description="Caller annotations; null means {}")
+
+    @field_validator("input")
+    @classmethod
+    def _not_null(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("input is required and may not be null")
+        return value
+
+    @field_validator("metadata")
+    @classmethod
+    def _small(cls, metadata: dict[str, Any] | None) -> dict[str, Any] | None:
+        if metadata is not None and len(json.dumps(metadata)) > MAX_METADATA_BYTES:
+            raise ValueError(f"metadata is larger than {MAX_METADATA_BYTES} bytes")
+        return metadata
+
+
+def visible_decider(call: Call[Any, Any]) -> Decider:
+    decider = store.get_decider(call.path["decider_id"])
+    call.caller.check_visible(decider.project_id, "decider", decider.id)
+    return decider
+
+
+@endpoint(bp, "/api/v1/deciders", "POST", body=CreateDecider, response=Decider, status=201, tag=TAG)
+def create_decider(call: Call[CreateDecider, Any]) -> Decider:
+    """Create a decider at version 1 (name unique in the project)."""
+    body = call.body
+    project_id = call.caller.listing_project(body.project_id)
+    tenancy.get_project(project_id)
+    bind_backend(project_id, body.backend)
+    return store.create_decider(
+        project_id, body.name, body.description, body.questions, body.backend
+    )
+
+
+@endpoint(bp, "/api/v1/deciders", "GET", query=ProjectListQuery, response=Page[Decider], tag=TAG)
+def list_deciders(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
+    """List a project's deciders, oldest first."""
+    project_id = call.caller.listing_project(call.query.project_id)
+    return page(*store.list_deciders(project_id, call.query.limit, call.query.cursor))
+
+
+@endpoint(bp, "/api/v1/deciders/{decider_id}", "GET", response=Decider, tag=TAG)
+def get_decider(call: Call[Any, Any]) -> Decider:
+    """Get a decider at its current version."""
+    return visible_decider(call)
+
+
+@endpoint(bp, "/api/v1/deciders/{decider_id}", "PUT", body=UpdateDecider, response=Decider, tag=TAG)
+def update_decider(call: Call[UpdateDecider, Any]) -> Decider:
+    """Change a decider; the result is written as the next version."""
+    body = call.body
+    for name in ("name", "questions", "backend", "expected_version"):
+        if name in body.model_fields_set and getattr(body, name) is None:
+            raise ValidationFailed(f"{name} may be omitted but not null", field=name)
+    decider = visible_decider(call)
+    if body.expected_version is not None and body.expected_version != decider.version:
+        raise store.version_conflict(decider.id, body.expected_version)
+    changes: dict[str, Any] = {
+        name: getattr(body, name)
+        for name in ("name", "questions", "backend")
+        if getattr(body, name) is not None
+    }
+    if "description" in body.model_fields_set:
+        changes["description"] = body.description
+    if body.backend is not None:
+        bind_backend(decider.project_id, body.backend)
+    return store.update_decider(decider, changes)
+
+
+@endpoint(bp, "/api/v1/deciders/{decider_id}", "DELETE", status=204, tag=TAG)
+def delete_decider(call: Call[Any, Any]) -> None:
+    """Delete a decider. Its versions and decisions stay readable by id."""
+    store.delete_decider(visible_decider(call))
+
+
+@endpoint(
+    bp,
+    "/api/v1/deciders/{decider_id}/versions",
+    "GET",
+    query=ListQuery,
+    response=Page[DeciderVersion],
+    tag=TAG,
+)
+def list_decider_versions(call: Call[Any, ListQuery]) -> dict[str, Any]:
+    """List a decider's versions, oldest first."""
+    decider = visible_decider(call)
+    return page(*store.list_versions(decider.id, call.query.limit, call.query.cursor))
+
+
+@endpoint(
+    bp, "/api/v1/deciders/{decider_id}/versions/{version}", "GET", response=DeciderVersion, tag=TAG
+)
+def get_decider_version(call: Call[Any, Any]) -> DeciderVersion:
+    """Get one version: the questions and backend a decision was answered under."""
+    decider = visible_decider(call)
+    raw = call.path["version"]
+    if not raw.isdigit():
+        raise not_found("decider_version", f"{decider.id}/{raw}")
+    return store.get_version(decider.id, int(raw))
+
+
+@endpoint(
+    bp,
+    "/api/v1/deciders/{decider_id}/decisions",
+    "POST",
+    body=CreateDecision,
+    response=Decision,
+    status=201,
+    tag=TAG,
+)
+def create_decision(call: Call[CreateDecision, Any]) -> Decision:
+    """Ask the decider about ``input`` (current version). Answers 201 with the settled
+    decision: ``completed`` with its answers, or ``failed`` with an error code."""
+    decider = visible_decider(call)
+    version = store.get_version(decider.id, decider.version)
+    return decide(decider.project_id, version, call.body.input, call.body.metadata or {})
+
+
+@endpoint(bp, "/api/v1/decisions/{decision_id}", "GET", response=Decision, tag=TAG)
+def get_decision(call: Call[Any, Any]) -> Decision:
+    """Get a decision (kept after its decider is deleted)."""
+    decision = store.get_decision(call.path["decision_id"])
+    call.caller.check_visible(decision.project_id, "decision", decision.id)
+    return decision

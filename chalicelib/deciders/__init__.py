@@ -1,0 +1,1 @@
+"""Deciders: asking a versioned question set about an input (see :mod:`.decide`)."""

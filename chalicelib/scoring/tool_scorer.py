@@ -1,0 +1,144 @@
+"""The ``tool`` scorer: a project tool grades each item (bring your own algorithm).
+
+Input: the item's variables (what a ``json_logic`` expression reads), with the scorer's
+``preset_parameters`` merged in at the top level (the config refuses presets that would
+overwrite the engine's keys). Output: a JSON object ``{score: 0..1, passed?, reasoning?}``.
+
+Verdict: the tool's own ``passed`` wins; else ``score >= pass_threshold``; with neither,
+the item errors. A failed call, an answer that is not such an object, or an out-of-range
+score errors the item too (errors are not zeros), with a message naming the scorer.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from chalicelib.domain.tools import BuiltinToolConfig, Tool
+from chalicelib.errors import ValidationFailed
+from chalicelib.scoring.configs import RESERVED_TOOL_KEYS, ToolScorerConfig
+from chalicelib.scoring.contract import (
+    ItemContext,
+    ScoreOutcome,
+    ScorerConfig,
+    ScorerFailed,
+    ScoringEnv,
+    ValidationEnv,
+)
+from chalicelib.scoring.validation import register_lookup
+from chalicelib.store import tools
+from chalicelib.tools import (
+    MISSING_TOOL_CONTEXT_KEY,
+    TOOL_ANSWER_INVALID,
+    MissingContextKey,
+    ToolFailed,
+    call_tool,
+)
+
+TOOL_NOT_FOUND = "TOOL_NOT_FOUND"
+TOOL_VERDICT_MISSING = "TOOL_VERDICT_MISSING"
+
+
+class AnswerRefused(Exception):
+    def __init__(self, message: str, code: str = TOOL_ANSWER_INVALID) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+def outcome_from_answer(answer: dict[str, Any], pass_threshold: float | None) -> ScoreOutcome:
+    """Read ``{score, passed?, reasoning?}`` and resolve the verdict. Pure.
+
+    Keys beside these are ignored (tools add their own); ``null`` counts as absent.
+    """
+    score = answer.get("score")
+    if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+        raise AnswerRefused('the answer needs a numeric "score" from 0 to 1')
+    if not 0 <= score <= 1:
+        raise AnswerRefused(f"score {score} is outside 0-1")
+    passed = answer.get("passed")
+    if passed is not None and not isinstance(passed, bool):
+        raise AnswerRefused('"passed" must be true or false')
+    reasoning = answer.get("reasoning")
+    if reasoning is not None and not isinstance(reasoning, str):
+        raise AnswerRefused('"reasoning" must be a string')
+    if passed is None:
+        if pass_threshold is None:
+            raise AnswerRefused(
+                'the tool answered no "passed" and the scorer has no pass_threshold: '
+                "there is no verdict",
+                TOOL_VERDICT_MISSING,
+            )
+        passed = score >= pass_threshold
+    return ScoreOutcome(score=float(score), passed=passed, reasoning=reasoning)
+
+
+def _as_config(config: ScorerConfig) -> ToolScorerConfig:
+    if isinstance(config, ToolScorerConfig):
+        return config
+    return ToolScorerConfig.model_validate(config.model_dump(by_alias=True))
+
+
+def _check_action(tool: Tool, action: str | None) -> None:
+    config = tool.parsed_config()
+    if not isinstance(config, BuiltinToolConfig):
+        if action is not None:
+            raise ValidationFailed(
+                f"tool {tool.id} is a {tool.type} tool: it has no actions to name",
+                field="action",
+            )
+        return
+    if action is None or action not in config.actions:
+        raise ValidationFailed(
+            f"tool {tool.id} is a builtin tool: name one of its actions "
+            f"({', '.join(config.actions)})",
+            field="action",
+        )
+
+
+class ToolScorer:
+    type = "tool"
+    named = True
+    config_model = ToolScorerConfig
+
+    def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
+        parsed = _as_config(config)
+        tool = env.lookup("tool", parsed.tool_id)
+        if not isinstance(tool, Tool):
+            raise ValidationFailed(
+                f"tool {parsed.tool_id} not found in this project", field="tool_id"
+            )
+        if not tool.server_callable:
+            raise ValidationFailed(
+                f"tool {tool.id} is a {tool.type} tool: it waits for a calling client, and "
+                "an eval run scores server-side",
+                field="tool_id",
+            )
+        _check_action(tool, parsed.action)
+        pinned = sorted(RESERVED_TOOL_KEYS & set(tool.config.get("preset_parameters") or {}))
+        if pinned:
+            raise ValidationFailed(
+                f"tool {tool.id} presets {pinned}, which would overwrite the item context "
+                "the scorer sends it",
+                field="tool_id",
+            )
+
+    def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
+        parsed = _as_config(config)
+        who = f"tool scorer {parsed.name!r}"
+        tool = tools.find_project_tool(env.project_id, parsed.tool_id)
+        if tool is None:
+            raise ScorerFailed(f"{who}: tool {parsed.tool_id} no longer exists", TOOL_NOT_FOUND)
+        payload = {**(parsed.preset_parameters or {}), **item.as_variables()}
+        try:
+            answer = call_tool(tool, payload, tool_context=env.tool_context, action=parsed.action)
+            return outcome_from_answer(answer, parsed.pass_threshold)
+        except MissingContextKey as exc:
+            raise ScorerFailed(f"{who}: {exc}", MISSING_TOOL_CONTEXT_KEY) from None
+        except ToolFailed as exc:
+            raise ScorerFailed(f"{who}: {exc.message}", exc.code) from None
+        except AnswerRefused as exc:
+            raise ScorerFailed(f"{who}: {exc.message}", exc.code) from None
+
+
+register_lookup("tool", tools.find_project_tool)

@@ -1,0 +1,273 @@
+"""Deciders, their immutable versions, and decisions.
+
+A create writes the decider row (version 1), the version-1 snapshot and the name claim in
+one transaction. An update writes the row conditioned on the version it read and the
+next snapshot conditioned on not existing, so two racing updates cannot both become
+version n+1: the loser gets 409 ``VERSION_CONFLICT``. Deleting a decider keeps its
+version rows: decisions already answered (and runs pinned to a version) still read them.
+
+A decision is written once, when it settled; an input too large for its row goes to S3.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import TypeAdapter
+from pynamodb.exceptions import DoesNotExist, TransactWriteError
+
+from chalicelib import clock, ids
+from chalicelib.domain.deciders import Backend, Decider, DeciderVersion, Decision, Question
+from chalicelib.errors import Conflict, not_found
+from chalicelib.store import blobs, names
+from chalicelib.store.base import transaction
+from chalicelib.store.models import DeciderModel, DeciderVersionModel, DecisionModel
+from chalicelib.store.pagination import page_of
+from chalicelib.store.tools import failed_conditions, name_conflict
+
+KIND = "decider"
+_PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
+_VERSION_KEYS = {"decider_id", "version"}
+_QUESTIONS: TypeAdapter[list[Question]] = TypeAdapter(list[Question])
+_BACKEND: TypeAdapter[Backend] = TypeAdapter(Backend)
+
+
+def _questions_json(questions: list[Question]) -> list[dict[str, Any]]:
+    return list(_QUESTIONS.dump_python(questions, mode="json"))
+
+
+def _decider(model: DeciderModel) -> Decider:
+    return Decider(
+        id=model.id,
+        project_id=model.project_id,
+        name=model.name,
+        description=model.description,
+        version=int(model.version),
+        questions=_QUESTIONS.validate_python(model.questions),
+        backend=_BACKEND.validate_python(model.backend),
+        created_at=model.created_at,
+        updated_at=model.updated_at,
+    )
+
+
+def _version(model: DeciderVersionModel) -> DeciderVersion:
+    return DeciderVersion(
+        decider_id=model.decider_id,
+        version=int(model.version),
+        name=model.name,
+        questions=_QUESTIONS.validate_python(model.questions),
+        backend=_BACKEND.validate_python(model.backend),
+        created_at=model.created_at,
+    )
+
+
+def _rows(decider: Decider) -> tuple[DeciderModel, DeciderVersionModel]:
+    questions = _questions_json(decider.questions)
+    backend = decider.backend.model_dump(mode="json")
+    row = DeciderModel(
+        id=decider.id,
+        project_id=decider.project_id,
+        name=decider.name,
+        description=decider.description,
+        version=decider.version,
+        questions=questions,
+        backend=backend,
+        created_at=decider.created_at,
+        updated_at=decider.updated_at,
+        created_key=f"{decider.created_at}#{decider.id}",
+    )
+    snapshot = DeciderVersionModel(
+        decider_id=decider.id,
+        version=decider.version,
+        name=decider.name,
+        questions=questions,
+        backend=backend,
+        created_at=decider.updated_at,
+    )
+    return row, snapshot
+
+
+def create_decider(
+    project_id: str,
+    name: str,
+    description: str | None,
+    questions: list[Question],
+    backend: Backend,
+) -> Decider:
+    """Create a decider at version 1 (409 ``NAME_CONFLICT`` when the name is taken)."""
+    now = clock.now_iso()
+    decider = Decider(
+        id=ids.new_id("decider"),
+        project_id=project_id,
+        name=name,
+        description=description,
+        version=1,
+        questions=questions,
+        backend=backend,
+        created_at=now,
+        updated_at=now,
+    )
+    row, snapshot = _rows(decider)
+    names.write_with_claim(KIND, project_id, name, decider.id, [row, snapshot])
+    return decider
+
+
+def update_decider(current: Decider, changes: dict[str, Any]) -> Decider:
+    """Apply ``changes`` and write them as version ``current.version + 1``."""
+    updated = current.model_copy(
+        update={**changes, "version": current.version + 1, "updated_at": clock.now_iso()}
+    )
+    row, snapshot = _rows(updated)
+    renamed = updated.name != current.name
+    try:
+        with transaction() as txn:
+            if renamed:
+                names.claim(txn, current.project_id, KIND, updated.name, current.id)
+                names.release(txn, current.project_id, KIND, current.name)
+            txn.save(row, condition=DeciderModel.version == current.version)
+            txn.save(snapshot, condition=DeciderVersionModel.version.does_not_exist())
+    except TransactWriteError as exc:
+        # Reasons come in the order deletes, puts: [release, claim, row, snapshot] on a rename.
+        if renamed and 1 in failed_conditions(exc):
+            raise name_conflict(KIND, updated.name) from exc
+        raise version_conflict(current.id, current.version) from exc
+    return updated
+
+
+def version_conflict(decider_id: str, expected: int) -> Conflict:
+    return Conflict(
+        f"decider {decider_id} is no longer at version {expected}: read it again and retry",
+        code="VERSION_CONFLICT",
+        id=decider_id,
+        expected_version=expected,
+    )
+
+
+def find_decider(decider_id: str) -> Decider | None:
+    try:
+        return _decider(DeciderModel.get(decider_id, consistent_read=True))
+    except DoesNotExist:
+        return None
+
+
+def get_decider(decider_id: str) -> Decider:
+    decider = find_decider(decider_id)
+    if decider is None:
+        raise not_found(KIND, decider_id)
+    return decider
+
+
+def find_project_decider(project_id: str, decider_id: str) -> Decider | None:
+    """The decider when it exists *in this project*: another project's reads as missing."""
+    decider = find_decider(decider_id)
+    return decider if decider is not None and decider.project_id == project_id else None
+
+
+def list_deciders(
+    project_id: str, limit: int, cursor: str | None
+) -> tuple[list[Decider], str | None]:
+    return page_of(
+        lambda last, n: DeciderModel.by_project.query(project_id, limit=n, last_evaluated_key=last),
+        cursor,
+        _PROJECT_INDEX_KEYS,
+        _decider,
+        limit,
+    )
+
+
+def delete_decider(decider: Decider) -> None:
+    """Delete the decider and release its name; its versions and decisions stay readable."""
+    with transaction() as txn:
+        txn.delete(DeciderModel(id=decider.id))
+        names.release(txn, decider.project_id, KIND, decider.name)
+
+
+def find_version(decider_id: str, version: int) -> DeciderVersion | None:
+    try:
+        return _version(DeciderVersionModel.get(decider_id, version, consistent_read=True))
+    except DoesNotExist:
+        return None
+
+
+def get_version(decider_id: str, version: int) -> DeciderVersion:
+    found = find_version(decider_id, version)
+    if found is None:
+        raise not_found("decider_version", f"{decider_id}/{version}")
+    return found
+
+
+def list_versions(
+    decider_id: str, limit: int, cursor: str | None
+) -> tuple[list[DeciderVersion], str | None]:
+    """Versions, oldest first."""
+    return page_of(
+        lambda last, n: DeciderVersionModel.query(
+            decider_id, limit=n, last_evaluated_key=last, consistent_read=True
+        ),
+        cursor,
+        _VERSION_KEYS,
+        _version,
+        limit,
+    )
+
+
+# --- decisions --------------------------------------------------------------------------
+
+
+def input_key(decision_id: str) -> str:
+    return f"decisions/{decision_id}/input.json"
+
+
+def record_decision(decision: Decision) -> None:
+    """Write a settled decision once (a repeated id is refused, never overwritten)."""
+    encoded = json.dumps(decision.input)
+    offload = blobs.should_offload(encoded)
+    if offload:
+        blobs.put_text(input_key(decision.id), encoded, "application/json")
+    row = DecisionModel(
+        id=decision.id,
+        project_id=decision.project_id,
+        decider_id=decision.decider_id,
+        decider_version=decision.decider_version,
+        status=decision.status,
+        input=None if offload else decision.input,
+        input_s3_key=input_key(decision.id) if offload else None,
+        answers=decision.answers,
+        error=decision.error.model_dump() if decision.error else None,
+        metadata=decision.metadata,
+        usage=decision.usage.model_dump(),
+        latency_ms=decision.latency_ms,
+        created_at=decision.created_at,
+    )
+    row.save(condition=DecisionModel.id.does_not_exist())
+
+
+def _decision_input(model: DecisionModel) -> Any:
+    if model.input_s3_key:
+        text = blobs.get_text(model.input_s3_key)
+        return None if text is None else json.loads(text)
+    return model.input
+
+
+def get_decision(decision_id: str) -> Decision:
+    try:
+        model = DecisionModel.get(decision_id, consistent_read=True)
+    except DoesNotExist:
+        raise not_found("decision", decision_id) from None
+    answers = list(model.answers) if model.answers is not None else None
+    return Decision(
+        id=model.id,
+        project_id=model.project_id,
+        decider_id=model.decider_id,
+        decider_version=int(model.decider_version),
+        status=model.status,  # type: ignore[arg-type]  # only this module writes it
+        input=_decision_input(model),
+        answers=answers,
+        answers_by_name={a["name"]: a for a in answers} if answers is not None else None,
+        error=model.error,
+        metadata=dict(model.metadata),
+        usage=model.usage,
+        latency_ms=int(model.latency_ms),
+        created_at=model.created_at,
+    )
