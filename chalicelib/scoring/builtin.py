@@ -4,9 +4,9 @@
 config (``"ai_provider_id"``); :func:`chalicelib.scoring.validation.validate_scorers`
 prefixes it with the scorer's position (``scorers.2.ai_provider_id``).
 
-``embedding_similarity`` lives in :mod:`chalicelib.scoring.embedding_similarity`.
-``llm_judge``, ``tool`` and ``decider`` validate their full config here; their scoring
-(judge completions, tool calls, decisions) is not built yet and raises
+``embedding_similarity`` lives in :mod:`chalicelib.scoring.embedding_similarity`, ``llm_judge``
+in :mod:`chalicelib.scoring.llm_judge`. ``tool`` and ``decider`` validate their full config
+here; their scoring (tool calls, decisions) is not built yet and raises
 ``ScorerFailed(code="SCORER_UNAVAILABLE")`` (the item errors, it is never scored 0).
 """
 
@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from chalicelib.errors import ValidationFailed
 from chalicelib.plugins.markers import hookimpl
-from chalicelib.scoring import configs, deterministic
+from chalicelib.scoring import configs, deterministic, llm_judge
 from chalicelib.scoring.contract import (
     ItemContext,
     ScoreOutcome,
@@ -105,25 +105,6 @@ class OutputSchemaScorer(_Builtin):
         return deterministic.output_schema(_as(configs.OutputSchemaConfig, config).schema_, item)
 
 
-class LlmJudgeScorer(_Builtin):
-    type = "llm_judge"
-    config_model = configs.LlmJudgeConfig
-
-    def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
-        provider_id = _as(configs.LlmJudgeConfig, config).ai_provider_id
-        if provider_id is not None:
-            if env.lookup("ai_provider", provider_id) is None:
-                raise ValidationFailed(
-                    f"ai_provider {provider_id} not found in this project", field="ai_provider_id"
-                )
-        elif env.project_default("default_ai_provider_id") is None:
-            raise ValidationFailed(
-                "llm_judge pins no ai_provider_id and the project has no "
-                "default_ai_provider_id: pin a provider or set the project's default",
-                field="ai_provider_id",
-            )
-
-
 class ToolScorer(_Builtin):
     type = "tool"
     named = True
@@ -169,7 +150,7 @@ BUILTIN_SCORERS: tuple[type[Scorer], ...] = (
     JsonLogicScorer,
     OutputSchemaScorer,
     EmbeddingSimilarityScorer,
-    LlmJudgeScorer,
+    llm_judge.LlmJudgeScorer,
     ToolScorer,
     DeciderScorer,
 )
