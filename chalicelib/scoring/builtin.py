@@ -4,20 +4,20 @@
 config (``"ai_provider_id"``); :func:`chalicelib.scoring.validation.validate_scorers`
 prefixes it with the scorer's position (``scorers.2.ai_provider_id``).
 
-``embedding_similarity`` lives in :mod:`chalicelib.scoring.embedding_similarity`, ``llm_judge``
-in :mod:`chalicelib.scoring.llm_judge`. ``tool`` and ``decider`` validate their full config
-here; their scoring (tool calls, decisions) is not built yet and raises
-``ScorerFailed(code="SCORER_UNAVAILABLE")`` (the item errors, it is never scored 0).
+``embedding_similarity`` lives in :mod:`chalicelib.scoring.embedding_similarity`, ``tool``
+in :mod:`chalicelib.scoring.tool_scorer` and ``decider`` in
+:mod:`chalicelib.scoring.decider_scorer`.
+``llm_judge`` in :mod:`chalicelib.scoring.llm_judge`.
 """
 
 from __future__ import annotations
 
 import builtins
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from chalicelib.errors import ValidationFailed
 from chalicelib.plugins.markers import hookimpl
-from chalicelib.scoring import configs, deterministic, llm_judge
+from chalicelib.scoring import configs, deterministic
 from chalicelib.scoring.contract import (
     ItemContext,
     ScoreOutcome,
@@ -27,11 +27,11 @@ from chalicelib.scoring.contract import (
     ScoringEnv,
     ValidationEnv,
 )
+from chalicelib.scoring.decider_scorer import DeciderScorer
 from chalicelib.scoring.embedding_similarity import EmbeddingSimilarityScorer
+from chalicelib.scoring.tool_scorer import ToolScorer
 
 C = TypeVar("C", bound=ScorerConfig)
-#: Tool types that need an ``action`` (multi-action tools).
-ACTION_TOOL_TYPES = frozenset({"builtin", "mcp"})
 
 
 def _as(model: type[C], config: ScorerConfig) -> C:
@@ -39,12 +39,6 @@ def _as(model: type[C], config: ScorerConfig) -> C:
     if isinstance(config, model):
         return config
     return model.model_validate(config.model_dump(by_alias=True))
-
-
-def _attr(resource: Any, name: str) -> Any:
-    if isinstance(resource, dict):
-        return resource.get(name)
-    return getattr(resource, name, None)
 
 
 class _Builtin:
@@ -105,52 +99,13 @@ class OutputSchemaScorer(_Builtin):
         return deterministic.output_schema(_as(configs.OutputSchemaConfig, config).schema_, item)
 
 
-class ToolScorer(_Builtin):
-    type = "tool"
-    named = True
-    config_model = configs.ToolScorerConfig
-
-    def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
-        parsed = _as(configs.ToolScorerConfig, config)
-        tool = env.lookup("tool", parsed.tool_id)
-        if tool is None:
-            raise ValidationFailed(
-                f"tool {parsed.tool_id} not found in this project", field="tool_id"
-            )
-        tool_type = _attr(tool, "type")
-        if tool_type == "client" or _attr(tool, "server_callable") is False:
-            raise ValidationFailed(
-                f"tool {parsed.tool_id} is a {tool_type} tool: it waits for a calling client, "
-                "and an eval run scores server-side",
-                field="tool_id",
-            )
-        if tool_type in ACTION_TOOL_TYPES and parsed.action is None:
-            raise ValidationFailed(
-                f"tool {parsed.tool_id} is a {tool_type} tool: name the action to invoke",
-                field="action",
-            )
-
-
-class DeciderScorer(_Builtin):
-    type = "decider"
-    named = True
-    config_model = configs.DeciderScorerConfig
-
-    def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
-        decider_id = _as(configs.DeciderScorerConfig, config).decider_id
-        if env.lookup("decider", decider_id) is None:
-            raise ValidationFailed(
-                f"decider {decider_id} not found in this project", field="decider_id"
-            )
-
-
 BUILTIN_SCORERS: tuple[type[Scorer], ...] = (
     ExactMatchScorer,
     ContainsScorer,
     JsonLogicScorer,
     OutputSchemaScorer,
     EmbeddingSimilarityScorer,
-    llm_judge.LlmJudgeScorer,
+    LlmJudgeScorer,
     ToolScorer,
     DeciderScorer,
 )

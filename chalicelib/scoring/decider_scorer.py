@@ -109,10 +109,12 @@ class DeciderScorer:
     def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
         parsed = _as_config(config)
         decider = env.lookup("decider", parsed.decider_id)
-        if not isinstance(decider, Decider):
+        if decider is None:
             raise ValidationFailed(
                 f"decider {parsed.decider_id} not found in this project", field="decider_id"
             )
+        if not isinstance(decider, Decider):
+            return  # found by another lookup (a plugin's, a test's): existence is all it says
         try:  # a decider whose backend is gone would fail every item: refuse it up front
             bind_backend(decider.project_id, decider.backend)
         except ValidationFailed as exc:

@@ -12,9 +12,10 @@ score errors the item too (errors are not zeros), with a message naming the scor
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
-from chalicelib.domain.tools import BuiltinToolConfig, Tool
+from chalicelib.domain.tools import SERVER_CALLABLE
 from chalicelib.errors import ValidationFailed
 from chalicelib.scoring.configs import RESERVED_TOOL_KEYS, ToolScorerConfig
 from chalicelib.scoring.contract import (
@@ -79,20 +80,27 @@ def _as_config(config: ScorerConfig) -> ToolScorerConfig:
     return ToolScorerConfig.model_validate(config.model_dump(by_alias=True))
 
 
-def _check_action(tool: Tool, action: str | None) -> None:
-    config = tool.parsed_config()
-    if not isinstance(config, BuiltinToolConfig):
+def _field(resource: Any, name: str) -> Any:
+    """A field of a looked-up resource: a :class:`Tool`, or a mapping from another lookup."""
+    if isinstance(resource, Mapping):
+        return resource.get(name)
+    return getattr(resource, name, None)
+
+
+def _check_action(
+    tool_id: str, tool_type: str, config: Mapping[str, Any], action: str | None
+) -> None:
+    if tool_type != "builtin":
         if action is not None:
             raise ValidationFailed(
-                f"tool {tool.id} is a {tool.type} tool: it has no actions to name",
-                field="action",
+                f"tool {tool_id} is a {tool_type} tool: it has no actions to name", field="action"
             )
         return
-    if action is None or action not in config.actions:
+    actions = config.get("actions")
+    if action is None or (actions is not None and action not in actions):
+        offered = f" ({', '.join(actions)})" if actions else ""
         raise ValidationFailed(
-            f"tool {tool.id} is a builtin tool: name one of its actions "
-            f"({', '.join(config.actions)})",
-            field="action",
+            f"tool {tool_id} is a builtin tool: name one of its actions{offered}", field="action"
         )
 
 
@@ -104,22 +112,24 @@ class ToolScorer:
     def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
         parsed = _as_config(config)
         tool = env.lookup("tool", parsed.tool_id)
-        if not isinstance(tool, Tool):
+        if tool is None:
             raise ValidationFailed(
                 f"tool {parsed.tool_id} not found in this project", field="tool_id"
             )
-        if not tool.server_callable:
+        tool_type = str(_field(tool, "type"))
+        if tool_type not in SERVER_CALLABLE:
             raise ValidationFailed(
-                f"tool {tool.id} is a {tool.type} tool: it waits for a calling client, and "
-                "an eval run scores server-side",
+                f"tool {parsed.tool_id} is a {tool_type} tool: it waits for a calling client, "
+                "and an eval run scores server-side",
                 field="tool_id",
             )
-        _check_action(tool, parsed.action)
-        pinned = sorted(RESERVED_TOOL_KEYS & set(tool.config.get("preset_parameters") or {}))
+        tool_config = _field(tool, "config") or {}
+        _check_action(parsed.tool_id, tool_type, tool_config, parsed.action)
+        pinned = sorted(RESERVED_TOOL_KEYS & set(tool_config.get("preset_parameters") or {}))
         if pinned:
             raise ValidationFailed(
-                f"tool {tool.id} presets {pinned}, which would overwrite the item context "
-                "the scorer sends it",
+                f"tool {parsed.tool_id} presets {pinned}, which would overwrite the item "
+                "context the scorer sends it",
                 field="tool_id",
             )
 
