@@ -1,7 +1,89 @@
-"""Generations routes (to be written)."""
+"""Generations: read one, call an agent outside an eval, curate one into a dataset, purge."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from chalice import Blueprint
+from pydantic import Field
+
+from chalicelib.api.routing import Call, endpoint
+from chalicelib.domain.base import RequestBody
+from chalicelib.domain.catalog import DatasetItem, Message
+from chalicelib.domain.runs import Generation
+from chalicelib.engine import generations as service
+from chalicelib.errors import not_found
+from chalicelib.store import agents, datasets, generations
 
 bp = Blueprint(__name__)
+
+TAG = "generations"
+
+
+class Generate(RequestBody):
+    input: list[Message] = Field(min_length=1)
+    tool_context: dict[str, str] | None = None
+
+
+class ItemFromGeneration(RequestBody):
+    generation_id: str = Field(min_length=1, max_length=64)
+    expected_output: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+def _visible_generation(call: Call[Any, Any], generation_id: str) -> Generation:
+    generation = generations.get(generation_id)
+    call.caller.check_visible(generation.project_id, "generation", generation.id)
+    return generation
+
+
+@endpoint(bp, "/api/v1/generations/{generation_id}", "GET", response=Generation, tag=TAG)
+def get_generation(call: Call[Any, Any]) -> Generation:
+    """Get a generation, its output read back whole."""
+    return _visible_generation(call, call.path["generation_id"])
+
+
+@endpoint(
+    bp,
+    "/api/v1/agents/{agent_id}/generate",
+    "POST",
+    body=Generate,
+    response=Generation,
+    status=201,
+    tag=TAG,
+)
+def generate(call: Call[Generate, Any]) -> Generation:
+    """Run the agent's current version once, outside any eval, and record the generation."""
+    agent = agents.get_agent(call.path["agent_id"])
+    call.caller.check_visible(agent.project_id, "agent", agent.id)
+    messages = [m.model_dump() for m in call.body.input]
+    return service.generate(agent, messages, call.body.tool_context or {})
+
+
+@endpoint(
+    bp,
+    "/api/v1/datasets/{dataset_id}/items/from-generation",
+    "POST",
+    body=ItemFromGeneration,
+    response=DatasetItem,
+    status=201,
+    tag=TAG,
+)
+def create_item_from_generation(call: Call[ItemFromGeneration, Any]) -> DatasetItem:
+    """Copy a completed generation of the same project into the dataset as a new item."""
+    dataset = datasets.get_dataset(call.path["dataset_id"])
+    call.caller.check_visible(dataset.project_id, "dataset", dataset.id)
+    body = call.body
+    generation = _visible_generation(call, body.generation_id)
+    if generation.project_id != dataset.project_id:
+        raise not_found("generation", generation.id)  # reads as missing across projects
+    expected = (
+        body.expected_output if "expected_output" in body.model_fields_set else service.OMITTED
+    )
+    return service.curate(dataset, generation, expected, body.metadata)
+
+
+@endpoint(bp, "/api/v1/generations/{generation_id}/content", "DELETE", status=204, tag=TAG)
+def purge_generation_content(call: Call[Any, Any]) -> None:
+    """Erase a generation's input, output and object, and the output copies on results."""
+    service.purge_content(_visible_generation(call, call.path["generation_id"]))

@@ -1,7 +1,118 @@
-"""Runs routes (to be written)."""
+"""Eval runs: start (sync or queued), list, get, results, cancel.
+
+A run has no tenancy of its own: it is reached through its eval, so every route first
+resolves the eval the caller can see, then the run *of that eval* (a run of another
+eval reads as missing).
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from chalice import Blueprint
+from pydantic import Field, StrictBool, StrictInt
+
+from chalicelib.api.routing import Call, ListQuery, endpoint, page
+from chalicelib.domain.base import Page, RequestBody
+from chalicelib.domain.catalog import Eval
+from chalicelib.domain.runs import EvalResult, EvalRun, RunState
+from chalicelib.engine import lifecycle
+from chalicelib.engine.start import StartOptions, start_run
+from chalicelib.errors import not_found
+from chalicelib.store import datasets, evals, results, runs
 
 bp = Blueprint(__name__)
+
+TAG = "runs"
+
+
+class StartRun(RequestBody):
+    wait: StrictBool = False
+    agent_version: StrictInt | None = Field(None, ge=1)
+    baseline_run_id: str | None = Field(None, min_length=1, max_length=64)
+    metadata: dict[str, Any] | None = None
+    tool_context: dict[str, str] | None = None
+
+
+def _visible_eval(call: Call[Any, Any]) -> Eval:
+    evaluation = evals.get_eval(call.path["eval_id"])
+    call.caller.check_visible(evaluation.project_id, "eval", evaluation.id)
+    return evaluation
+
+
+def _run_of(call: Call[Any, Any]) -> RunState:
+    evaluation = _visible_eval(call)
+    run_id = call.path["run_id"]
+    state = runs.find_run(run_id)
+    if state is None or state.run.eval_id != evaluation.id:
+        raise not_found("eval_run", run_id)
+    return state
+
+
+@endpoint(
+    bp,
+    "/api/v1/evals/{eval_id}/runs",
+    "POST",
+    body=StartRun,
+    response=EvalRun,
+    status=201,
+    tag=TAG,
+)
+def create_run(call: Call[StartRun, Any]) -> EvalRun:
+    """Start a run: ``wait: true`` returns it finished (25 items at most), else queued."""
+    evaluation = _visible_eval(call)
+    body = call.body
+    options = StartOptions(
+        wait=body.wait,
+        agent_version=body.agent_version,
+        baseline_run_id=body.baseline_run_id,
+        metadata=body.metadata or {},
+        tool_context=body.tool_context or {},
+    )
+    return start_run(evaluation, options)
+
+
+@endpoint(
+    bp, "/api/v1/evals/{eval_id}/runs", "GET", query=ListQuery, response=Page[EvalRun], tag=TAG
+)
+def list_runs(call: Call[Any, ListQuery]) -> dict[str, Any]:
+    """List an eval's runs, newest first."""
+    evaluation = _visible_eval(call)
+    return page(*runs.list_runs(evaluation.id, call.query.limit, call.query.cursor))
+
+
+@endpoint(bp, "/api/v1/evals/{eval_id}/runs/{run_id}", "GET", response=EvalRun, tag=TAG)
+def get_run(call: Call[Any, Any]) -> EvalRun:
+    """Get a run: status, counts, aggregate scores and verdict."""
+    return _run_of(call).run
+
+
+def _with_live_item_ids(page_results: list[EvalResult]) -> list[EvalResult]:
+    """``dataset_item_id`` reads null once the item is deleted (one BatchGetItem per page)."""
+    ids = [r.dataset_item_id for r in page_results if r.dataset_item_id]
+    existing = datasets.batch_get_items(ids) if ids else {}
+    for result in page_results:
+        if result.dataset_item_id not in existing:
+            result.dataset_item_id = None
+    return page_results
+
+
+@endpoint(
+    bp,
+    "/api/v1/evals/{eval_id}/runs/{run_id}/results",
+    "GET",
+    query=ListQuery,
+    response=Page[EvalResult],
+    tag=TAG,
+)
+def list_results(call: Call[Any, ListQuery]) -> dict[str, Any]:
+    """List a run's results in item order (trials of an item together)."""
+    state = _run_of(call)
+    found, cursor = results.list_results(state.id, call.query.limit, call.query.cursor)
+    return page(_with_live_item_ids(found), cursor)
+
+
+@endpoint(bp, "/api/v1/evals/{eval_id}/runs/{run_id}/cancel", "POST", response=EvalRun, tag=TAG)
+def cancel_run(call: Call[Any, Any]) -> EvalRun:
+    """Cancel a queued or running run: results kept, aggregates null, no event."""
+    return lifecycle.cancel(_run_of(call).id)

@@ -14,6 +14,7 @@ from chalicelib.domain.catalog import AgentVersion
 from chalicelib.domain.runs import RunState
 from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.contract import ScorerConfig
+from chalicelib.store import agents
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,6 @@ class RunContext:
 
 @lru_cache(maxsize=512)
 def pinned_version(agent_id: str, version: int) -> AgentVersion:
-    from chalicelib.store import agents
-
     return agents.get_agent_version(agent_id, version)
 
 

@@ -16,7 +16,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from chalicelib import clock, ids
+from chalicelib import ids
 from chalicelib.agents.http_agent import is_valid_context_key
 from chalicelib.domain.catalog import AgentVersion, Eval
 from chalicelib.domain.runs import (
@@ -33,7 +33,7 @@ from chalicelib.engine import messages, work
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.validation import check_eval_runnable
-from chalicelib.store import agents, datasets, runs
+from chalicelib.store import agents, datasets, evals, runs
 
 log = logging.getLogger("pawl.engine.start")
 
@@ -147,8 +147,9 @@ def _sync_items(evaluation: Eval) -> list[FrozenItem]:
 def _new_state(
     evaluation: Eval, options: StartOptions, version: AgentVersion, tool_context: dict[str, str]
 ) -> RunState:
-    now = clock.now_iso()
     run_id = ids.new_id("eval_run")
+    # The same stamp items carry: the fan-out freezes the items created up to this key.
+    now, created_key = evals.creation_stamp(run_id)
     snapshot = EvalSnapshot.model_validate(evaluation.model_dump(mode="json"))
     run = EvalRun(
         id=run_id,
@@ -167,7 +168,7 @@ def _new_state(
         snapshot=snapshot,
         tool_context=tool_context,
         last_activity_at=now,
-        created_key=f"{now}#{run_id}",
+        created_key=created_key,
     )
 
 

@@ -80,7 +80,7 @@ def _process_run(
         report.skipped += len(batch)  # cancelled or finished: outstanding work is dropped
         return
     existing = results.existing_keys(run_id, [d.work.result_key for _, d in batch])
-    todo = [(p, d) for p, d in batch if d.work.result_key not in existing]
+    todo = _first_of_each(batch, existing)
     report.skipped += len(batch) - len(todo)
     _fill_frozen_items(run_id, todo)
     records = _execute_all(state, todo, concurrent, report) if todo else []
@@ -92,6 +92,23 @@ def _process_run(
         # A redelivery may be the only trace of a worker that recorded the last item
         # and died before claiming: try the claim whenever this batch touched the run.
         maybe_settle(run_id)
+
+
+def _first_of_each(
+    batch: list[tuple[int, Delivery]], existing: set[str]
+) -> list[tuple[int, Delivery]]:
+    """The deliveries to execute: not yet recorded, and one per (item, trial) in the batch.
+
+    SQS may put two copies of one message in the same batch; the second is acknowledged
+    with the first (one transaction may not write the same row twice anyway).
+    """
+    seen = set(existing)
+    todo = []
+    for position, delivery in batch:
+        if delivery.work.result_key not in seen:
+            seen.add(delivery.work.result_key)
+            todo.append((position, delivery))
+    return todo
 
 
 def _fill_frozen_items(run_id: str, todo: list[tuple[int, Delivery]]) -> None:

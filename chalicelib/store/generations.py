@@ -12,6 +12,7 @@ from chalicelib.domain.runs import Generation, RecordedError
 from chalicelib.errors import not_found
 from chalicelib.store import blobs
 from chalicelib.store.models import GenerationModel
+from chalicelib.store.runs import WRITE_LOCK
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,8 @@ def from_model(model: GenerationModel, with_blobs: bool = True) -> Generation:
 def create(generation: Generation) -> Generation:
     """Write one generation on its own (an agent called outside an eval)."""
     row = to_row(generation)
-    row.model.save(condition=GenerationModel.id.does_not_exist())
+    with WRITE_LOCK:
+        row.model.save(condition=GenerationModel.id.does_not_exist())
     return generation
 
 
@@ -120,15 +122,16 @@ def purge_content(generation_id: str) -> list[str]:
     except DoesNotExist:
         raise not_found("generation", generation_id) from None
     keys = [k for k in (model.output_s3_key, model.object_s3_key) if k]
-    model.update(
-        actions=[
-            GenerationModel.input.remove(),
-            GenerationModel.output.remove(),
-            GenerationModel.output_s3_key.remove(),
-            GenerationModel.object.remove(),
-            GenerationModel.object_s3_key.remove(),
-            GenerationModel.content_purged.set(True),
-        ],
-        condition=GenerationModel.id.exists(),
-    )
+    with WRITE_LOCK:
+        model.update(
+            actions=[
+                GenerationModel.input.remove(),
+                GenerationModel.output.remove(),
+                GenerationModel.output_s3_key.remove(),
+                GenerationModel.object.remove(),
+                GenerationModel.object_s3_key.remove(),
+                GenerationModel.content_purged.set(True),
+            ],
+            condition=GenerationModel.id.exists(),
+        )
     return keys
