@@ -21,6 +21,7 @@ from chalicelib.errors import Conflict, NotFound, not_found
 from chalicelib.store.evals import (
     TxnRefused,
     concurrent_update,
+    creation_stamp,
     labelled_transaction,
     list_evals_for_agent,
     name_taken,
@@ -82,7 +83,7 @@ def create_agent(
 ) -> Agent:
     """Write agent, version 1 and the name claim atomically (409 NAME_CONFLICT on a taken name)."""
     agent_id = ids.new_id("agent")
-    now = clock.now_iso()
+    now, created_key = creation_stamp(agent_id)
     row = AgentModel(
         id=agent_id,
         project_id=project_id,
@@ -93,7 +94,7 @@ def create_agent(
         output_schema=output_schema,
         created_at=now,
         updated_at=now,
-        created_key=f"{now}#{agent_id}",
+        created_key=created_key,
         eval_refs=0,
         refs_rev=0,
     )

@@ -1,9 +1,9 @@
 """Datasets and their items.
 
 Items are listed oldest first through the ``by_dataset`` GSI (``created_key`` =
-``<created_at>#<id>``). Deleting a dataset deletes its evals first, then its items,
-then the dataset row: an interrupted delete leaves a dataset that still exists and can
-be deleted again, never items or evals pointing at nothing.
+``<timestamp>#<id>``, see :func:`creation_stamp`). Deleting a dataset deletes its evals
+first, then its items, then the dataset row: an interrupted delete leaves a dataset that
+still exists and can be deleted again, never items or evals pointing at nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from chalicelib.errors import PayloadTooLarge, not_found
 from chalicelib.store.evals import (
     TxnRefused,
     concurrent_update,
+    creation_stamp,
     delete_evals_of_dataset,
     labelled_transaction,
     name_taken,
@@ -55,7 +56,7 @@ def _dataset(model: DatasetModel) -> Dataset:
 
 def create_dataset(project_id: str, name: str, description: str | None) -> Dataset:
     dataset_id = ids.new_id("dataset")
-    now = clock.now_iso()
+    now, created_key = creation_stamp(dataset_id)
     row = DatasetModel(
         id=dataset_id,
         project_id=project_id,
@@ -63,7 +64,7 @@ def create_dataset(project_id: str, name: str, description: str | None) -> Datas
         description=description,
         created_at=now,
         updated_at=now,
-        created_key=f"{now}#{dataset_id}",
+        created_key=created_key,
     )
     try:
         with labelled_transaction() as txn:
@@ -98,26 +99,31 @@ def update_dataset(current: Dataset, name: str | None = None, description: Any =
     """Rename and/or re-describe; refused if the dataset changed since ``current`` was read."""
     new_name = current.name if name is None else name
     new_description = current.description if description is UNSET else description
-    row = DatasetModel(
-        id=current.id,
-        project_id=current.project_id,
-        name=new_name,
-        description=new_description,
-        created_at=current.created_at,
-        updated_at=clock.now_iso(),
-        created_key=f"{current.created_at}#{current.id}",
-    )
+    now = clock.now_iso()
     try:
         with labelled_transaction() as txn:
             if new_name != current.name:
                 txn.claim_name(current.project_id, KIND, new_name, current.id)
                 txn.release_name(current.project_id, KIND, current.name)
-            txn.save("dataset", row, condition=DatasetModel.updated_at == current.updated_at)
+            txn.update(
+                "dataset",
+                DatasetModel(id=current.id),
+                actions=[
+                    DatasetModel.name.set(new_name),
+                    DatasetModel.updated_at.set(now),
+                    DatasetModel.description.set(new_description)
+                    if new_description is not None
+                    else DatasetModel.description.remove(),
+                ],
+                condition=DatasetModel.updated_at == current.updated_at,
+            )
     except TxnRefused as exc:
         if "name" in exc.labels:
             raise name_taken(KIND, new_name) from exc
         raise concurrent_update(KIND, current.id) from exc
-    return _dataset(row)
+    return current.model_copy(
+        update={"name": new_name, "description": new_description, "updated_at": now}
+    )
 
 
 def delete_dataset(current: Dataset) -> None:
@@ -173,7 +179,7 @@ def create_item(
     """Add an item (input already validated as messages); NotFound if the dataset is gone."""
     _check_size(input, expected_output, metadata)
     item_id = ids.new_id("dataset_item")
-    now = clock.now_iso()
+    now, created_key = creation_stamp(item_id)
     row = DatasetItemModel(
         id=item_id,
         dataset_id=dataset_id,
@@ -184,7 +190,7 @@ def create_item(
         source_generation_id=source_generation_id,
         created_at=now,
         updated_at=now,
-        created_key=f"{now}#{item_id}",
+        created_key=created_key,
     )
     try:
         with labelled_transaction() as txn:

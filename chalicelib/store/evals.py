@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist, TransactWriteError
@@ -103,6 +104,17 @@ def labelled_transaction() -> Iterator[LabelledTxn]:
         raise TxnRefused(failed) from exc
 
 
+def creation_stamp(resource_id: str) -> tuple[str, str]:
+    """``(created_at, created_key)`` for a new row.
+
+    ``created_key`` (``<timestamp>#<id>``, the range key of the oldest-first indexes)
+    carries microseconds, so rows created within one millisecond still list in order.
+    """
+    moment = clock.now()
+    micro = moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return clock.iso(moment), f"{micro}#{resource_id}"
+
+
 def name_taken(kind: str, name: str) -> NameConflict:
     return NameConflict(
         f"a {kind} named {name!r} already exists in this project", field="name", name=name
@@ -138,15 +150,25 @@ def _eval(model: EvalModel) -> Eval:
     )
 
 
-def _row(eval_id: str, project_id: str, spec: EvalSpec, created_at: str, now: str) -> EvalModel:
+def _row(eval_id: str, project_id: str, spec: EvalSpec) -> EvalModel:
+    created_at, created_key = creation_stamp(eval_id)
     return EvalModel(
         id=eval_id,
         project_id=project_id,
         created_at=created_at,
-        updated_at=now,
-        created_key=f"{created_at}#{eval_id}",
+        updated_at=created_at,
+        created_key=created_key,
         **spec.model_dump(),
     )
+
+
+def _spec_actions(spec: EvalSpec, now: str) -> list[Any]:
+    """Set every writable field (a null one is removed) and ``updated_at``."""
+    actions: list[Any] = [EvalModel.updated_at.set(now)]
+    for name, value in spec.model_dump().items():
+        attribute = getattr(EvalModel, name)
+        actions.append(attribute.remove() if value is None else attribute.set(value))
+    return actions
 
 
 def get_eval(eval_id: str) -> Eval:
@@ -227,8 +249,7 @@ def _refused(exc: TxnRefused, spec: EvalSpec, eval_id: str) -> Exception:
 def create_eval(project_id: str, spec: EvalSpec, agent_version: int) -> Eval:
     """Write a validated eval; ``agent_version`` is the agent version it was validated against."""
     eval_id = ids.new_id("eval")
-    now = clock.now_iso()
-    row = _row(eval_id, project_id, spec, now, now)
+    row = _row(eval_id, project_id, spec)
     try:
         with labelled_transaction() as txn:
             txn.claim_name(project_id, KIND, spec.name, eval_id)
@@ -242,13 +263,18 @@ def create_eval(project_id: str, spec: EvalSpec, agent_version: int) -> Eval:
 
 def update_eval(current: Eval, spec: EvalSpec, agent_version: int) -> Eval:
     """Replace the writable fields; refused if the eval changed since ``current`` was read."""
-    row = _row(current.id, current.project_id, spec, current.created_at, clock.now_iso())
+    now = clock.now_iso()
     try:
         with labelled_transaction() as txn:
             if spec.name != current.name:
                 txn.claim_name(current.project_id, KIND, spec.name, current.id)
                 txn.release_name(current.project_id, KIND, current.name)
-            txn.save("eval", row, condition=EvalModel.updated_at == current.updated_at)
+            txn.update(
+                "eval",
+                EvalModel(id=current.id),
+                actions=_spec_actions(spec, now),
+                condition=EvalModel.updated_at == current.updated_at,
+            )
             if spec.agent_id != current.agent_id:
                 _unbind_agent(txn, current.agent_id)
                 _bind_agent(txn, spec.agent_id, agent_version, 1)
@@ -258,7 +284,7 @@ def update_eval(current: Eval, spec: EvalSpec, agent_version: int) -> Eval:
                 txn.check("dataset", DatasetModel, spec.dataset_id, DatasetModel.id.exists())
     except TxnRefused as exc:
         raise _refused(exc, spec, current.id) from exc
-    return _eval(row)
+    return current.model_copy(update={**spec.model_dump(), "updated_at": now})
 
 
 def delete_eval(current: Eval) -> None:

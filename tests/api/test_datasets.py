@@ -231,6 +231,9 @@ def test_item_of_another_dataset_is_missing(api: Any, project: dict[str, Any]) -
 def test_items_paginate_oldest_first(api: Any, project: dict[str, Any]) -> None:
     dataset = _dataset(api, project)
     created = [_item(api, dataset["id"], metadata={"n": n})["id"] for n in range(7)]
+    # An update does not move an item in the order.
+    items = f"{DATASETS}/{dataset['id']}/items"
+    assert api.put(f"{items}/{created[0]}", {"expected_output": "x"}).status == 200
     seen: list[str] = []
     cursor = None
     pages = 0
@@ -252,6 +255,7 @@ def test_items_paginate_oldest_first(api: Any, project: dict[str, Any]) -> None:
 
 def test_datasets_paginate(api: Any, project: dict[str, Any]) -> None:
     created = [_dataset(api, project, name=f"d{n}")["id"] for n in range(3)]
+    assert api.put(f"{DATASETS}/{created[0]}", {"name": "renamed"}).status == 200
     first = api.get(f"{DATASETS}?project_id={project['id']}&limit=2").json
     second = api.get(
         f"{DATASETS}?project_id={project['id']}&limit=2&cursor={first['next_cursor']}"

@@ -326,11 +326,14 @@ def test_deleting_a_dataset_deletes_its_evals(api: Any, world: dict[str, Any]) -
     assert api.get(f"{EVALS}/{doomed['id']}").status == 404
     assert api.get(f"{EVALS}/{kept['id']}").json == kept
     assert [e.id for e in evals.list_evals_for_agent(world["agent"]["id"])] == [kept["id"]]
-    assert api.post(EVALS, _body(world, name="doomed", dataset_id=kept["dataset_id"])).status == 201
+    # The cascade released the agent reference: once the kept eval goes, the agent can too.
+    assert api.delete(f"{EVALS}/{kept['id']}").status == 204
+    assert api.delete(f"/api/v1/agents/{world['agent']['id']}").status == 204
 
 
 def test_evals_paginate(api: Any, world: dict[str, Any]) -> None:
     created = [api.post(EVALS, _body(world, name=f"e{n}")).json["id"] for n in range(3)]
+    assert api.put(f"{EVALS}/{created[0]}", {"name": "renamed"}).status == 200
     base = f"{EVALS}?project_id={world['project']['id']}&limit=2"
     first = api.get(base).json
     second = api.get(f"{base}&cursor={first['next_cursor']}").json
