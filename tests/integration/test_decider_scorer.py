@@ -249,3 +249,64 @@ def test_scorer_validation_and_a_backend_gone_mid_run(api: Any, project: dict[st
     with pytest.raises(ScorerFailed) as failed:
         score(decider["id"], env(project["id"], decider_versions={"review": 1}))
     assert failed.value.code == "TOOL_NOT_FOUND"
+
+
+def test_a_run_scored_by_a_decider(api: Any, project: dict[str, Any]) -> None:
+    """Each result names its decision; a failed decision errors its item, never a 0."""
+
+    def decide(request: Request) -> Reply:
+        if request.json()["input"]["reply"] == "bad":
+            return Reply(200, {"answers": ANSWERS["answers"][:2]})  # route unanswered
+        return Reply(200, ANSWERS)
+
+    def post(path: str, body: dict[str, Any]) -> dict[str, Any]:
+        response = api.post(path, {"project_id": project["id"], **body})
+        assert response.status == 201, response
+        return dict(response.json)
+
+    with serve(decide) as server:
+        decider = tool_backed(api, project["id"], server.url)
+        agent = post(
+            "/api/v1/agents",
+            {
+                "name": "a",
+                "type": "python",
+                "config": {"callable": "tests.support.agents:scripted"},
+            },
+        )
+        dataset = post("/api/v1/datasets", {"name": "d"})
+        for text in ("echo:good", "echo:bad"):
+            item = {"input": [{"role": "user", "content": text}]}
+            assert api.post(f"/api/v1/datasets/{dataset['id']}/items", item).status == 201
+        scorer = {
+            "type": "decider",
+            "name": "review",
+            "decider_id": decider["id"],
+            "input": {"reply": {"var": "output"}},
+            "score": SCORE_RULE,
+            "pass_threshold": 0.7,
+        }
+        evaluation = post(
+            "/api/v1/evals",
+            {
+                "name": "e",
+                "agent_id": agent["id"],
+                "dataset_id": dataset["id"],
+                "scorers": [scorer],
+            },
+        )
+        runs = f"/api/v1/evals/{evaluation['id']}/runs"
+        run = api.post(runs, {"wait": True})
+        assert run.status in (200, 201), run
+    assert (run.json["completed_count"], run.json["errored_count"]) == (1, 1)
+    results = {r["output"]: r for r in api.get(f"{runs}/{run.json['id']}/results").json["data"]}
+    [entry] = results["good"]["scores"]
+    assert entry["scorer"] == "review" and entry["score"] == pytest.approx(0.8)
+    decision = api.get(f"/api/v1/decisions/{entry['decision_id']}").json
+    assert decision["metadata"] == {
+        "eval_id": evaluation["id"],
+        "eval_run_id": run.json["id"],
+        "dataset_item_id": results["good"]["dataset_item_id"],
+    }
+    error = results["bad"]["error"]
+    assert error["code"] == "DECISION_ANSWER_INVALID" and "dec_" in error["message"]

@@ -21,7 +21,7 @@ from chalicelib.plugins.markers import hookimpl
 from chalicelib.scoring.contract import ItemContext, ScoreOutcome, ScorerFailed, ScoringEnv
 from chalicelib.scoring.validation import env_for_project, validate_scorers
 from chalicelib.tools import call_tool
-from tests.support.servers import Reply, serve
+from tests.support.servers import Reply, Request, serve
 
 ITEM = ItemContext(
     input=[{"role": "user", "content": "Is this friendly?"}],
@@ -321,3 +321,64 @@ def test_lambda_tool_event_and_answers(docker_less_lambda: list[dict[str, Any]])
     assert call_tool(lambda_tool(), {"output": "hi"}) == {"score": 0.8}
     [first, _] = docker_less_lambda
     assert first["url_path"].startswith("/2015-03-31/functions/grader/invocations")
+
+
+# --- a run, end to end: the engine calls the registered scorer ------------------------------
+
+
+def test_a_run_scored_by_a_tool(api: Any, project: dict[str, Any]) -> None:
+    """Scores and verdicts land on results; a tool failure errors its item, never a 0."""
+
+    def grade(request: Request) -> Reply:
+        output = request.json()["output"]
+        if output == "broken":
+            return Reply(500, {"error": "grader down"})
+        return Reply(200, {"score": 0.9 if output == "great" else 0.3, "reasoning": output})
+
+    def post(path: str, body: dict[str, Any]) -> dict[str, Any]:
+        response = api.post(path, {"project_id": project["id"], **body})
+        assert response.status == 201, response
+        return dict(response.json)
+
+    with serve(grade) as server:
+        tool_id = make_tool(
+            api, project["id"], url=server.url, headers={"X-Key": "{{context:token}}"}
+        )
+        agent = post(
+            "/api/v1/agents",
+            {
+                "name": "a",
+                "type": "python",
+                "config": {"callable": "tests.support.agents:scripted"},
+            },
+        )
+        dataset = post("/api/v1/datasets", {"name": "d"})
+        for text in ("echo:great", "echo:meh", "echo:broken"):
+            item = {"input": [{"role": "user", "content": text}]}
+            assert api.post(f"/api/v1/datasets/{dataset['id']}/items", item).status == 201
+        scorer = {"type": "tool", "name": "tone", "tool_id": tool_id, "pass_threshold": 0.5}
+        evaluation = post(
+            "/api/v1/evals",
+            {
+                "name": "e",
+                "agent_id": agent["id"],
+                "dataset_id": dataset["id"],
+                "scorers": [scorer],
+            },
+        )
+        runs = f"/api/v1/evals/{evaluation['id']}/runs"
+        run = api.post(runs, {"wait": True, "tool_context": {"token": SECRET}})
+        assert run.status in (200, 201), run
+        assert {r.headers["X-Key"] for r in server.requests} == {SECRET}
+    assert run.json["status"] == "completed"
+    assert (run.json["completed_count"], run.json["errored_count"]) == (2, 1)
+    results = api.get(f"{runs}/{run.json['id']}/results").json["data"]
+    by_output = {r["output"]: r for r in results}
+    assert by_output["great"]["scores"] == [
+        {"scorer": "tone", "score": 0.9, "passed": True, "reasoning": "great"}
+    ]
+    assert by_output["meh"]["passed"] is False
+    broken = by_output["broken"]
+    assert broken["error"]["code"] == "TOOL_CALL_FAILED"
+    assert "tool scorer 'tone'" in broken["error"]["message"]
+    assert broken["scores"] in ([], None) and broken["output"] == "broken"
