@@ -2,6 +2,11 @@
 
 ``api_key_env`` is the *name* of an environment variable of pawl's deployment holding the
 key; pawl never receives, stores or returns a key.
+
+Loading this module (the app does, at start) registers the ``ai_provider`` lookup scorer
+validation uses. It is registered here, at import of the app, rather than by the lazily
+loaded judge plugin, so a lookup registered later (a test's stand-in) is never overwritten
+in the middle of a request.
 """
 
 from __future__ import annotations
@@ -18,10 +23,12 @@ from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
 from chalicelib.domain.ai_providers import AiProvider, AiProviderSpec
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.errors import ValidationFailed
+from chalicelib.scoring.validation import register_lookup
 from chalicelib.store import ai_providers as store
 from chalicelib.store import tenancy
 
 bp = Blueprint(__name__)
+register_lookup("ai_provider", store.find_provider)
 
 TAG = "ai-providers"
 ITEM = "/api/v1/ai-providers/{provider_id}"

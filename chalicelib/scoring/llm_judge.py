@@ -13,7 +13,8 @@
 - The completion's tokens are reported as usage with ``source="eval_judge"``, so eval spend
   separates from production spend.
 
-Importing this module registers the ``ai_provider`` lookup that scorer validation uses.
+Validation finds providers through the ``ai_provider`` lookup that
+:mod:`chalicelib.api.ai_providers` registers when the app loads; scoring reads the store.
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ from chalicelib.scoring.contract import (
     UsageRecord,
     ValidationEnv,
 )
-from chalicelib.scoring.validation import register_lookup
 from chalicelib.store import ai_providers, tenancy
 
 USAGE_SOURCE = "eval_judge"
@@ -223,6 +223,3 @@ class LlmJudgeScorer:
             reasoning=reasoning,
             usage=(usage,),
         )
-
-
-register_lookup("ai_provider", ai_providers.find_provider)

@@ -230,7 +230,8 @@ def test_unreachable_provider_and_missing_key_variable(
     assert no_key.value.code == "JUDGE_FAILED" and "PAWL_TEST_UNSET_KEY" in no_key.value.message
 
 
-def test_a_provider_of_another_project_is_not_found(project_id: str) -> None:
+def test_a_provider_of_another_project_is_not_found(api: Any, project_id: str) -> None:
+    # ``api`` loads the app, which registers the ai_provider lookup validation uses.
     other = tenancy.create_project("elsewhere").id
     with serve(replying('{"score": 1}')) as server:
         theirs = add_provider(other, server)
