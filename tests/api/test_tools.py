@@ -64,6 +64,8 @@ def test_http_tool_lifecycle(api: Any, project: dict[str, Any]) -> None:
     # The old name is free again, the new one is taken.
     assert create(api, project["id"]).status == 201
     assert create(api, project["id"], name="tone").code == "NAME_CONFLICT"
+    clash = api.put(f"/api/v1/tools/{tool['id']}", {"name": "grader"})
+    assert clash.status == 409 and clash.code == "NAME_CONFLICT"
 
     reconfigured = api.put(
         f"/api/v1/tools/{tool['id']}", {"type": "lambda", "config": {"function_name": "grade"}}
