@@ -212,15 +212,13 @@ def test_every_write_is_a_version(api: Any, project: dict[str, Any]) -> None:
     assert api.get(f"{path}/versions/2").json["questions"] == new_questions
     assert api.get(f"{path}/versions/3").status == 404
     assert api.get(f"{path}/versions/two").status == 404
-    other = make_decider(api, project["id"], {"type": "tool", "tool_id": tool_id}, name="taken")
+    backend = {"type": "tool", "tool_id": tool_id}
+    assert make_decider(api, project["id"], backend, name="taken").status == 201
     clash = api.put(path, {"name": "taken"})
     assert clash.status == 409 and clash.code == "NAME_CONFLICT"
     renamed = api.put(path, {"name": "renamed", "description": "v3"})
     assert renamed.json["version"] == 3 and renamed.json["questions"] == new_questions
-    assert (
-        other.status == 201
-        and make_decider(api, project["id"], {"type": "tool", "tool_id": tool_id}).status == 201
-    )  # "review" is free again
+    assert make_decider(api, project["id"], backend).status == 201  # "review" is free again
     assert api.delete(path).status == 204
     assert api.get(path).status == 404
     assert api.get(f"/api/v1/decisions/{decision['id']}").status == 200  # outlives its decider
