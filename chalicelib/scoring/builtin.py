@@ -4,10 +4,9 @@
 config (``"ai_provider_id"``); :func:`chalicelib.scoring.validation.validate_scorers`
 prefixes it with the scorer's position (``scorers.2.ai_provider_id``).
 
-``embedding_similarity`` lives in :mod:`chalicelib.scoring.embedding_similarity`, ``tool``
-in :mod:`chalicelib.scoring.tool_scorer` and ``decider`` in
-:mod:`chalicelib.scoring.decider_scorer`.
-``llm_judge`` in :mod:`chalicelib.scoring.llm_judge`.
+``embedding_similarity``, ``llm_judge``, ``tool`` and ``decider`` live in their own modules
+(:mod:`chalicelib.scoring.embedding_similarity`, :mod:`chalicelib.scoring.llm_judge`,
+:mod:`chalicelib.scoring.tool_scorer`, :mod:`chalicelib.scoring.decider_scorer`).
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from typing import TypeVar
 
 from chalicelib.errors import ValidationFailed
 from chalicelib.plugins.markers import hookimpl
-from chalicelib.scoring import configs, deterministic
+from chalicelib.scoring import configs, deterministic, llm_judge
 from chalicelib.scoring.contract import (
     ItemContext,
     ScoreOutcome,
@@ -105,7 +104,7 @@ BUILTIN_SCORERS: tuple[type[Scorer], ...] = (
     JsonLogicScorer,
     OutputSchemaScorer,
     EmbeddingSimilarityScorer,
-    LlmJudgeScorer,
+    llm_judge.LlmJudgeScorer,
     ToolScorer,
     DeciderScorer,
 )
