@@ -26,20 +26,24 @@ CLIENT_CONFIG = Config(
 
 
 def client(service: str) -> Any:
-    """The shared boto3 client for ``service`` (sqs, s3, lambda, dynamodb)."""
-    existing = _clients.get(service)
+    """The shared boto3 client for ``service`` (sqs, s3, lambda, dynamodb).
+
+    Cached per region and endpoint, so a changed endpoint gets a new client.
+    """
+    settings = get_settings()
+    key = f"{service}|{settings.region}|{settings.aws_endpoint_url}"
+    existing = _clients.get(key)
     if existing is not None:
         return existing
     with _lock:
-        if service not in _clients:
-            settings = get_settings()
-            _clients[service] = boto3.client(
+        if key not in _clients:
+            _clients[key] = boto3.client(
                 service,
                 region_name=settings.region,
                 endpoint_url=settings.aws_endpoint_url,
                 config=CLIENT_CONFIG,
             )
-        return _clients[service]
+        return _clients[key]
 
 
 def reset_clients() -> None:

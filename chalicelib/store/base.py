@@ -71,12 +71,31 @@ def bind(force: bool = False) -> None:
 def create_tables() -> list[str]:
     """Create every missing table (idempotent). Returns the names it created."""
     bind()
+    existing = set(_list_tables())
     created = []
     for model in registered_models():
-        if not model.exists():
-            model.create_table(billing_mode="PAY_PER_REQUEST", wait=True)
+        if model.Meta.table_name not in existing:
+            # Tables are usable once ACTIVE; the stand-in creates them ACTIVE, real AWS
+            # within seconds, so only real AWS needs the wait.
+            model.create_table(billing_mode="PAY_PER_REQUEST", wait=_needs_wait())
             created.append(model.Meta.table_name)
     return created
+
+
+def _list_tables() -> list[str]:
+    names: list[str] = []
+    start: str | None = None
+    while True:
+        kwargs = {"ExclusiveStartTableName": start} if start else {}
+        page = connection().client.list_tables(**kwargs)
+        names += page.get("TableNames", [])
+        start = page.get("LastEvaluatedTableName")
+        if not start:
+            return names
+
+
+def _needs_wait() -> bool:
+    return get_settings().aws_endpoint_url is None
 
 
 def connection() -> Connection:
