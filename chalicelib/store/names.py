@@ -69,7 +69,9 @@ def rename_with_claim(
             for row in rows:
                 txn.save(row)
     except TransactWriteError as exc:
-        if is_conflict(exc):
+        # PynamoDB sends condition checks, then deletes, then puts: the released claim is
+        # operation 0 and the new claim (the first put) operation 1.
+        if is_conflict(exc, claim_index=1):
             raise _conflict(kind, new) from exc
         raise
 
