@@ -1,7 +1,8 @@
 """Start a run: check every rule, then write — a refused start creates nothing.
 
 Rules, all checked before the first write: the dataset is not empty; a ``wait: true`` run
-has at most :data:`SYNC_ITEM_LIMIT` items; a named ``agent_version`` exists; a named
+has at most :data:`SYNC_ITEM_LIMIT` items (read in one query, and those are the items it
+runs); a named ``agent_version`` exists; a named
 ``baseline_run_id`` is a completed or failed run of this eval (one message whatever
 the reason, so a caller never learns about another tenant's runs); every
 ``tool_context`` key can be a header name; and the eval's scorers are runnable against
@@ -18,7 +19,7 @@ from typing import Any
 
 from chalicelib import ids
 from chalicelib.agents.http_agent import is_valid_context_key
-from chalicelib.domain.catalog import AgentVersion, Eval
+from chalicelib.domain.catalog import AgentVersion, DatasetItem, Eval
 from chalicelib.domain.runs import (
     BASELINE_STATUSES,
     QUEUED,
@@ -78,22 +79,29 @@ def clean_tool_context(tool_context: dict[str, str]) -> dict[str, str]:
     return kept
 
 
-def _check_dataset_size(evaluation: Eval, wait: bool) -> None:
-    up_to = SYNC_ITEM_LIMIT + 1 if wait else 1
-    count = datasets.count_items(evaluation.dataset_id, up_to=up_to)
-    if count == 0:
+def _first_items(evaluation: Eval, wait: bool) -> list[DatasetItem]:
+    """The dataset's first items: one, or (``wait``) one more than a sync run may hold.
+
+    One Query. (``count_items`` counts with ``Select=COUNT``, which PynamoDB pages item
+    by item when a limit is set: O(dataset) calls for a check that needs one.)
+    """
+    page_size = SYNC_ITEM_LIMIT + 1 if wait else 1
+    first_page = next(datasets.iter_item_pages(evaluation.dataset_id, page_size=page_size), [])
+    items = first_page[:page_size]
+    if not items:
         raise ValidationFailed(
             f"dataset {evaluation.dataset_id} has no items: there is nothing to run",
             field="dataset_id",
         )
-    if wait and count > SYNC_ITEM_LIMIT:
+    if wait and len(items) > SYNC_ITEM_LIMIT:
         raise ValidationFailed(
             f"wait: true runs at most {SYNC_ITEM_LIMIT} items; dataset "
-            f"{evaluation.dataset_id} has {count} or more. Start it with wait: false.",
+            f"{evaluation.dataset_id} has {len(items)} or more. Start it with wait: false.",
             field="wait",
             limit=SYNC_ITEM_LIMIT,
-            item_count_at_least=count,
+            item_count_at_least=len(items),
         )
+    return items
 
 
 def _pinned_version(evaluation: Eval, requested: int | None) -> AgentVersion:
@@ -128,20 +136,16 @@ def _check_baseline(evaluation: Eval, baseline_run_id: str, candidate: dict[str,
         raise ValidationFailed(BASELINE_REFUSAL, field="baseline_run_id")
 
 
-def _sync_items(evaluation: Eval) -> list[FrozenItem]:
-    items = [
+def _frozen(items: list[DatasetItem]) -> list[FrozenItem]:
+    return [
         FrozenItem(
             dataset_item_id=item.id,
             input=[m.model_dump() for m in item.input],
             expected_output=item.expected_output,
             metadata=item.metadata,
         )
-        for page in datasets.iter_item_pages(evaluation.dataset_id, page_size=SYNC_ITEM_LIMIT + 1)
-        for item in page
+        for item in items
     ]
-    if not items or len(items) > SYNC_ITEM_LIMIT:  # the dataset changed since it was counted
-        _check_dataset_size(evaluation, wait=True)
-    return items
 
 
 def _new_state(
@@ -175,14 +179,14 @@ def _new_state(
 def plan_run(evaluation: Eval, options: StartOptions) -> StartPlan:
     """Check every start rule (reads only) and describe the run to write."""
     tool_context = clean_tool_context(options.tool_context)
-    _check_dataset_size(evaluation, options.wait)
+    first_items = _first_items(evaluation, options.wait)
     version = _pinned_version(evaluation, options.agent_version)
     state = _new_state(evaluation, options, version, tool_context)
     if options.baseline_run_id is not None:
         candidate = state.run.model_dump(mode="json")
         _check_baseline(evaluation, options.baseline_run_id, candidate)
     check_eval_runnable(evaluation, version.output_schema)
-    items = _sync_items(evaluation) if options.wait else []
+    items = _frozen(first_items) if options.wait else []
     if options.wait:
         state.run.item_count = len(items) * state.snapshot.trials
         state.fanout_done = True

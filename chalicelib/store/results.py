@@ -171,6 +171,7 @@ def _commit(run_id: str, records: list[_PreparedRecord]) -> None:
         except TransactWriteError as exc:
             reasons = _reasons(exc)
             if "TransactionConflict" in reasons and "ConditionalCheckFailed" not in reasons:
+                log.info("run %s: transaction conflict, retrying (attempt %d)", run_id, attempt + 1)
                 time.sleep(min(0.05 * 2**attempt, 1.0) * random.random())
                 continue
             raise
@@ -210,6 +211,9 @@ def record(run_id: str, records: list[ItemRecord]) -> RecordOutcome:
         except TransactWriteError as exc:
             if not _is_duplicate(exc):
                 raise
+            log.info(
+                "run %s: a duplicate in a batch of %d; recording one by one", run_id, len(chunk)
+            )
         for single in chunk:  # a duplicate in the chunk: find it by recording one at a time
             try:
                 _commit(run_id, [single])
