@@ -20,6 +20,9 @@ os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ.pop("AWS_ENDPOINT_URL", None)
 os.environ["PAWL_ADMIN_KEY"] = ADMIN_KEY
+# chalice.test.Client applies the dev stage's environment (.chalice/config.json) during each
+# request; use the same table prefix so settings read in or out of a request agree.
+os.environ["PAWL_TABLE_PREFIX"] = "pawl-dev"
 os.environ["PAWL_ALLOW_PYTHON_AGENTS"] = "1"
 os.environ["PAWL_ALLOW_PRIVATE_URLS"] = "loopback"
 
