@@ -1,0 +1,221 @@
+"""Throughput and AWS calls per item of a run, end to end, through the local runtime.
+
+Starts an in-process ``chalicelib.local`` runtime (moto's server on 127.0.0.1, the Chalice
+app over HTTP, SQS pollers calling the real handlers, no schedules), creates an instant
+python agent, a dataset of N items and an eval with a ``contains`` scorer, then:
+
+1. starts a queued run (``wait: false``) of N items and waits until it is terminal;
+2. starts a ``wait: true`` run over a 25-item dataset.
+
+For each it prints items/s and the AWS API calls per item, counted at the botocore layer
+(a ``before-call`` handler on every client the process uses: the shared boto3 clients and
+the botocore client behind each PynamoDB model), split by service and operation. SQS
+receive/delete/visibility calls are the event-source mapping's work on AWS (Lambda polls,
+not our code), so they are shown apart from the engine's own calls.
+
+    .venv/bin/python bench/run_throughput.py [--items 1000] [--workers 4]
+
+The stand-in, not the engine, bounds the rate here (moto applies every transaction by
+deep-copying the tables it touches); the calls per item are the portable figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+POLLER_OPERATIONS = {
+    ("sqs", "ReceiveMessage"),
+    ("sqs", "DeleteMessage"),
+    ("sqs", "DeleteMessageBatch"),
+    ("sqs", "ChangeMessageVisibility"),
+    ("sqs", "ChangeMessageVisibilityBatch"),
+    ("sqs", "GetQueueAttributes"),
+}
+SYNC_ITEMS = 25
+
+
+def instant(payload: dict[str, Any]) -> dict[str, Any]:
+    """The agent under test: answers its last message at once."""
+    return {"output": str(payload["input"][-1]["content"])}
+
+
+class CallCounter:
+    """A botocore ``before-call`` handler counting (service, operation) pairs."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[tuple[str, str]] = Counter()
+        self.seconds: Counter[tuple[str, str]] = Counter()
+        self._lock = threading.Lock()
+        self._muted = threading.local()
+
+    def __call__(self, model: Any, context: dict[str, Any], **_: Any) -> None:
+        if getattr(self._muted, "on", False):
+            return
+        key = (model.service_model.service_name, model.name)
+        context["bench_started"] = time.perf_counter()
+        with self._lock:
+            self.counts[key] += 1
+
+    def after(self, model: Any, context: dict[str, Any], **_: Any) -> None:
+        started = context.get("bench_started")
+        if started is not None:
+            key = (model.service_model.service_name, model.name)
+            with self._lock:
+                self.seconds[key] += time.perf_counter() - started
+
+    def mute(self, on: bool) -> None:
+        """Calls made by this thread (the benchmark's own polling) are not counted."""
+        self._muted.on = on
+
+    def reset(self) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]]]:
+        with self._lock:
+            taken = (self.counts, self.seconds)
+            self.counts, self.seconds = Counter(), Counter()
+        return taken
+
+    def install(self) -> None:
+        from chalicelib import aws
+        from chalicelib.store.base import registered_models
+
+        clients = [aws.client("sqs"), aws.client("s3")]
+        clients += [model._get_connection().connection.client for model in registered_models()]
+        for client in {id(c): c for c in clients}.values():
+            client.meta.events.register("before-call", self)
+            client.meta.events.register("after-call", self.after)
+
+
+class Api:
+    def __init__(self, url: str, key: str) -> None:
+        self.http = httpx.Client(
+            base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=600
+        )
+
+    def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        response = self.http.post(path, json=body)
+        if response.status_code >= 300:
+            raise RuntimeError(f"{path}: {response.status_code} {response.text}")
+        data: dict[str, Any] = response.json()
+        return data
+
+
+def _suite(api: Api, project_id: str, name: str, items: int) -> dict[str, Any]:
+    agent = api.post(
+        "/api/v1/agents",
+        {
+            "project_id": project_id,
+            "name": f"{name}-agent",
+            "type": "python",
+            "config": {"callable": "run_throughput:instant"},
+        },
+    )
+    dataset = api.post("/api/v1/datasets", {"project_id": project_id, "name": name})
+    for i in range(items):
+        api.post(
+            f"/api/v1/datasets/{dataset['id']}/items",
+            {"input": [{"role": "user", "content": f"case {i}: ok"}], "metadata": {}},
+        )
+    return api.post(
+        "/api/v1/evals",
+        {
+            "project_id": project_id,
+            "name": name,
+            "agent_id": agent["id"],
+            "dataset_id": dataset["id"],
+            "scorers": [{"type": "contains", "value": "ok"}],
+            "pass_threshold": 0.9,
+        },
+    )
+
+
+def _wait_terminal(counter: CallCounter, run_id: str, timeout_s: float) -> Any:
+    from chalicelib.store import runs
+
+    counter.mute(True)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            state = runs.find_run(run_id)
+            if state is not None and state.status not in {"queued", "running"}:
+                return state
+            time.sleep(0.05)
+    finally:
+        counter.mute(False)
+    raise TimeoutError(f"run {run_id} did not finish in {timeout_s}s")
+
+
+def _report(
+    title: str,
+    items: int,
+    seconds: float,
+    measured: tuple[Counter[tuple[str, str]], Counter[tuple[str, str]]],
+) -> None:
+    counts, spent = measured
+    engine = {k: v for k, v in counts.items() if k not in POLLER_OPERATIONS}
+    pollers = {k: v for k, v in counts.items() if k in POLLER_OPERATIONS}
+    print(f"\n== {title}: {items} items in {seconds:.2f}s = {items / seconds:.1f} items/s")
+    print(f"   engine AWS calls: {sum(engine.values())} = {sum(engine.values()) / items:.3f}/item")
+    print(f"     {'service':9} {'operation':26} {'calls':>7}  {'per item':>8}  {'mean ms':>8}")
+    for (service, operation), n in sorted(engine.items(), key=lambda kv: -kv[1]):
+        mean_ms = spent[(service, operation)] / n * 1000
+        print(f"     {service:9} {operation:26} {n:7}  {n / items:8.3f}  {mean_ms:8.1f}")
+    if pollers:
+        total = sum(pollers.values())
+        print(f"   event-source SQS calls (Lambda's, not ours): {total} = {total / items:.3f}/item")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--items", type=int, default=1000)
+    parser.add_argument("--workers", type=int, default=4, help="item-queue poller threads")
+    args = parser.parse_args()
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto server's request log
+
+    from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+
+    with tempfile.TemporaryDirectory() as state_dir:
+        config = RuntimeConfig(
+            port=0,
+            state_dir=Path(state_dir),
+            snapshot_interval_s=0,
+            run_schedules=False,
+            item_workers=args.workers,
+            poll_wait_s=1,
+        )
+        with LocalRuntime(config) as runtime:
+            print(f"local runtime at {runtime.url} (moto server stand-in, in-process)")
+            api = Api(runtime.url, runtime.admin_key)
+            project = api.post("/api/v1/projects", {"name": "bench"})
+            queued_eval = _suite(api, project["id"], "queued", args.items)
+            sync_eval = _suite(api, project["id"], "sync", SYNC_ITEMS)
+            counter = CallCounter()
+            counter.install()
+
+            counter.reset()
+            started = time.perf_counter()
+            run = api.post(f"/api/v1/evals/{queued_eval['id']}/runs", {})
+            accepted = time.perf_counter() - started
+            state = _wait_terminal(counter, run["id"], timeout_s=3600)
+            elapsed = time.perf_counter() - started
+            assert state.status == "completed", state.run
+            assert state.run.completed_count == args.items, state.run
+            print(f"queued run accepted in {accepted * 1000:.0f} ms, status {state.status}")
+            _report("queued run (wait: false)", args.items, elapsed, counter.reset())
+
+            started = time.perf_counter()
+            sync = api.post(f"/api/v1/evals/{sync_eval['id']}/runs", {"wait": True})
+            elapsed = time.perf_counter() - started
+            assert sync["status"] == "completed", sync
+            _report("synchronous run (wait: true)", SYNC_ITEMS, elapsed, counter.reset())
+
+
+if __name__ == "__main__":
+    main()
