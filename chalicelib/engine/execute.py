@@ -120,6 +120,7 @@ def _score_all(
         item_metadata=item.metadata,
         object=generation.object,
         has_object=ctx.agent.version.output_schema is not None,
+        output_schema=ctx.agent.version.output_schema,
     )
     env = ScoringEnv(
         project_id=ctx.state.project_id,

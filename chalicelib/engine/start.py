@@ -33,6 +33,7 @@ from chalicelib.domain.runs import (
 from chalicelib.engine import messages, work
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.plugins.manager import plugins
+from chalicelib.scoring.decider_scorer import resolve_decider_versions
 from chalicelib.scoring.validation import check_eval_runnable
 from chalicelib.store import agents, datasets, evals, runs
 
@@ -159,7 +160,7 @@ def _new_state(
         id=run_id,
         eval_id=evaluation.id,
         agent_version=version.version,
-        decider_versions=None,  # resolving decider versions arrives with decider scorers
+        decider_versions=None,  # pinned in plan_run, once every other rule has passed
         status=RUNNING if options.wait else QUEUED,
         baseline_run_id=options.baseline_run_id,
         trigger_id=options.trigger_id,
@@ -186,6 +187,10 @@ def plan_run(evaluation: Eval, options: StartOptions) -> StartPlan:
         candidate = state.run.model_dump(mode="json")
         _check_baseline(evaluation, options.baseline_run_id, candidate)
     check_eval_runnable(evaluation, version.output_schema)
+    # One decider version per decider scorer for the whole run (invariant 7).
+    state.run.decider_versions = resolve_decider_versions(
+        evaluation.scorers, evaluation.project_id
+    )
     items = _frozen(first_items) if options.wait else []
     if options.wait:
         state.run.item_count = len(items) * state.snapshot.trials

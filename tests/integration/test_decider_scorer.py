@@ -299,6 +299,7 @@ def test_a_run_scored_by_a_decider(api: Any, project: dict[str, Any]) -> None:
         run = api.post(runs, {"wait": True})
         assert run.status in (200, 201), run
     assert (run.json["completed_count"], run.json["errored_count"]) == (1, 1)
+    assert run.json["decider_versions"] == {"review": decider["version"]}  # pinned at start
     results = {r["output"]: r for r in api.get(f"{runs}/{run.json['id']}/results").json["data"]}
     [entry] = results["good"]["scores"]
     assert entry["scorer"] == "review" and entry["score"] == pytest.approx(0.8)
