@@ -103,6 +103,17 @@ class RunState(BaseModel):
         return self.fanout_done and self.recorded_count >= self.run.item_count
 
 
+class UsageEntry(Resource):
+    """Spend one item caused, by source: ``eval`` (the agent), ``eval_judge``, ``embedding``,
+    ``decider``."""
+
+    source: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    model: str | None = None
+
+
 class RecordedError(Resource):
     """An item-level failure: set instead of scores, never alongside them."""
 
@@ -139,6 +150,7 @@ class EvalResult(Resource):
     scores: list[ScoreEntry] = Field(default_factory=list)
     passed: bool | None = None
     error: RecordedError | None = None
+    usage: list[UsageEntry] = Field(default_factory=list)
     created_at: str
 
     @property

@@ -13,6 +13,7 @@ score of 0.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
@@ -27,9 +28,10 @@ from chalicelib.domain.runs import (
     ItemRecord,
     RecordedError,
     ScoreEntry,
+    UsageEntry,
 )
 from chalicelib.engine.context import BoundAgent, RunContext
-from chalicelib.scoring.contract import ItemContext, ScorerFailed, ScoringEnv
+from chalicelib.scoring.contract import ItemContext, ScorerFailed, ScoringEnv, UsageRecord
 
 EVAL_SOURCE = "eval"
 GENERATION_FAILED_CODE = "GENERATION_FAILED"
@@ -109,10 +111,41 @@ def _generation_error(generation: Generation) -> RecordedError:
     )
 
 
+def _agent_usage(generation: Generation) -> list[UsageEntry]:
+    usage = generation.usage or {}
+    if not usage:
+        return []
+    return [
+        UsageEntry(
+            source=EVAL_SOURCE,
+            input_tokens=int(usage.get("input_tokens") or 0),
+            output_tokens=int(usage.get("output_tokens") or 0),
+            cost_usd=float(usage.get("cost_usd") or 0.0),
+        )
+    ]
+
+
+def _scorer_usage(records: Iterable[UsageRecord]) -> list[UsageEntry]:
+    return [
+        UsageEntry(
+            source=r.source,
+            input_tokens=r.input_tokens,
+            output_tokens=r.output_tokens,
+            cost_usd=r.cost_usd,
+            model=r.model,
+        )
+        for r in records
+    ]
+
+
 def _score_all(
-    ctx: RunContext, item: FrozenItem, generation: Generation
+    ctx: RunContext, item: FrozenItem, generation: Generation, spend: list[UsageEntry]
 ) -> list[ScoreEntry] | RecordedError:
-    """Every scorer of the snapshot, in its order; the first that cannot decide errors the item."""
+    """Every scorer of the snapshot, in its order; the first that cannot decide errors the item.
+
+    Whatever a scorer spent (a judge completion, an embedding, a decision) is appended to
+    ``spend``, including the spend of a scorer that then failed to reach a verdict.
+    """
     context = ItemContext(
         input=item.input,
         output=generation.output,
@@ -135,10 +168,12 @@ def _score_all(
         try:
             outcome = scorer.impl.score(scorer.config, context, env)
         except ScorerFailed as exc:
+            spend += _scorer_usage(_failed_usage(exc))
             return RecordedError(
                 code=exc.code or SCORING_FAILED_CODE,
                 message=f"Scoring failed: {scorer.key}: {exc.message}"[:MESSAGE_CHARS],
             )
+        spend += _scorer_usage(outcome.usage)
         entries.append(
             ScoreEntry(
                 scorer=scorer.key,
@@ -149,6 +184,15 @@ def _score_all(
             )
         )
     return entries
+
+
+def _failed_usage(exc: ScorerFailed) -> tuple[UsageRecord, ...]:
+    usage = exc.meta.get("usage")
+    if isinstance(usage, UsageRecord):
+        return (usage,)
+    if isinstance(usage, list | tuple):
+        return tuple(u for u in usage if isinstance(u, UsageRecord))
+    return ()
 
 
 def _result(
@@ -178,11 +222,12 @@ def execute(ctx: RunContext, item: FrozenItem, trial: int) -> ItemRecord:
         source=EVAL_SOURCE,
     )
     result = _result(ctx, item, trial, generation)
+    result.usage = _agent_usage(generation)
     if generation.status != GENERATION_COMPLETED:
         result.error = _generation_error(generation)
         return ItemRecord(eval_id=ctx.eval_id, result=result, generation=generation)
     result.output = generation.output
-    scored = _score_all(ctx, item, generation)
+    scored = _score_all(ctx, item, generation, result.usage)
     if isinstance(scored, RecordedError):
         result.error = scored  # the output it was graded on is kept beside the error
     else:

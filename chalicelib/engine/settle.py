@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from chalicelib.domain.runs import EvalResult, RunState
 from chalicelib.engine import lifecycle
+from chalicelib.engine.spend import SpendTally
 from chalicelib.stats import (
     BaselineComparator,
     ItemOutcome,
@@ -79,14 +80,31 @@ def _labels(item_ids: list[str], group_by: str | None) -> dict[str, str | None]:
     }
 
 
-def item_outcomes(run_id: str, reducer: str, group_by: str | None) -> Iterator[ItemOutcome]:
-    """A run's items, in item order, each with its trials reduced and its group label."""
-    trials = (trial_outcome(r) for r in results.iter_outcomes(run_id))
+def item_outcomes(
+    run_id: str,
+    reducer: str,
+    group_by: str | None,
+    on_result: Callable[[EvalResult], None] | None = None,
+) -> Iterator[ItemOutcome]:
+    """A run's items, in item order, each with its trials reduced and its group label.
+
+    ``on_result`` sees every result row as it streams past (the spend tally uses it).
+    """
+    rows = results.iter_outcomes(run_id)
+    if on_result is not None:
+        rows = _tapped(rows, on_result)
+    trials = (trial_outcome(r) for r in rows)
     for page in _pages(group_consecutive(trials), LABEL_PAGE):
         labels = _labels([item_trials[0].item_id for item_trials in page], group_by)
         for item_trials in page:
             label = labels.get(item_trials[0].item_id)
             yield reduce_trials(item_trials, reducer, group=label)
+
+
+def _tapped(rows: Iterable[T], tap: Callable[[T], None]) -> Iterator[T]:
+    for row in rows:
+        tap(row)
+        yield row
 
 
 # --- the pipeline -------------------------------------------------------------------------------
@@ -95,9 +113,15 @@ def item_outcomes(run_id: str, reducer: str, group_by: str | None) -> Iterator[I
 def aggregate_run(settlement: Settlement) -> None:
     snapshot = settlement.state.snapshot
     aggregator = RunAggregator(snapshot.group_by)
-    for item in item_outcomes(settlement.state.id, snapshot.trial_reducer, snapshot.group_by):
+    spend = SpendTally()
+    outcomes = item_outcomes(
+        settlement.state.id, snapshot.trial_reducer, snapshot.group_by, on_result=spend.add
+    )
+    for item in outcomes:
         aggregator.add(item)
     settlement.aggregate = aggregator.result()
+    # Errored items count in no figure, but what they spent was spent: usage sums every row.
+    settlement.aggregate["usage"] = spend.result()
 
 
 def compare_with_baseline(settlement: Settlement) -> None:

@@ -188,9 +188,7 @@ def plan_run(evaluation: Eval, options: StartOptions) -> StartPlan:
         _check_baseline(evaluation, options.baseline_run_id, candidate)
     check_eval_runnable(evaluation, version.output_schema)
     # One decider version per decider scorer for the whole run (invariant 7).
-    state.run.decider_versions = resolve_decider_versions(
-        evaluation.scorers, evaluation.project_id
-    )
+    state.run.decider_versions = resolve_decider_versions(evaluation.scorers, evaluation.project_id)
     items = _frozen(first_items) if options.wait else []
     if options.wait:
         state.run.item_count = len(items) * state.snapshot.trials

@@ -288,6 +288,7 @@ class ResultModel(PawlModel):
     scores = JSONAttribute()
     passed = BooleanAttribute(null=True)
     error = JSONAttribute(null=True)
+    usage = JSONAttribute(null=True)
     created_at = UnicodeAttribute()
     by_generation = _ResultsByGeneration()
 

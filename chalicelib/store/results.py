@@ -20,7 +20,7 @@ from typing import Any
 from pynamodb.exceptions import TransactWriteError
 
 from chalicelib import clock
-from chalicelib.domain.runs import EvalResult, ItemRecord, RecordedError, ScoreEntry
+from chalicelib.domain.runs import EvalResult, ItemRecord, RecordedError, ScoreEntry, UsageEntry
 from chalicelib.store import blobs, generations
 from chalicelib.store.models import ResultModel, RunModel
 from chalicelib.store.pagination import page_of
@@ -43,6 +43,7 @@ OUTCOME_ATTRIBUTES = [
     "scores",
     "passed",
     "error",
+    "usage",
 ]
 
 
@@ -99,6 +100,7 @@ def _prepare(record: ItemRecord) -> _PreparedRecord:
         scores=[s.model_dump() for s in result.scores],
         passed=result.passed,
         error=result.error.model_dump() if result.error else None,
+        usage=[u.model_dump() for u in result.usage] or None,
         created_at=result.created_at,
     )
     gen_model = gen_row.model if gen_row else None
@@ -128,6 +130,7 @@ def from_model(model: ResultModel, with_output: bool = True) -> EvalResult:
         scores=[ScoreEntry.model_validate(s) for s in model.scores or []],
         passed=model.passed,
         error=RecordedError.model_validate(model.error) if model.error else None,
+        usage=[UsageEntry.model_validate(u) for u in model.usage or []],
         created_at=model.created_at,
     )
 
@@ -271,6 +274,7 @@ def iter_outcomes(run_id: str) -> Iterator[EvalResult]:
             scores=[ScoreEntry.model_validate(s) for s in model.scores or []],
             passed=model.passed,
             error=RecordedError.model_validate(model.error) if model.error else None,
+            usage=[UsageEntry.model_validate(u) for u in model.usage or []],
             created_at="",
         )
 

@@ -309,6 +309,20 @@ def test_a_run_scored_by_the_judge(api: Any, project: dict[str, Any]) -> None:
         assert errored["error"]["code"] == code and errored["scores"] == []
         assert errored["error"]["message"].startswith("Scoring failed:")
     assert len(server.requests) == 5  # one completion per item (a 500 is not retried)
+    # Judge spend is reported apart from the agent's, including the completions whose
+    # reply could not be used (they were still paid for); the crashed call reported none.
+    assert run["aggregate_scores"]["usage"]["by_source"] == {
+        "eval_judge": {"calls": 4, "input_tokens": 200, "output_tokens": 20, "cost_usd": 0.0}
+    }
+    assert by_answer["rambling"]["usage"] == [
+        {
+            "source": "eval_judge",
+            "input_tokens": 50,
+            "output_tokens": 5,
+            "cost_usd": 0.0,
+            "model": "judge-small",
+        }
+    ]
 
 
 def test_a_judge_needs_a_pinned_provider_or_a_project_default(
