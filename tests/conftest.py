@@ -13,6 +13,11 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
+from chalicelib.local import moto_patches
+
+# The same TransactWriteItems the local runtime's stand-in uses (see moto_patches).
+moto_patches.apply()
+
 ADMIN_KEY = "test-admin-key"
 
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")

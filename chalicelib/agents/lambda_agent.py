@@ -4,58 +4,22 @@ The function receives the same JSON payload an http agent does (plus the forward
 ``tool_context`` under ``"tool_context"``: a Lambda has no headers to carry it) and must
 answer the same shape (see :mod:`chalicelib.agents.http_agent`).
 
-The invoke uses its own boto3 client: the shared one reads for 30 s and retries a read
-timeout, which would cut off a slow agent and invoke it again (Lambda runs up to 15 min).
+The call itself is :func:`chalicelib.lambda_invoke.invoke_sync`, shared with lambda tools.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
-import boto3
-from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
-
-from chalicelib import aws
 from chalicelib.agents.configs import LambdaAgentConfig
 from chalicelib.agents.contract import AdapterFailed, AgentReply, AgentRequest
 from chalicelib.agents.http_agent import forwarded_context, redact, reply_from_answer
-from chalicelib.settings import get_settings
+from chalicelib.lambda_invoke import LambdaInvokeFailed, invoke_client, invoke_sync
 
-#: Longer than Lambda's 15-minute maximum, so a slow agent is never cut off and re-invoked.
-INVOKE_READ_TIMEOUT_S = 905
-INVOKE_CONFIG = aws.CLIENT_CONFIG.merge(
-    Config(read_timeout=INVOKE_READ_TIMEOUT_S, retries={"mode": "standard", "max_attempts": 3})
-)
+__all__ = ["invoke", "invoke_client", "lambda_payload"]
+
 MESSAGE_CHARS = 500
-
-_lock = threading.Lock()
-# (the shared lambda client it was made alongside, the invoke client). The shared client's
-# identity changes whenever aws.reset_clients() runs (new endpoint or AWS stand-in), and
-# the invoke client must follow it.
-_cached: tuple[Any, Any] | None = None
-
-
-def invoke_client() -> Any:
-    """The boto3 Lambda client used for invocations (created lazily, once per process)."""
-    global _cached
-    shared = aws.client("lambda")
-    cached = _cached
-    if cached is not None and cached[0] is shared:
-        return cached[1]
-    with _lock:
-        if _cached is None or _cached[0] is not shared:
-            settings = get_settings()
-            client = boto3.client(
-                "lambda",
-                region_name=settings.region,
-                endpoint_url=settings.aws_endpoint_url,
-                config=INVOKE_CONFIG,
-            )
-            _cached = (shared, client)
-        return _cached[1]
 
 
 def lambda_payload(request: AgentRequest) -> dict[str, Any]:
@@ -68,24 +32,9 @@ def lambda_payload(request: AgentRequest) -> dict[str, Any]:
 
 def _call(function_name: str, payload: dict[str, Any]) -> dict[str, Any]:
     try:
-        encoded = json.dumps(payload).encode()
-    except (TypeError, ValueError) as exc:
-        raise AdapterFailed(f"the payload cannot be encoded as JSON: {exc}") from None
-    try:
-        result: dict[str, Any] = invoke_client().invoke(
-            FunctionName=function_name, InvocationType="RequestResponse", Payload=encoded
-        )
-    except ClientError as exc:
-        error = exc.response.get("Error", {})
-        raise AdapterFailed(
-            f"lambda {function_name} could not be invoked: "
-            f"{error.get('Code', 'error')}: {error.get('Message', '')}"[:MESSAGE_CHARS]
-        ) from None
-    except BotoCoreError as exc:
-        raise AdapterFailed(
-            f"lambda {function_name} could not be invoked: {type(exc).__name__}"
-        ) from None
-    return result
+        return invoke_sync(function_name, payload)
+    except LambdaInvokeFailed as exc:
+        raise AdapterFailed(str(exc)[:MESSAGE_CHARS]) from None
 
 
 def _function_error(function_name: str, kind: str, raw: bytes, secrets: list[str]) -> str:

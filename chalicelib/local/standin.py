@@ -14,6 +14,8 @@ from collections.abc import Mapping
 
 from moto.server import ThreadedMotoServer
 
+from chalicelib.local import moto_patches
+
 log = logging.getLogger("pawl.local")
 
 #: Credentials the stand-in accepts; real ones must never be sent to it.
@@ -29,6 +31,7 @@ class AwsStandIn:
     """moto's threaded server, always bound to 127.0.0.1 (its default is every interface)."""
 
     def __init__(self, port: int = 0) -> None:
+        moto_patches.apply()
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
         self.endpoint: str | None = None
 

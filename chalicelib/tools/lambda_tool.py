@@ -10,11 +10,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from chalicelib.agents.http_agent import redact
-from chalicelib.agents.lambda_agent import invoke_client
 from chalicelib.domain.tools import LambdaToolConfig
+from chalicelib.lambda_invoke import LambdaInvokeFailed, invoke_sync
 from chalicelib.tools.answers import first_json_object
 from chalicelib.tools.context import narrowed
 from chalicelib.tools.errors import TOOL_ANSWER_INVALID, ToolFailed
@@ -34,24 +32,9 @@ def event(
 
 def _invoke(function_name: str, body: dict[str, Any]) -> dict[str, Any]:
     try:
-        encoded = json.dumps(body).encode()
-    except (TypeError, ValueError) as exc:
-        raise ToolFailed(f"the tool input cannot be encoded as JSON: {exc}") from None
-    try:
-        result: dict[str, Any] = invoke_client().invoke(
-            FunctionName=function_name, InvocationType="RequestResponse", Payload=encoded
-        )
-    except ClientError as exc:
-        error = exc.response.get("Error", {})
-        raise ToolFailed(
-            f"lambda {function_name} could not be invoked: "
-            f"{error.get('Code', 'error')}: {error.get('Message', '')}"[:MESSAGE_CHARS]
-        ) from None
-    except BotoCoreError as exc:
-        raise ToolFailed(
-            f"lambda {function_name} could not be invoked: {type(exc).__name__}"
-        ) from None
-    return result
+        return invoke_sync(function_name, body)
+    except LambdaInvokeFailed as exc:
+        raise ToolFailed(str(exc)[:MESSAGE_CHARS]) from None
 
 
 def invoke(
