@@ -110,35 +110,37 @@ def _tapped(rows: Iterable[T], tap: Callable[[T], None]) -> Iterator[T]:
 # --- the pipeline -------------------------------------------------------------------------------
 
 
-def aggregate_run(settlement: Settlement) -> None:
+def aggregate_and_compare(settlement: Settlement) -> None:
+    """One pass over this run's results: its aggregate, its spend and, with a baseline,
+    the comparison (merge-joined with the baseline's stream, both in item order)."""
     snapshot = settlement.state.snapshot
     aggregator = RunAggregator(snapshot.group_by)
     spend = SpendTally()
-    outcomes = item_outcomes(
+    current = item_outcomes(
         settlement.state.id, snapshot.trial_reducer, snapshot.group_by, on_result=spend.add
     )
-    for item in outcomes:
-        aggregator.add(item)
+    baseline_id = settlement.state.run.baseline_run_id
+    if baseline_id is None:
+        for item in current:
+            aggregator.add(item)
+    else:
+        comparator = BaselineComparator(baseline_id, snapshot.group_by)
+        baseline_state = runs.get_run(baseline_id)
+        # The baseline's trials reduce as that run's did; its labels come from the same
+        # current items, so both sides of a group compare the same kind of item.
+        previous = item_outcomes(
+            baseline_id, baseline_state.snapshot.trial_reducer, snapshot.group_by
+        )
+        for here, there in merge_join(current, previous):
+            if here is not None:
+                aggregator.add(here)
+            comparator.add(here, there)
+        settlement.baseline = comparator.result()
     settlement.aggregate = aggregator.result()
     # Errored items count in no figure, but what they spent was spent: usage sums every row.
     settlement.aggregate["usage"] = spend.result()
-
-
-def compare_with_baseline(settlement: Settlement) -> None:
-    baseline_id = settlement.state.run.baseline_run_id
-    if baseline_id is None:
-        return
-    snapshot = settlement.state.snapshot
-    baseline_state = runs.get_run(baseline_id)
-    comparator = BaselineComparator(baseline_id, snapshot.group_by)
-    current = item_outcomes(settlement.state.id, snapshot.trial_reducer, snapshot.group_by)
-    # The baseline's trials reduce as that run's did; its labels come from the same
-    # current items, so both sides of a group compare the same kind of item.
-    previous = item_outcomes(baseline_id, baseline_state.snapshot.trial_reducer, snapshot.group_by)
-    for here, there in merge_join(current, previous):
-        comparator.add(here, there)
-    settlement.baseline = comparator.result()
-    settlement.aggregate["baseline"] = settlement.baseline
+    if settlement.baseline is not None:
+        settlement.aggregate["baseline"] = settlement.baseline
 
 
 def decide_verdict(settlement: Settlement) -> None:
@@ -148,7 +150,7 @@ def decide_verdict(settlement: Settlement) -> None:
     )
 
 
-PIPELINE: tuple[Step, ...] = (aggregate_run, compare_with_baseline, decide_verdict)
+PIPELINE: tuple[Step, ...] = (aggregate_and_compare, decide_verdict)
 
 
 def settle_run(run_id: str) -> bool:
