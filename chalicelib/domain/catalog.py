@@ -56,10 +56,9 @@ class DatasetItem(Resource):
     updated_at: str
 
 
-class Eval(Resource):
-    id: str
-    project_id: str
-    name: str
+class EvalSettings(Resource):
+    """What an eval binds and how its runs are scored and judged (a run snapshots these)."""
+
     agent_id: str
     dataset_id: str
     scorers: list[dict[str, Any]]
@@ -68,19 +67,16 @@ class Eval(Resource):
     trials: int = 1
     trial_reducer: str = "all"
     max_regression: float | None = None
-    created_at: str
-    updated_at: str
 
 
-class EvalSpec(Resource):
+class EvalSpec(EvalSettings):
     """The writable fields of an eval (what create and update validate and store)."""
 
     name: str
-    agent_id: str
-    dataset_id: str
-    scorers: list[dict[str, Any]]
-    pass_threshold: float | None = None
-    group_by: str | None = None
-    trials: int = 1
-    trial_reducer: str = "all"
-    max_regression: float | None = None
+
+
+class Eval(EvalSpec):
+    id: str
+    project_id: str
+    created_at: str
+    updated_at: str

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from chalicelib.domain.base import Resource
+from chalicelib.domain.catalog import EvalSettings
 
 QUEUED = "queued"
 RUNNING = "running"
@@ -34,20 +35,12 @@ GENERATION_FAILED = "failed"
 GENERATION_REQUIRES_ACTION = "requires_action"
 
 
-class EvalSnapshot(BaseModel):
+class EvalSnapshot(EvalSettings):
     """The eval as it was when the run started: a later edit cannot change a running run."""
 
     model_config = ConfigDict(extra="ignore")
 
     project_id: str
-    agent_id: str
-    dataset_id: str
-    scorers: list[dict[str, Any]]
-    pass_threshold: float | None = None
-    group_by: str | None = None
-    trials: int = 1
-    trial_reducer: str = "all"
-    max_regression: float | None = None
 
 
 class EvalRun(Resource):
