@@ -11,21 +11,23 @@ settle of a fresh candidate (tracing slows allocation, so its time is not the on
 
     .venv/bin/python bench/settle.py [--sizes 10000 100000] [--quick]
 
-The traced peak covers everything in the process during settle, moto's own work included:
-the stand-in builds each Query page (up to 1 MB of rows: a few thousand results here) as Python
-objects, and settle holds two streams' pages at once during the baseline join, so the
-peak grows with N until pages are full (N of a few thousand), then should stay flat.
+The traced peak covers everything in the process during settle, moto's own work included,
+and moto's Query materialises the whole partition before it pages (DynamoDB does not):
+that part grows with N. Settle itself holds at most one page per stream (the pure
+pipeline's bounded memory is shown by ``tests/unit/test_stats_memory.py`` and
+``bench/settle_stats.py``: ~20 KiB over 100,000 items).
 
-Measured here (2 shared cores, moto in-process; ``--sizes 1000 5000``):
+Measured here (2 shared cores, moto in-process, settle reading each run once;
+``--sizes 1000 10000``):
 
-    N=1,000 settle 11.0 s (91 items/s), peak traced memory 16.3 MB, AWS calls 40
-    N=5,000 settle 52.5 s (95 items/s), peak traced memory 65.4 MB, AWS calls 163
+    N=1,000  settle  6.3 s (158 items/s), peak traced memory 13.5 MB, AWS calls 29
+    N=10,000 settle 74.5 s (134 items/s), peak traced memory 77.8 MB, AWS calls 215
 
-The stand-in bounds the rate: ~9 ms per item go to moto serializing responses (Query
-5.0 s and BatchGetItem 4.8 s of the 11.0 s at N=1,000), so 10,000 items take about
-2 minutes and 100,000 about 20 (plus ~4x that for the traced pass); those two sizes, the
-default, were not run here. AWS calls are the portable figure: ~0.03 per item (three
-result streams paged at 1 MB, and labels read in BatchGetItems of 100, once per stream).
+The stand-in bounds the rate (Query 36.7 s and BatchGetItem 33.0 s of the 74.5 s at
+N=10,000 are moto serializing responses); 100,000 items (the default's second size)
+would take ~12 minutes plus the traced pass and was not run here. AWS calls are the
+portable figure: ~0.02 per item (two result streams paged at 1 MB, labels read in
+BatchGetItems of 100 once per stream).
 """
 
 from __future__ import annotations
