@@ -10,7 +10,7 @@ from jsonschema.validators import validator_for
 from pydantic import Field, ValidationError
 
 from chalicelib.api.auth import Caller
-from chalicelib.api.datasets import refuse_nulls, target_project
+from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.envelope import validation_error_from_pydantic
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody

@@ -19,6 +19,7 @@ from pydantic import Field, field_validator
 
 from chalicelib import outbound
 from chalicelib.api.auth import Caller
+from chalicelib.api.common import refuse_nulls
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
 from chalicelib.domain.ai_providers import AiProvider, AiProviderSpec
 from chalicelib.domain.base import Page, RequestBody
@@ -114,9 +115,7 @@ def get_ai_provider(call: Call[Any, Any]) -> AiProvider:
 def update_ai_provider(call: Call[UpdateAiProvider, Any]) -> AiProvider:
     """Change a provider's fields; omitted fields keep their value, ``api_key_env: null`` clears."""
     body = call.body
-    for name in ("name", "base_url", "default_model"):
-        if name in body.model_fields_set and getattr(body, name) is None:
-            raise ValidationFailed(f"{name} may be omitted but not null", field=name)
+    refuse_nulls(body, "name", "base_url", "default_model")
     current = _visible(call.caller, call.path["provider_id"])
     if body.base_url is not None:
         _check_base_url(body.base_url)

@@ -8,11 +8,11 @@ from chalice import Blueprint
 from pydantic import Field
 
 from chalicelib.api.auth import Caller
+from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import Dataset, DatasetItem
-from chalicelib.errors import ValidationFailed
-from chalicelib.store import datasets, tenancy
+from chalicelib.store import datasets
 
 bp = Blueprint(__name__)
 
@@ -49,20 +49,6 @@ class UpdateItem(RequestBody):
     input: list[MessageBody] | None = Field(None, min_length=1)
     expected_output: str | None = None
     metadata: dict[str, Any] | None = Field(None, description="null resets to {}")
-
-
-def refuse_nulls(body: RequestBody, *fields: str) -> None:
-    """A partial update may omit these fields but not set them to null."""
-    for name in fields:
-        if name in body.model_fields_set and getattr(body, name) is None:
-            raise ValidationFailed(f"{name} may be omitted but not null", field=name)
-
-
-def target_project(caller: Caller, requested: str | None) -> str:
-    """The project a create writes into: checked against the key's scope, and existing."""
-    project_id = caller.listing_project(requested)
-    tenancy.get_project(project_id)
-    return project_id
 
 
 def visible_dataset(caller: Caller, dataset_id: str) -> Dataset:

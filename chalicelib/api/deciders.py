@@ -12,6 +12,7 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import Field, field_validator
 
+from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.deciders.backends import bind_backend
 from chalicelib.deciders.decide import decide
@@ -25,9 +26,8 @@ from chalicelib.domain.deciders import (
     Questions,
     check_distinct_names,
 )
-from chalicelib.errors import ValidationFailed, not_found
+from chalicelib.errors import not_found
 from chalicelib.store import deciders as store
-from chalicelib.store import tenancy
 
 bp = Blueprint(__name__)
 
@@ -94,8 +94,7 @@ def visible_decider(call: Call[Any, Any]) -> Decider:
 def create_decider(call: Call[CreateDecider, Any]) -> Decider:
     """Create a decider at version 1 (name unique in the project)."""
     body = call.body
-    project_id = call.caller.listing_project(body.project_id)
-    tenancy.get_project(project_id)
+    project_id = target_project(call.caller, body.project_id)
     bind_backend(project_id, body.backend)
     return store.create_decider(
         project_id, body.name, body.description, body.questions, body.backend
@@ -119,9 +118,7 @@ def get_decider(call: Call[Any, Any]) -> Decider:
 def update_decider(call: Call[UpdateDecider, Any]) -> Decider:
     """Change a decider; the result is written as the next version."""
     body = call.body
-    for name in ("name", "questions", "backend", "expected_version"):
-        if name in body.model_fields_set and getattr(body, name) is None:
-            raise ValidationFailed(f"{name} may be omitted but not null", field=name)
+    refuse_nulls(body, "name", "questions", "backend", "expected_version")
     decider = visible_decider(call)
     if body.expected_version is not None and body.expected_version != decider.version:
         raise store.version_conflict(decider.id, body.expected_version)

@@ -14,7 +14,7 @@ from chalice import Blueprint
 from pydantic import Field
 
 from chalicelib.api.auth import Caller
-from chalicelib.api.datasets import refuse_nulls, target_project
+from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import Agent, Eval, EvalSpec

@@ -8,10 +8,10 @@ from chalice import Blueprint
 from pydantic import Field
 
 from chalicelib.api import ai_providers
+from chalicelib.api.common import refuse_nulls
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.tenancy import ApiKey, CreatedApiKey, Project
-from chalicelib.errors import ValidationFailed
 from chalicelib.store import tenancy
 
 bp = Blueprint(__name__)
@@ -66,8 +66,7 @@ def update_project(call: Call[UpdateProject, Any]) -> Project:
     """Rename a project and/or set or clear (null) its default AI provider."""
     project_id = call.path["project_id"]
     call.caller.check_visible(project_id, "project", project_id)
-    if "name" in call.body.model_fields_set and call.body.name is None:
-        raise ValidationFailed("name may be omitted but not null", field="name")
+    refuse_nulls(call.body, "name")
     current = tenancy.get_project(project_id)
     default: Any = tenancy.KEEP
     if "default_ai_provider_id" in call.body.model_fields_set:

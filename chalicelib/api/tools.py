@@ -13,6 +13,7 @@ from chalice import Blueprint
 from pydantic import Field, ValidationError
 
 from chalicelib import outbound
+from chalicelib.api.common import refuse_nulls
 from chalicelib.api.envelope import validation_error_from_pydantic
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
@@ -105,9 +106,7 @@ def get_tool(call: Call[Any, Any]) -> Tool:
 def update_tool(call: Call[UpdateTool, Any]) -> Tool:
     """Rename a tool, change its description, or replace its config (and type)."""
     body = call.body
-    for name in ("name", "type", "config"):
-        if name in body.model_fields_set and getattr(body, name) is None:
-            raise ValidationFailed(f"{name} may be omitted but not null", field=name)
+    refuse_nulls(body, "name", "type", "config")
     tool = visible_tool(call)
     changes: dict[str, Any] = {}
     if body.name is not None:
