@@ -19,15 +19,14 @@ from chalicelib import clock, ids
 from chalicelib.domain.catalog import Agent, AgentVersion, Eval
 from chalicelib.errors import Conflict, NotFound, not_found
 from chalicelib.store.evals import (
-    TxnRefused,
     concurrent_update,
     creation_stamp,
-    labelled_transaction,
     list_evals_for_agent,
     name_taken,
 )
 from chalicelib.store.models import AgentModel, AgentVersionModel
 from chalicelib.store.pagination import page_of
+from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
 KIND = "agent"
 _PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
@@ -209,9 +208,7 @@ def update_agent(
     ]
     try:
         with labelled_transaction() as txn:
-            if name != current.name:
-                txn.claim_name(current.project_id, KIND, name, current.id)
-                txn.release_name(current.project_id, KIND, current.name)
+            txn.rename(current.project_id, KIND, current.name, name, current.id)
             txn.update(
                 "agent",
                 AgentModel(id=current.id),

@@ -18,15 +18,14 @@ from chalicelib import clock, ids
 from chalicelib.domain.catalog import Dataset, DatasetItem, Message
 from chalicelib.errors import PayloadTooLarge, not_found
 from chalicelib.store.evals import (
-    TxnRefused,
     concurrent_update,
     creation_stamp,
     delete_evals_of_dataset,
-    labelled_transaction,
     name_taken,
 )
 from chalicelib.store.models import DatasetItemModel, DatasetModel
 from chalicelib.store.pagination import page_of
+from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
 KIND = "dataset"
 _PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
@@ -102,9 +101,7 @@ def update_dataset(current: Dataset, name: str | None = None, description: Any =
     now = clock.now_iso()
     try:
         with labelled_transaction() as txn:
-            if new_name != current.name:
-                txn.claim_name(current.project_id, KIND, new_name, current.id)
-                txn.release_name(current.project_id, KIND, current.name)
+            txn.rename(current.project_id, KIND, current.name, new_name, current.id)
             txn.update(
                 "dataset",
                 DatasetModel(id=current.id),

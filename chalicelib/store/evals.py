@@ -15,93 +15,21 @@ each operation so a cancelled transaction says *which* condition failed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist, TransactWriteError
+from pynamodb.exceptions import DoesNotExist
 
 from chalicelib import clock, ids
 from chalicelib.domain.catalog import Eval, EvalSpec
 from chalicelib.errors import Conflict, NameConflict, NotFound, ValidationFailed, not_found
-from chalicelib.store.base import transaction
-from chalicelib.store.models import AgentModel, DatasetModel, EvalModel, NameClaimModel
-from chalicelib.store.names import claim_key
+from chalicelib.store.models import AgentModel, DatasetModel, EvalModel
 from chalicelib.store.pagination import page_of
+from chalicelib.store.transactions import LabelledTxn, TxnRefused, labelled_transaction
 
 KIND = "eval"
 _PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
-
-
-class TxnRefused(Exception):
-    """A transaction was cancelled; ``labels`` name the operations whose condition failed."""
-
-    def __init__(self, labels: set[str]) -> None:
-        super().__init__(f"transaction refused by: {sorted(labels)}")
-        self.labels = labels
-
-
-class LabelledTxn:
-    """A TransactWrite whose operations carry labels.
-
-    DynamoDB reports cancellation reasons by position, and PynamoDB sends condition
-    checks, deletes, puts and updates in that order whatever order they were added in;
-    this wrapper keeps one label list per kind to map reasons back to labels.
-    """
-
-    def __init__(self, txn: Any) -> None:
-        self.txn = txn
-        self._labels: dict[str, list[str]] = {"check": [], "delete": [], "put": [], "update": []}
-
-    def check(self, label: str, model_cls: Any, hash_key: Any, condition: Any) -> None:
-        self.txn.condition_check(model_cls, hash_key, condition=condition)
-        self._labels["check"].append(label)
-
-    def delete(self, label: str, model: Any, condition: Any = None) -> None:
-        self.txn.delete(model, condition=condition)
-        self._labels["delete"].append(label)
-
-    def save(self, label: str, model: Any, condition: Any = None) -> None:
-        self.txn.save(model, condition=condition)
-        self._labels["put"].append(label)
-
-    def update(self, label: str, model: Any, actions: list[Any], condition: Any = None) -> None:
-        self.txn.update(model, actions=actions, condition=condition)
-        self._labels["update"].append(label)
-
-    def claim_name(self, project_id: str, kind: str, name: str, resource_id: str) -> None:
-        row = NameClaimModel(key=claim_key(project_id, kind, name), resource_id=resource_id)
-        self.save("name", row, condition=NameClaimModel.key.does_not_exist())
-
-    def release_name(self, project_id: str, kind: str, name: str) -> None:
-        self.delete("release", NameClaimModel(key=claim_key(project_id, kind, name)))
-
-    def ordered_labels(self) -> list[str]:
-        return [
-            label for kind in ("check", "delete", "put", "update") for label in self._labels[kind]
-        ]
-
-
-@contextmanager
-def labelled_transaction() -> Iterator[LabelledTxn]:
-    """Commit the block's operations atomically; raise :class:`TxnRefused` on a failed condition."""
-    wrapper: LabelledTxn | None = None
-    try:
-        with transaction() as txn:
-            wrapper = LabelledTxn(txn)
-            yield wrapper
-    except TransactWriteError as exc:
-        reasons = getattr(exc, "cancellation_reasons", None) or []
-        labels = wrapper.ordered_labels() if wrapper else []
-        failed = {
-            labels[i]
-            for i, reason in enumerate(reasons)
-            if reason is not None and reason.code == "ConditionalCheckFailed" and i < len(labels)
-        }
-        if not failed:
-            raise
-        raise TxnRefused(failed) from exc
 
 
 def creation_stamp(resource_id: str) -> tuple[str, str]:
@@ -266,9 +194,7 @@ def update_eval(current: Eval, spec: EvalSpec, agent_version: int) -> Eval:
     now = clock.now_iso()
     try:
         with labelled_transaction() as txn:
-            if spec.name != current.name:
-                txn.claim_name(current.project_id, KIND, spec.name, current.id)
-                txn.release_name(current.project_id, KIND, current.name)
+            txn.rename(current.project_id, KIND, current.name, spec.name, current.id)
             txn.update(
                 "eval",
                 EvalModel(id=current.id),

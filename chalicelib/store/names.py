@@ -9,15 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pynamodb.exceptions import TransactWriteError
-
 from chalicelib.errors import NameConflict
-from chalicelib.store.base import transaction
 from chalicelib.store.models import NameClaimModel
+from chalicelib.store.transactions import TxnRefused, claim_key, labelled_transaction
 
-
-def claim_key(project_id: str, kind: str, name: str) -> str:
-    return f"{project_id}#{kind}#{name}"
+__all__ = ["claim", "claim_key", "release", "rename_with_claim", "write_with_claim"]
 
 
 def claim(txn: Any, project_id: str, kind: str, name: str, resource_id: str) -> None:
@@ -29,49 +25,28 @@ def release(txn: Any, project_id: str, kind: str, name: str) -> None:
     txn.delete(NameClaimModel(key=claim_key(project_id, kind, name)))
 
 
-def is_conflict(exc: TransactWriteError, claim_index: int = 0) -> bool:
-    """True when the transaction failed because the name claim at ``claim_index`` exists."""
-    reasons = getattr(exc, "cancellation_reasons", None) or []
-    if claim_index < len(reasons):
-        reason = reasons[claim_index]
-        return reason is not None and reason.code == "ConditionalCheckFailed"
-    return False
-
-
 def write_with_claim(
     kind: str, project_id: str, name: str, resource_id: str, rows: list[Any]
 ) -> None:
     """Save ``rows`` and claim the name atomically; 409 ``NAME_CONFLICT`` when it is taken."""
-    try:
-        with transaction() as txn:
-            claim(txn, project_id, kind, name, resource_id)
-            for row in rows:
-                txn.save(row)
-    except TransactWriteError as exc:
-        if is_conflict(exc):
-            raise _conflict(kind, name) from exc
-        raise
+    rename_with_claim(kind, project_id, None, name, resource_id, rows)
 
 
 def rename_with_claim(
-    kind: str, project_id: str, old: str, new: str, resource_id: str, rows: list[Any]
+    kind: str, project_id: str, old: str | None, new: str, resource_id: str, rows: list[Any]
 ) -> None:
-    """Move the claim from ``old`` to ``new`` and save ``rows`` in one transaction."""
-    if old == new:
-        with transaction() as txn:
-            for row in rows:
-                txn.save(row)
-        return
+    """Move the claim from ``old`` (None: a new resource) to ``new`` and save ``rows``,
+    in one transaction; 409 ``NAME_CONFLICT`` when ``new`` is taken."""
     try:
-        with transaction() as txn:
-            claim(txn, project_id, kind, new, resource_id)
-            release(txn, project_id, kind, old)
+        with labelled_transaction() as txn:
+            if old is None:
+                txn.claim_name(project_id, kind, new, resource_id)
+            else:
+                txn.rename(project_id, kind, old, new, resource_id)
             for row in rows:
-                txn.save(row)
-    except TransactWriteError as exc:
-        # PynamoDB sends condition checks, then deletes, then puts: the released claim is
-        # operation 0 and the new claim (the first put) operation 1.
-        if is_conflict(exc, claim_index=1):
+                txn.save("row", row)
+    except TxnRefused as exc:
+        if "name" in exc.labels:
             raise _conflict(kind, new) from exc
         raise
 

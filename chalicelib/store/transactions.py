@@ -1,0 +1,98 @@
+"""Transactions whose operations carry labels, so a cancellation names what failed.
+
+DynamoDB reports cancellation reasons by position, and PynamoDB sends condition checks,
+deletes, puts and updates in that order whatever order they were added in. Labelling
+each operation maps the reasons back without guessing positions. Name claims (unique
+names per project, see :mod:`chalicelib.store.names`) ride in these transactions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pynamodb.exceptions import TransactWriteError
+
+from chalicelib.store.base import transaction
+from chalicelib.store.models import NameClaimModel
+
+
+def claim_key(project_id: str, kind: str, name: str) -> str:
+    return f"{project_id}#{kind}#{name}"
+
+
+class TxnRefused(Exception):
+    """A transaction was cancelled; ``labels`` name the operations whose condition failed."""
+
+    def __init__(self, labels: set[str]) -> None:
+        super().__init__(f"transaction refused by: {sorted(labels)}")
+        self.labels = labels
+
+
+class LabelledTxn:
+    """A TransactWrite whose operations carry labels.
+
+    DynamoDB reports cancellation reasons by position, and PynamoDB sends condition
+    checks, deletes, puts and updates in that order whatever order they were added in;
+    this wrapper keeps one label list per kind to map reasons back to labels.
+    """
+
+    def __init__(self, txn: Any) -> None:
+        self.txn = txn
+        self._labels: dict[str, list[str]] = {"check": [], "delete": [], "put": [], "update": []}
+
+    def check(self, label: str, model_cls: Any, hash_key: Any, condition: Any) -> None:
+        self.txn.condition_check(model_cls, hash_key, condition=condition)
+        self._labels["check"].append(label)
+
+    def delete(self, label: str, model: Any, condition: Any = None) -> None:
+        self.txn.delete(model, condition=condition)
+        self._labels["delete"].append(label)
+
+    def save(self, label: str, model: Any, condition: Any = None) -> None:
+        self.txn.save(model, condition=condition)
+        self._labels["put"].append(label)
+
+    def update(self, label: str, model: Any, actions: list[Any], condition: Any = None) -> None:
+        self.txn.update(model, actions=actions, condition=condition)
+        self._labels["update"].append(label)
+
+    def claim_name(self, project_id: str, kind: str, name: str, resource_id: str) -> None:
+        row = NameClaimModel(key=claim_key(project_id, kind, name), resource_id=resource_id)
+        self.save("name", row, condition=NameClaimModel.key.does_not_exist())
+
+    def release_name(self, project_id: str, kind: str, name: str) -> None:
+        self.delete("release", NameClaimModel(key=claim_key(project_id, kind, name)))
+
+    def rename(self, project_id: str, kind: str, old: str, new: str, resource_id: str) -> None:
+        """Move a name claim (nothing to do when the name is unchanged)."""
+        if new != old:
+            self.claim_name(project_id, kind, new, resource_id)
+            self.release_name(project_id, kind, old)
+
+    def ordered_labels(self) -> list[str]:
+        return [
+            label for kind in ("check", "delete", "put", "update") for label in self._labels[kind]
+        ]
+
+
+@contextmanager
+def labelled_transaction() -> Iterator[LabelledTxn]:
+    """Commit the block's operations atomically; raise :class:`TxnRefused` on a failed condition."""
+    wrapper: LabelledTxn | None = None
+    try:
+        with transaction() as txn:
+            wrapper = LabelledTxn(txn)
+            yield wrapper
+    except TransactWriteError as exc:
+        reasons = getattr(exc, "cancellation_reasons", None) or []
+        labels = wrapper.ordered_labels() if wrapper else []
+        failed = {
+            labels[i]
+            for i, reason in enumerate(reasons)
+            if reason is not None and reason.code == "ConditionalCheckFailed" and i < len(labels)
+        }
+        if not failed:
+            raise
+        raise TxnRefused(failed) from exc
