@@ -30,7 +30,6 @@ from chalicelib.scoring.contract import (
     UsageRecord,
     ValidationEnv,
 )
-from chalicelib.scoring.validation import register_lookup
 from chalicelib.store import deciders
 
 DECIDER_NOT_FOUND = "DECIDER_NOT_FOUND"
@@ -189,6 +188,3 @@ def resolve_decider_versions(
             )
         pinned[str(scorer["name"])] = decider.version
     return pinned or None
-
-
-register_lookup("decider", deciders.find_project_decider)

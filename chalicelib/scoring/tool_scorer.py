@@ -26,7 +26,6 @@ from chalicelib.scoring.contract import (
     ScoringEnv,
     ValidationEnv,
 )
-from chalicelib.scoring.validation import register_lookup
 from chalicelib.store import tools
 from chalicelib.tools import (
     MISSING_TOOL_CONTEXT_KEY,
@@ -149,6 +148,3 @@ class ToolScorer:
             raise ScorerFailed(f"{who}: {exc.message}", exc.code) from None
         except AnswerRefused as exc:
             raise ScorerFailed(f"{who}: {exc.message}", exc.code) from None
-
-
-register_lookup("tool", tools.find_project_tool)
