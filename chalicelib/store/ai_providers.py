@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from pynamodb.exceptions import DoesNotExist, TransactWriteError
+from pynamodb.exceptions import DoesNotExist
 
 from chalicelib import clock, ids
 from chalicelib.domain.ai_providers import AiProvider, AiProviderSpec, JudgeReference
-from chalicelib.errors import Conflict, NameConflict, not_found
-from chalicelib.store.base import transaction
-from chalicelib.store.models import AiProviderModel, EvalModel, NameClaimModel, ProjectModel
-from chalicelib.store.names import claim, claim_key, release, write_with_claim
+from chalicelib.errors import Conflict, not_found
+from chalicelib.store.models import AiProviderModel, EvalModel, ProjectModel
+from chalicelib.store.names import claiming_name, write_with_claim
 from chalicelib.store.pagination import page_of
+from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
 KIND = "ai_provider"
 JUDGE_TYPE = "llm_judge"
@@ -93,31 +93,15 @@ def list_providers(
     )
 
 
-def _name_holder(project_id: str, name: str) -> str | None:
-    try:
-        return str(NameClaimModel.get(claim_key(project_id, KIND, name)).resource_id)
-    except DoesNotExist:
-        return None
-
-
 def update_provider(current: AiProvider, spec: AiProviderSpec) -> AiProvider:
     """Replace the writable fields (renaming moves the name claim in the same transaction)."""
     row = _row(current.id, current.project_id, spec, current.created_at)
     try:
-        with transaction() as txn:
-            if spec.name != current.name:
-                claim(txn, current.project_id, KIND, spec.name, current.id)
-                release(txn, current.project_id, KIND, current.name)
-            txn.save(row, condition=AiProviderModel.id.exists())
-    except TransactWriteError as exc:
-        # Positions of cancellation reasons depend on PynamoDB's ordering; ask the table why.
-        holder = _name_holder(current.project_id, spec.name)
-        if spec.name != current.name and holder not in (None, current.id):
-            raise NameConflict(
-                f"a {KIND} named {spec.name!r} already exists in this project",
-                field="name",
-                name=spec.name,
-            ) from exc
+        with claiming_name(
+            KIND, current.project_id, current.id, spec.name, previous=current.name
+        ) as txn:
+            txn.save(KIND, row, condition=AiProviderModel.id.exists())
+    except TxnRefused as exc:
         raise not_found(KIND, current.id) from exc
     return _provider(row)
 
@@ -128,22 +112,14 @@ def delete_provider(provider: AiProvider) -> None:
         ProjectModel.default_ai_provider_id != provider.id
     )
     try:
-        with transaction() as txn:
-            txn.condition_check(ProjectModel, provider.project_id, condition=not_default)
-            txn.delete(AiProviderModel(id=provider.id), condition=AiProviderModel.id.exists())
-            release(txn, provider.project_id, KIND, provider.name)
-    except TransactWriteError as exc:
-        if _is_project_default(provider):
+        with labelled_transaction() as txn:
+            txn.check("not_default", ProjectModel, provider.project_id, not_default)
+            txn.delete(KIND, AiProviderModel(id=provider.id), condition=AiProviderModel.id.exists())
+            txn.release_name(provider.project_id, KIND, provider.name)
+    except TxnRefused as exc:
+        if "not_default" in exc.labels:
             raise in_use(provider, [], is_default=True) from exc
         raise not_found(KIND, provider.id) from exc
-
-
-def _is_project_default(provider: AiProvider) -> bool:
-    try:
-        project = ProjectModel.get(provider.project_id, consistent_read=True)
-    except DoesNotExist:
-        return False
-    return project.default_ai_provider_id == provider.id
 
 
 def in_use(provider: AiProvider, pinned_by: list[JudgeReference], is_default: bool) -> Conflict:

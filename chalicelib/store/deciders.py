@@ -15,16 +15,15 @@ import json
 from typing import Any
 
 from pydantic import TypeAdapter
-from pynamodb.exceptions import DoesNotExist, TransactWriteError
+from pynamodb.exceptions import DoesNotExist
 
 from chalicelib import clock, ids
 from chalicelib.domain.deciders import Backend, Decider, DeciderVersion, Decision, Question
 from chalicelib.errors import Conflict, not_found
 from chalicelib.store import blobs, names
-from chalicelib.store.base import transaction
 from chalicelib.store.models import DeciderModel, DeciderVersionModel, DecisionModel
 from chalicelib.store.pagination import page_of
-from chalicelib.store.tools import failed_conditions, name_conflict
+from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
 KIND = "decider"
 _PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
@@ -119,18 +118,13 @@ def update_decider(current: Decider, changes: dict[str, Any]) -> Decider:
         update={**changes, "version": current.version + 1, "updated_at": clock.now_iso()}
     )
     row, snapshot = _rows(updated)
-    renamed = updated.name != current.name
     try:
-        with transaction() as txn:
-            if renamed:
-                names.claim(txn, current.project_id, KIND, updated.name, current.id)
-                names.release(txn, current.project_id, KIND, current.name)
-            txn.save(row, condition=DeciderModel.version == current.version)
-            txn.save(snapshot, condition=DeciderVersionModel.version.does_not_exist())
-    except TransactWriteError as exc:
-        # Reasons come in the order deletes, puts: [release, claim, row, snapshot] on a rename.
-        if renamed and 1 in failed_conditions(exc):
-            raise name_conflict(KIND, updated.name) from exc
+        with names.claiming_name(
+            KIND, current.project_id, current.id, updated.name, previous=current.name
+        ) as txn:
+            txn.save(KIND, row, condition=DeciderModel.version == current.version)
+            txn.save("version", snapshot, condition=DeciderVersionModel.version.does_not_exist())
+    except TxnRefused as exc:
         raise version_conflict(current.id, current.version) from exc
     return updated
 
@@ -178,9 +172,9 @@ def list_deciders(
 
 def delete_decider(decider: Decider) -> None:
     """Delete the decider and release its name; its versions and decisions stay readable."""
-    with transaction() as txn:
-        txn.delete(DeciderModel(id=decider.id))
-        names.release(txn, decider.project_id, KIND, decider.name)
+    with labelled_transaction() as txn:
+        txn.delete(KIND, DeciderModel(id=decider.id))
+        txn.release_name(decider.project_id, KIND, decider.name)
 
 
 def find_version(decider_id: str, version: int) -> DeciderVersion | None:

@@ -1,57 +1,64 @@
 """Name uniqueness within a project, enforced by a conditional write (never read-then-write).
 
 A resource create puts a claim row ``<project>#<kind>#<name>`` with "must not exist"
-in the same transaction as the resource itself; a rename swaps claims in one
-transaction; a delete releases the claim with the resource.
+in the same labelled transaction as the resource itself (:func:`claiming_name`); a
+rename moves the claim in the transaction that rewrites the resource; a delete releases
+the claim with the resource (``txn.release_name``). A taken name is recognised by the
+label of the claim operation (:data:`chalicelib.store.transactions.NAME_LABEL`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from chalicelib.errors import NameConflict
-from chalicelib.store.models import NameClaimModel
-from chalicelib.store.transactions import TxnRefused, claim_key, labelled_transaction
+from chalicelib.store.transactions import (
+    NAME_LABEL,
+    LabelledTxn,
+    TxnRefused,
+    labelled_transaction,
+)
 
-__all__ = ["claim", "claim_key", "release", "rename_with_claim", "write_with_claim"]
+__all__ = ["GLOBAL_SCOPE", "claiming_name", "name_taken", "write_with_claim"]
 
-
-def claim(txn: Any, project_id: str, kind: str, name: str, resource_id: str) -> None:
-    row = NameClaimModel(key=claim_key(project_id, kind, name), resource_id=resource_id)
-    txn.save(row, condition=NameClaimModel.key.does_not_exist())
-
-
-def release(txn: Any, project_id: str, kind: str, name: str) -> None:
-    txn.delete(NameClaimModel(key=claim_key(project_id, kind, name)))
+GLOBAL_SCOPE = "_global"
+"""The scope of names unique across the deployment rather than a project (project names)."""
 
 
-def write_with_claim(
-    kind: str, project_id: str, name: str, resource_id: str, rows: list[Any]
-) -> None:
-    """Save ``rows`` and claim the name atomically; 409 ``NAME_CONFLICT`` when it is taken."""
-    rename_with_claim(kind, project_id, None, name, resource_id, rows)
+def name_taken(kind: str, scope: str, name: str) -> NameConflict:
+    """409 ``NAME_CONFLICT`` for ``name`` among the ``kind`` resources of ``scope``."""
+    where = "" if scope == GLOBAL_SCOPE else " in this project"
+    return NameConflict(f"a {kind} named {name!r} already exists{where}", field="name", name=name)
 
 
-def rename_with_claim(
-    kind: str, project_id: str, old: str | None, new: str, resource_id: str, rows: list[Any]
-) -> None:
-    """Move the claim from ``old`` (None: a new resource) to ``new`` and save ``rows``,
-    in one transaction; 409 ``NAME_CONFLICT`` when ``new`` is taken."""
+@contextmanager
+def claiming_name(
+    kind: str, scope: str, resource_id: str, name: str, previous: str | None = None
+) -> Iterator[LabelledTxn]:
+    """A labelled transaction that also claims ``name`` for the resource.
+
+    ``previous`` is the resource's name until now (None: a new resource); its claim is
+    released in the same transaction, and nothing is claimed when the name is unchanged.
+    Raises :class:`NameConflict` when ``name`` is taken (nothing is written), and
+    :class:`TxnRefused` when another operation of the block failed its condition.
+    """
     try:
         with labelled_transaction() as txn:
-            if old is None:
-                txn.claim_name(project_id, kind, new, resource_id)
+            if previous is None:
+                txn.claim_name(scope, kind, name, resource_id)
             else:
-                txn.rename(project_id, kind, old, new, resource_id)
-            for row in rows:
-                txn.save("row", row)
+                txn.rename(scope, kind, previous, name, resource_id)
+            yield txn
     except TxnRefused as exc:
-        if "name" in exc.labels:
-            raise _conflict(kind, new) from exc
+        if NAME_LABEL in exc.labels:
+            raise name_taken(kind, scope, name) from exc
         raise
 
 
-def _conflict(kind: str, name: str) -> NameConflict:
-    return NameConflict(
-        f"a {kind} named {name!r} already exists in this project", field="name", name=name
-    )
+def write_with_claim(kind: str, scope: str, name: str, resource_id: str, rows: list[Any]) -> None:
+    """Save ``rows`` and claim the name atomically; 409 ``NAME_CONFLICT`` when it is taken."""
+    with claiming_name(kind, scope, resource_id, name) as txn:
+        for row in rows:
+            txn.save("row", row)

@@ -6,17 +6,19 @@ import hashlib
 import hmac
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist, TransactWriteError
+from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.update import Action
 
 from chalicelib import clock, ids
 from chalicelib.domain.tenancy import ApiKey, CreatedApiKey, Project
-from chalicelib.errors import NameConflict, ValidationFailed, not_found
+from chalicelib.errors import ValidationFailed, not_found
 from chalicelib.store.base import transaction
-from chalicelib.store.models import AiProviderModel, ApiKeyModel, NameClaimModel, ProjectModel
-from chalicelib.store.names import claim, claim_key, release, write_with_claim
+from chalicelib.store.models import AiProviderModel, ApiKeyModel, ProjectModel
+from chalicelib.store.names import GLOBAL_SCOPE, claiming_name, write_with_claim
 from chalicelib.store.pagination import page_of
+from chalicelib.store.transactions import TxnRefused
 
+KIND = "project"
 KEY_SCHEME = "pawl"
 _ID_KEYS = {"id"}
 _PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
@@ -36,8 +38,8 @@ def create_project(name: str) -> Project:
     now = clock.now_iso()
     project_id = ids.new_id("project")
     row = ProjectModel(id=project_id, name=name, created_at=now, updated_at=now)
-    # Project names are unique across the deployment (the "project" of a project is global).
-    write_with_claim("project", "_global", name, project_id, [row])
+    # Project names are unique across the deployment, not within a project.
+    write_with_claim(KIND, GLOBAL_SCOPE, name, project_id, [row])
     return _project(row)
 
 
@@ -45,7 +47,7 @@ def get_project(project_id: str) -> Project:
     try:
         return _project(ProjectModel.get(project_id, consistent_read=True))
     except DoesNotExist:
-        raise not_found("project", project_id) from None
+        raise not_found(KIND, project_id) from None
 
 
 def project_exists(project_id: str) -> bool:
@@ -103,41 +105,25 @@ def update_project(
             attr.set(default_ai_provider_id) if default_ai_provider_id else attr.remove()
         )
     try:
-        with transaction() as txn:
-            if new_name != current.name:
-                claim(txn, "_global", "project", new_name, current.id)
-                release(txn, "_global", "project", current.name)
+        with claiming_name(KIND, GLOBAL_SCOPE, current.id, new_name, previous=current.name) as txn:
             if isinstance(default_ai_provider_id, str):
-                txn.condition_check(
+                txn.check(
+                    "default_ai_provider",
                     AiProviderModel,
                     default_ai_provider_id,
-                    condition=AiProviderModel.project_id == current.id,
+                    AiProviderModel.project_id == current.id,
                 )
             txn.update(
-                ProjectModel(id=current.id), actions=actions, condition=ProjectModel.id.exists()
+                KIND, ProjectModel(id=current.id), actions, condition=ProjectModel.id.exists()
             )
-    except TransactWriteError as exc:
-        raise _project_update_refusal(current, new_name, default_ai_provider_id) from exc
+    except TxnRefused as exc:
+        if KIND in exc.labels:
+            raise not_found(KIND, current.id) from exc
+        raise ValidationFailed(
+            f"ai_provider {default_ai_provider_id} not found in project {current.id}",
+            field="default_ai_provider_id",
+        ) from exc
     return get_project(current.id)
-
-
-def _project_update_refusal(current: Project, new_name: str, provider_id: Any) -> Exception:
-    """Why the update transaction was cancelled (reason positions depend on PynamoDB's order)."""
-    if not project_exists(current.id):
-        return not_found("project", current.id)
-    if new_name != current.name:
-        try:
-            holder = NameClaimModel.get(claim_key("_global", "project", new_name)).resource_id
-        except DoesNotExist:
-            holder = None
-        if holder not in (None, current.id):
-            return NameConflict(
-                f"a project named {new_name!r} already exists", field="name", name=new_name
-            )
-    return ValidationFailed(
-        f"ai_provider {provider_id} not found in project {current.id}",
-        field="default_ai_provider_id",
-    )
 
 
 # --- API keys -------------------------------------------------------------------------------

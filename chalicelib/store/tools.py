@@ -7,34 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist, TransactWriteError
+from pynamodb.exceptions import DoesNotExist
 
 from chalicelib import clock, ids
 from chalicelib.domain.tools import Tool
-from chalicelib.errors import Conflict, NameConflict, not_found
+from chalicelib.errors import Conflict, not_found
 from chalicelib.store import names
-from chalicelib.store.base import transaction
 from chalicelib.store.models import ToolModel
 from chalicelib.store.pagination import page_of
+from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
 KIND = "tool"
 _PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
-
-
-def failed_conditions(exc: TransactWriteError) -> set[int]:
-    """Positions (checks, deletes, puts, updates order) whose condition failed."""
-    reasons = getattr(exc, "cancellation_reasons", None) or []
-    return {
-        i
-        for i, reason in enumerate(reasons)
-        if reason is not None and reason.code == "ConditionalCheckFailed"
-    }
-
-
-def name_conflict(kind: str, name: str) -> NameConflict:
-    return NameConflict(
-        f"a {kind} named {name!r} already exists in this project", field="name", name=name
-    )
 
 
 def _tool(model: ToolModel) -> Tool:
@@ -120,17 +104,12 @@ def update_tool(current: Tool, changes: dict[str, Any]) -> Tool:
         updated_at=merged.updated_at,
         created_key=f"{merged.created_at}#{merged.id}",
     )
-    renamed = merged.name != current.name
     try:
-        with transaction() as txn:
-            if renamed:
-                names.claim(txn, merged.project_id, KIND, merged.name, merged.id)
-                names.release(txn, merged.project_id, KIND, current.name)
-            txn.save(row, condition=ToolModel.updated_at == current.updated_at)
-    except TransactWriteError as exc:
-        # DynamoDB reports reasons in the order deletes, puts: [release, claim, row].
-        if renamed and 1 in failed_conditions(exc):
-            raise name_conflict(KIND, merged.name) from exc
+        with names.claiming_name(
+            KIND, merged.project_id, merged.id, merged.name, previous=current.name
+        ) as txn:
+            txn.save(KIND, row, condition=ToolModel.updated_at == current.updated_at)
+    except TxnRefused as exc:
         raise Conflict(
             f"tool {current.id} changed while this request was processed; retry",
             code="CONCURRENT_UPDATE",
@@ -141,6 +120,6 @@ def update_tool(current: Tool, changes: dict[str, Any]) -> Tool:
 
 def delete_tool(tool: Tool) -> None:
     """Delete the tool and release its name. Scorers naming it then fail at run start."""
-    with transaction() as txn:
-        txn.delete(ToolModel(id=tool.id))
-        names.release(txn, tool.project_id, KIND, tool.name)
+    with labelled_transaction() as txn:
+        txn.delete(KIND, ToolModel(id=tool.id))
+        txn.release_name(tool.project_id, KIND, tool.name)

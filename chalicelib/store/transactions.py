@@ -17,6 +17,9 @@ from pynamodb.exceptions import TransactWriteError
 from chalicelib.store.base import transaction
 from chalicelib.store.models import NameClaimModel
 
+NAME_LABEL = "name"
+"""The label of a name claim: in :attr:`TxnRefused.labels` when the name is taken."""
+
 
 def claim_key(project_id: str, kind: str, name: str) -> str:
     return f"{project_id}#{kind}#{name}"
@@ -31,12 +34,8 @@ class TxnRefused(Exception):
 
 
 class LabelledTxn:
-    """A TransactWrite whose operations carry labels.
-
-    DynamoDB reports cancellation reasons by position, and PynamoDB sends condition
-    checks, deletes, puts and updates in that order whatever order they were added in;
-    this wrapper keeps one label list per kind to map reasons back to labels.
-    """
+    """A TransactWrite whose operations carry labels (one label list per operation kind,
+    in the order PynamoDB sends the kinds, to map cancellation reasons back to labels)."""
 
     def __init__(self, txn: Any) -> None:
         self.txn = txn
@@ -60,7 +59,7 @@ class LabelledTxn:
 
     def claim_name(self, project_id: str, kind: str, name: str, resource_id: str) -> None:
         row = NameClaimModel(key=claim_key(project_id, kind, name), resource_id=resource_id)
-        self.save("name", row, condition=NameClaimModel.key.does_not_exist())
+        self.save(NAME_LABEL, row, condition=NameClaimModel.key.does_not_exist())
 
     def release_name(self, project_id: str, kind: str, name: str) -> None:
         self.delete("release", NameClaimModel(key=claim_key(project_id, kind, name)))

@@ -6,17 +6,61 @@ import pytest
 
 from chalicelib.errors import NameConflict
 from chalicelib.store import names
-from chalicelib.store.models import NameClaimModel
+from chalicelib.store.models import NameClaimModel, ToolModel
+from chalicelib.store.transactions import TxnRefused
+
+
+def claimed() -> set[str]:
+    return {row.key for row in NameClaimModel.scan()}
 
 
 def test_claims_conflict_and_renames_move_the_claim(aws_env: None) -> None:
     names.write_with_claim("dataset", "proj_a", "alpha", "dset_1", [])
     names.write_with_claim("dataset", "proj_a", "beta", "dset_2", [])
     names.write_with_claim("dataset", "proj_b", "alpha", "dset_3", [])  # other project: fine
-    with pytest.raises(NameConflict):
+    with pytest.raises(NameConflict, match="in this project"):
         names.write_with_claim("dataset", "proj_a", "alpha", "dset_4", [])
-    with pytest.raises(NameConflict):
-        names.rename_with_claim("dataset", "proj_a", "alpha", "beta", "dset_1", [])
-    names.rename_with_claim("dataset", "proj_a", "alpha", "gamma", "dset_1", [])
-    keys = {row.key for row in NameClaimModel.scan()}
-    assert keys == {"proj_a#dataset#beta", "proj_a#dataset#gamma", "proj_b#dataset#alpha"}
+    with (
+        pytest.raises(NameConflict),
+        names.claiming_name("dataset", "proj_a", "dset_1", "beta", previous="alpha"),
+    ):
+        pass
+    with names.claiming_name("dataset", "proj_a", "dset_1", "gamma", previous="alpha"):
+        pass
+    assert claimed() == {"proj_a#dataset#beta", "proj_a#dataset#gamma", "proj_b#dataset#alpha"}
+
+
+def test_an_unchanged_name_claims_nothing(aws_env: None) -> None:
+    names.write_with_claim("tool", "proj_a", "alpha", "tool_1", [])
+    with names.claiming_name("tool", "proj_a", "tool_1", "alpha", previous="alpha") as txn:
+        txn.check("claim", NameClaimModel, "proj_a#tool#alpha", NameClaimModel.key.exists())
+    assert claimed() == {"proj_a#tool#alpha"}
+
+
+def test_another_refusal_is_reported_by_label_and_moves_no_claim(aws_env: None) -> None:
+    names.write_with_claim("tool", "proj_a", "alpha", "tool_1", [])
+    with (
+        pytest.raises(TxnRefused) as refused,
+        names.claiming_name("tool", "proj_a", "tool_1", "beta", previous="alpha") as txn,
+    ):
+        txn.check("tool", ToolModel, "tool_1", ToolModel.id.exists())
+    assert refused.value.labels == {"tool"}
+    assert claimed() == {"proj_a#tool#alpha"}
+
+
+def test_a_taken_name_wins_over_other_refusals(aws_env: None) -> None:
+    names.write_with_claim("tool", "proj_a", "alpha", "tool_1", [])
+    names.write_with_claim("tool", "proj_a", "beta", "tool_2", [])
+    with (
+        pytest.raises(NameConflict) as taken,
+        names.claiming_name("tool", "proj_a", "tool_1", "beta", previous="alpha") as txn,
+    ):
+        txn.check("tool", ToolModel, "tool_1", ToolModel.id.exists())
+    assert taken.value.meta["field"] == "name"
+
+
+def test_global_names_say_so(aws_env: None) -> None:
+    names.write_with_claim("project", names.GLOBAL_SCOPE, "acme", "proj_1", [])
+    with pytest.raises(NameConflict) as taken:
+        names.write_with_claim("project", names.GLOBAL_SCOPE, "acme", "proj_2", [])
+    assert taken.value.message == "a project named 'acme' already exists"
