@@ -1,24 +1,26 @@
-"""A small client for OpenAI-compatible chat completions (LLM judges, and later deciders).
+"""A small client for OpenAI-compatible chat completions (LLM judges, deciders, the
+``model`` agent).
 
-One call is one tool-less completion at temperature 0 (graders want repeatable answers):
-``POST {base_url}/chat/completions`` through the shared outbound client (timeouts,
-retries on 429/502/503/504, SSRF policy), ``Authorization: Bearer $<api_key_env>`` when
-the endpoint names a key variable. It returns the reply text and the usage the provider
-reported; anything else becomes :class:`CompletionFailed`, whose message never holds the
-key.
+A call is ``POST {base_url}/chat/completions`` at temperature 0 (graders and evals want
+repeatable answers) through :mod:`chalicelib.openai_http` (bearer key from the variable
+``api_key_env`` names, outbound client, error mapping). :func:`parse_completion` reads
+the answer's first choice and the usage the provider reported; anything unusable is a
+:class:`CompletionFailed`, whose message never holds the key.
 """
 
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from typing import Any
 
-from chalicelib import outbound
+from chalicelib import openai_http
+from chalicelib.openai_http import EndpointFailed
 
-SNIPPET_CHARS = 300
 DEFAULT_TIMEOUT_S = 60.0
+
+CompletionFailed = EndpointFailed
+"""No usable completion: the call failed, or the answer is not a chat completion."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,9 @@ class ChatEndpoint:
     model: str
     api_key_env: str | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
+    #: How error messages name the endpoint, and the setting that names its key variable.
+    source: str = "the provider"
+    key_setting: str = "the provider's api_key_env"
 
     @property
     def url(self) -> str:
@@ -49,39 +54,13 @@ class Completion:
     model: str
     usage: CompletionUsage
     finish_reason: str | None = None
+    #: False when the answer held no ``usage`` object (``usage`` is then all zeros).
+    usage_reported: bool = False
 
 
-class CompletionFailed(Exception):
-    """No usable completion: the call failed, or the answer is not a chat completion."""
-
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-
-
-def request_body(model: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The request: no ``tools``, temperature 0, one choice, no streaming."""
-    return {"model": model, "messages": messages, "temperature": 0, "n": 1, "stream": False}
-
-
-def _api_key(endpoint: ChatEndpoint) -> str | None:
-    if not endpoint.api_key_env:
-        return None
-    key = os.environ.get(endpoint.api_key_env)
-    if not key:
-        raise CompletionFailed(
-            f"environment variable {endpoint.api_key_env} (the provider's api_key_env) "
-            "is not set in pawl's environment"
-        )
-    return key
-
-
-def _snippet(text: str, secret: str | None) -> str:
-    """A short, single-line excerpt of an answer body, with the key scrubbed if echoed."""
-    if secret:
-        text = text.replace(secret, "***")
-    return " ".join(text.split())[:SNIPPET_CHARS]
+def request_body(model: str, messages: list[dict[str, Any]], **options: Any) -> dict[str, Any]:
+    """A tool-less request at temperature 0; ``options`` add fields (``response_format``...)."""
+    return {"model": model, "messages": messages, "temperature": 0, **options}
 
 
 def _count(value: Any) -> int:
@@ -109,15 +88,28 @@ def _text(content: Any) -> str | None:
     return None
 
 
-def parse_completion(data: Any, requested_model: str) -> Completion:
-    """Read a decoded chat-completion answer (first choice; usage when reported)."""
+def _first_message(data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The first choice and its message; CompletionFailed when the answer has neither."""
     choices = data.get("choices") if isinstance(data, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise CompletionFailed("the provider's answer has no choices")
+        raise CompletionFailed("the answer is not a chat completion (it has no choices)")
     message = choices[0].get("message")
-    content = _text(message.get("content")) if isinstance(message, dict) else None
-    if content is None:
-        raise CompletionFailed("the provider's answer has no message content")
+    if not isinstance(message, dict):
+        raise CompletionFailed("the answer is not a chat completion (its choice has no message)")
+    return choices[0], message
+
+
+def parse_completion(
+    data: Any, requested_model: str, *, content_required: bool = True
+) -> Completion:
+    """Read a decoded chat-completion answer (first choice; usage when reported).
+
+    Without ``content_required`` a message with no text (a tool call) reads as ``""``.
+    """
+    choice, message = _first_message(data)
+    content = _text(message.get("content"))
+    if content is None and content_required:
+        raise CompletionFailed("the answer is not a chat completion (its message has no content)")
     raw_usage = data.get("usage")
     usage = CompletionUsage()
     if isinstance(raw_usage, dict):
@@ -126,37 +118,25 @@ def parse_completion(data: Any, requested_model: str) -> Completion:
             output_tokens=_count(raw_usage.get("completion_tokens")),
             cost_usd=_cost(raw_usage),
         )
-    finish = choices[0].get("finish_reason")
+    finish = choice.get("finish_reason")
     return Completion(
-        content=content,
+        content=content or "",
         model=requested_model,
         usage=usage,
         finish_reason=finish if isinstance(finish, str) else None,
+        usage_reported=isinstance(raw_usage, dict),
+    )
+
+
+def post_chat(endpoint: ChatEndpoint, body: dict[str, Any]) -> Any:
+    """POST a chat-completions ``body`` to ``endpoint``; the decoded JSON answer."""
+    key = openai_http.api_key(endpoint.api_key_env, endpoint.key_setting)
+    return openai_http.post_json(
+        endpoint.url, body, key=key, source=endpoint.source, timeout_s=endpoint.timeout_s
     )
 
 
 def complete(endpoint: ChatEndpoint, messages: list[dict[str, Any]]) -> Completion:
     """One completion of ``messages``; raises :class:`CompletionFailed` when there is none."""
-    api_key = _api_key(endpoint)
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    body = request_body(endpoint.model, messages)
-    try:
-        response = outbound.post_json(
-            endpoint.url, body, headers=headers, timeout_s=endpoint.timeout_s
-        )
-    except outbound.OutboundError as exc:
-        raise CompletionFailed(f"the provider could not be reached: {exc}") from None
-    if not response.ok:
-        raise CompletionFailed(
-            f"the provider answered HTTP {response.status} after {response.attempts} "
-            f"attempt(s): {_snippet(response.text, api_key)}",
-            status=response.status,
-        )
-    try:
-        data = response.json()
-    except ValueError:
-        raise CompletionFailed(
-            f"the provider's answer is not JSON: {_snippet(response.text, api_key)}",
-            status=response.status,
-        ) from None
-    return parse_completion(data, endpoint.model)
+    body = request_body(endpoint.model, messages, n=1, stream=False)
+    return parse_completion(post_chat(endpoint, body), endpoint.model)

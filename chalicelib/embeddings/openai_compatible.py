@@ -2,18 +2,17 @@
 
 One request embeds every text (``{"model", "input": [texts]}``); the answer's ``data`` is
 put back in input order by its ``index``, and ``usage.prompt_tokens`` is the spend. The
-call goes through :mod:`chalicelib.outbound`, so timeouts, retries and the address policy
-(``PAWL_ALLOW_PRIVATE_URLS``) are the same as for every other outbound call.
+call goes through :mod:`chalicelib.openai_http` (bearer key, outbound client with its
+timeouts, retries and address policy, error mapping), as chat completions do.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from chalicelib import outbound
+from chalicelib import openai_http
 from chalicelib.embeddings.contract import EmbeddingFailed, EmbeddingResult
 from chalicelib.settings import get_settings
 
@@ -21,8 +20,7 @@ NAME = "openai"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "text-embedding-3-small"
 TIMEOUT_S = 30.0
-#: How much of an unusable answer's body an error message quotes.
-SNIPPET_CHARS = 300
+SOURCE = "the embedding endpoint"
 
 
 class _Embedding(BaseModel):
@@ -59,26 +57,17 @@ def result_from_answer(data: Any, count: int, requested_model: str) -> Embedding
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(root)"
         raise EmbeddingFailed(
-            f"the embedding endpoint's answer is not an embeddings list ({where}: {first['msg']})"
+            f"{SOURCE}'s answer is not an embeddings list ({where}: {first['msg']})"
         ) from None
     indexes = sorted(item.index for item in answer.data)
     if indexes != list(range(count)):
-        raise EmbeddingFailed(
-            f"the embedding endpoint answered indexes {indexes[:10]} for {count} input(s)"
-        )
+        raise EmbeddingFailed(f"{SOURCE} answered indexes {indexes[:10]} for {count} input(s)")
     ordered = sorted(answer.data, key=lambda item: item.index)
     return EmbeddingResult(
         vectors=[item.embedding for item in ordered],
         model=answer.model or requested_model,
         input_tokens=answer.usage.prompt_tokens if answer.usage else 0,
     )
-
-
-def _snippet(response: outbound.OutboundResponse, secrets: list[str]) -> str:
-    text = response.text[:SNIPPET_CHARS]
-    for secret in secrets:
-        text = text.replace(secret, "***")
-    return text
 
 
 class OpenAIEmbeddings:
@@ -92,40 +81,16 @@ class OpenAIEmbeddings:
         self.base_url = (settings.embedding_base_url or DEFAULT_BASE_URL).rstrip("/")
         self.api_key_env = settings.embedding_api_key_env
 
-    def _api_key(self) -> str | None:
-        if not self.api_key_env:
-            return None
-        key = os.environ.get(self.api_key_env)
-        if not key:
-            raise EmbeddingFailed(
-                f"environment variable {self.api_key_env} (PAWL_EMBEDDING_API_KEY_ENV) is not "
-                "set in pawl's environment"
-            )
-        return key
-
     def embed(self, texts: list[str]) -> EmbeddingResult:
-        api_key = self._api_key()
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        secrets = [api_key] if api_key else []
         try:
-            response = outbound.post_json(
+            key = openai_http.api_key(self.api_key_env, "PAWL_EMBEDDING_API_KEY_ENV")
+            data = openai_http.post_json(
                 f"{self.base_url}/embeddings",
                 embeddings_request(self.model, texts),
-                headers=headers,
+                key=key,
+                source=SOURCE,
                 timeout_s=TIMEOUT_S,
             )
-        except outbound.OutboundError as exc:
-            raise EmbeddingFailed(f"embedding call failed: {exc}") from None
-        if not response.ok:
-            raise EmbeddingFailed(
-                f"the embedding endpoint answered HTTP {response.status} after "
-                f"{response.attempts} attempt(s): {_snippet(response, secrets)}"
-            )
-        try:
-            data = response.json()
-        except ValueError:
-            raise EmbeddingFailed(
-                f"the embedding endpoint answered HTTP {response.status} with a body that is "
-                f"not JSON: {_snippet(response, secrets)}"
-            ) from None
+        except openai_http.EndpointFailed as exc:
+            raise EmbeddingFailed(exc.message) from None
         return result_from_answer(data, len(texts), self.model)

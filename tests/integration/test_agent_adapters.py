@@ -343,6 +343,20 @@ def test_model_agent_error_body_never_shows_the_key(monkeypatch: pytest.MonkeyPa
     assert "sk-model-secret" not in str(caught.value)
 
 
+def test_model_agent_usage_is_none_when_not_reported() -> None:
+    answer = {k: v for k, v in completion("4").items() if k != "usage"}
+    with serve(lambda r: Reply(200, answer)) as server:
+        reply = call("model", model_config(server.url), agent_request())
+    assert (reply.status, reply.output, reply.usage) == ("completed", "4", None)
+
+
+def test_model_agent_unreachable_endpoint_fails() -> None:
+    with serve(lambda r: Reply(200, completion("x"))) as server:
+        pass  # closed again: nothing listens on its port any more
+    with pytest.raises(AdapterFailed, match="the model endpoint could not be reached"):
+        call("model", model_config(server.url), agent_request())
+
+
 # --- python --------------------------------------------------------------------------------
 
 received: list[dict[str, Any]] = []

@@ -1,0 +1,80 @@
+"""One JSON call to an OpenAI-compatible endpoint: what chat completions (LLM judges,
+deciders, the ``model`` agent) and the ``openai`` embedding backend share.
+
+The key is read from the environment variable the caller's configuration names and sent
+as ``Authorization: Bearer``; the POST goes through the shared outbound client (timeouts,
+retries on 429/502/503/504, address policy). Every failure — the key variable unset, the
+endpoint unreachable, a non-2xx answer, a body that is not JSON — is an
+:class:`EndpointFailed` whose message never holds the key.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from chalicelib import outbound
+
+SNIPPET_CHARS = 300
+"""How much of an unusable answer's body an error message quotes."""
+
+
+class EndpointFailed(Exception):
+    """No usable answer; ``status`` is the HTTP status when the endpoint answered."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+def api_key(env_name: str | None, setting: str) -> str | None:
+    """The key in ``$env_name`` (None when no variable is named); ``setting`` says, in the
+    error, where the variable's name was configured."""
+    if not env_name:
+        return None
+    key = os.environ.get(env_name)
+    if not key:
+        raise EndpointFailed(
+            f"environment variable {env_name} ({setting}) is not set in pawl's environment"
+        )
+    return key
+
+
+def snippet(text: str, secret: str | None) -> str:
+    """A short, single-line excerpt of an answer body, the key scrubbed if it was echoed."""
+    if secret:
+        text = text.replace(secret, "***")
+    flat = " ".join(text.split())
+    if not flat:
+        return "(empty body)"
+    return flat[:SNIPPET_CHARS] + ("..." if len(flat) > SNIPPET_CHARS else "")
+
+
+def post_json(
+    url: str, body: dict[str, Any], *, key: str | None, source: str, timeout_s: float
+) -> Any:
+    """POST ``body`` (with ``key`` as the bearer token) and decode the 2xx JSON answer.
+
+    ``source`` names the endpoint in error messages ("the provider").
+    """
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    try:
+        response = outbound.post_json(url, body, headers=headers, timeout_s=timeout_s)
+    except outbound.OutboundError as exc:
+        raise EndpointFailed(f"{source} could not be reached: {exc}") from None
+    if not response.ok:
+        raise EndpointFailed(
+            f"{source} answered HTTP {response.status} after {response.attempts} "
+            f"attempt(s): {snippet(response.text, key)}",
+            status=response.status,
+        )
+    try:
+        return response.json()
+    except ValueError:
+        content_type = response.headers.get("content-type", "no content-type")
+        raise EndpointFailed(
+            f"{source} answered HTTP {response.status} with a body that is not JSON "
+            f"({content_type}): {snippet(response.text, key)}",
+            status=response.status,
+        ) from None
