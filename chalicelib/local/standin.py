@@ -8,13 +8,13 @@ runtime (tests, ``pawl demo``) leaves the environment as it found it.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import subprocess
+import sys
 from collections.abc import Mapping
-
-from moto.server import ThreadedMotoServer
-
-from chalicelib.local import moto_patches
+from pathlib import Path
 
 log = logging.getLogger("pawl.local")
 
@@ -23,29 +23,63 @@ DUMMY_CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "pawl-local",
     "AWS_SECRET_ACCESS_KEY": "pawl-local",
 }
+#: How long a stopping stand-in may take before it is killed.
+STOP_TIMEOUT_S = 10.0
 #: Variables that would make boto3 look past the dummy credentials (a profile, a token).
 CREDENTIAL_OVERRIDES = ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN")
 
 
 class AwsStandIn:
-    """moto's threaded server, always bound to 127.0.0.1 (its default is every interface)."""
+    """moto's server in a child process, always bound to 127.0.0.1.
+
+    A child rather than a thread: moto's request handling is CPU-bound Python, and sharing
+    an interpreter lock with the workers made every AWS call wait for them (and the other
+    way round). See :mod:`chalicelib.local.standin_process`.
+    """
 
     def __init__(self, port: int = 0) -> None:
-        moto_patches.apply()
-        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+        self.port = port
         self.endpoint: str | None = None
+        self._process: subprocess.Popen[str] | None = None
 
     def start(self) -> str:
-        self._server.start()
-        host, port = self._server.get_host_and_port()
-        self.endpoint = f"http://{host}:{port}"
-        log.info("AWS stand-in (moto) listening on %s", self.endpoint)
+        project_root = str(Path(__file__).resolve().parents[2])
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(
+                filter(None, [project_root, os.environ.get("PYTHONPATH")])
+            ),
+        }
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "chalicelib.local.standin_process", "--port", str(self.port)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        assert self._process.stdout is not None
+        first_line = self._process.stdout.readline()
+        if not first_line:
+            code = self._process.wait(timeout=STOP_TIMEOUT_S)
+            raise RuntimeError(f"the AWS stand-in exited with status {code} before listening")
+        port = json.loads(first_line)["port"]
+        self.endpoint = f"http://127.0.0.1:{port}"
+        log.info("AWS stand-in (moto, pid %d) listening on %s", self._process.pid, self.endpoint)
         return self.endpoint
 
     def stop(self) -> None:
-        if self.endpoint is not None:
-            self._server.stop()
-            self.endpoint = None
+        process, self._process, self.endpoint = self._process, None, None
+        if process is None:
+            return
+        assert process.stdin is not None
+        process.stdin.close()  # the child's cue to shut down
+        try:
+            process.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 class EnvPatch:
@@ -83,9 +117,6 @@ def stand_in_environment(endpoint: str) -> dict[str, str | None]:
     """The variables that point boto3 (and so all of pawl) at the stand-in."""
     values: dict[str, str | None] = {
         "AWS_ENDPOINT_URL": endpoint,
-        # moto's server is not safe under concurrent TransactWriteItems
-        # ("dictionary changed size during iteration"): send them one at a time.
-        "PAWL_SERIALIZE_TRANSACTIONS": "1",
         **DUMMY_CREDENTIALS,
     }
     values.update({name: None for name in CREDENTIAL_OVERRIDES})

@@ -1,0 +1,232 @@
+"""The stand-in process: it answers, dies with its parent, and its patches keep moto's answers.
+
+The patched stand-in (moto's server in a child process with ``moto_server_patches``) and an
+unpatched in-process moto run the same DynamoDB and SQS calls; what comes back must agree
+once per-call randomness (ids, receipt handles, timestamps) is set aside.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+from moto import mock_aws
+
+from chalicelib.local.standin import AwsStandIn
+
+pytestmark = pytest.mark.slow
+
+REGION = "us-east-1"
+CREDENTIALS = {"aws_access_key_id": "pawl-local", "aws_secret_access_key": "pawl-local"}
+VOLATILE = {
+    "ResponseMetadata",
+    "MessageId",
+    "ReceiptHandle",
+    "MD5OfBody",
+    "MD5OfMessageAttributes",
+    "SentTimestamp",
+    "ApproximateFirstReceiveTimestamp",
+    "CreatedTimestamp",
+    "LastModifiedTimestamp",
+    "CreationDateTime",
+    "TableId",
+    "SenderId",
+}
+
+
+@pytest.fixture(scope="module")
+def standin() -> Iterator[str]:
+    server = AwsStandIn()
+    endpoint = server.start()
+    yield endpoint
+    server.stop()
+
+
+def _clients(endpoint: str | None) -> tuple[Any, Any]:
+    options: dict[str, Any] = {"region_name": REGION, **CREDENTIALS}
+    if endpoint:
+        options["endpoint_url"] = endpoint
+    return boto3.client("dynamodb", **options), boto3.client("sqs", **options)
+
+
+def _stable(value: Any) -> Any:
+    """The response without what differs between two correct runs."""
+    if isinstance(value, dict):
+        return {k: _stable(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    return value
+
+
+def _error(call: Callable[[], Any]) -> str:
+    try:
+        call()
+    except ClientError as exc:
+        return str(exc.response["Error"]["Code"])
+    return "no error"
+
+
+ITEM = {
+    "pk": {"S": "run"},
+    "empty": {"S": ""},
+    "number": {"N": "12.50"},
+    "blob": {"B": b"\x00\xffbytes"},
+    "blobs": {"BS": [b"a", b"\x01"]},
+    "numbers": {"NS": ["1", "2.5"]},
+    "strings": {"SS": ["x", "y"]},
+    "none": {"NULL": True},
+    "flag": {"BOOL": False},
+    "nested": {"M": {"a": {"L": [{"S": "q"}, {"M": {}}, {"L": []}, {"N": "3"}]}}},
+}
+
+
+def dynamodb_conversation(dynamodb: Any) -> list[Any]:
+    """Table and item calls whose every answer is recorded."""
+    table = {"TableName": "conversation", "BillingMode": "PAY_PER_REQUEST"}
+    keys = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
+    types = [{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk")]
+    answers = [dynamodb.create_table(KeySchema=keys, AttributeDefinitions=types, **table)]
+    for sk in range(30):
+        dynamodb.put_item(TableName="conversation", Item={**ITEM, "sk": {"S": f"{sk:03d}"}})
+    key = {"pk": {"S": "run"}, "sk": {"S": "007"}}
+    answers.append(dynamodb.get_item(TableName="conversation", Key=key))
+    answers.append(
+        dynamodb.update_item(
+            TableName="conversation",
+            Key=key,
+            UpdateExpression="SET #n = #n + :one",
+            ExpressionAttributeNames={"#n": "number"},
+            ExpressionAttributeValues={":one": {"N": "1"}},
+            ReturnValues="ALL_NEW",
+        )
+    )
+    pages = dynamodb.get_paginator("query").paginate(
+        TableName="conversation",
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": "run"}},
+        PaginationConfig={"PageSize": 7},
+    )
+    answers.extend(pages)
+    answers.append(dynamodb.batch_get_item(RequestItems={"conversation": {"Keys": [key]}}))
+    answers.append(dynamodb.describe_table(TableName="conversation"))
+    answers.append(
+        _error(
+            lambda: dynamodb.put_item(
+                TableName="conversation",
+                Item=ITEM | {"sk": {"S": "007"}},
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        )
+    )
+    return answers
+
+
+def sqs_conversation(sqs: Any) -> list[Any]:
+    """Sends, receives, deletes (also twice and with stale handles) and the queue's counts."""
+    url = sqs.create_queue(QueueName="conversation", Attributes={"VisibilityTimeout": "60"})[
+        "QueueUrl"
+    ]
+    counts = [
+        "ApproximateNumberOfMessages",
+        "ApproximateNumberOfMessagesNotVisible",
+        "ApproximateNumberOfMessagesDelayed",
+        "MessageRetentionPeriod",
+    ]
+
+    def attributes() -> Any:
+        return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=counts)["Attributes"]
+
+    for batch in range(3):
+        entries = [{"Id": str(i), "MessageBody": f"m{batch}-{i}"} for i in range(10)]
+        sqs.send_message_batch(QueueUrl=url, Entries=entries)
+    sqs.send_message(QueueUrl=url, MessageBody="later", DelaySeconds=900)
+    answers: list[Any] = [attributes()]
+    received = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["All"])
+    messages = received["Messages"]
+    answers.append(sorted(m["Body"] for m in messages))
+    answers.append(sorted(m["Attributes"]["ApproximateReceiveCount"] for m in messages))
+    answers.append(attributes())
+    first = messages[0]["ReceiptHandle"]
+    answers.append(
+        sqs.delete_message_batch(
+            QueueUrl=url,
+            Entries=[
+                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]}
+                for i, m in enumerate(messages[:5])
+            ],
+        )
+    )
+    answers.append(sqs.delete_message(QueueUrl=url, ReceiptHandle=first))  # deleted twice: fine
+    answers.append(_error(lambda: sqs.delete_message(QueueUrl=url, ReceiptHandle="not-a-handle")))
+    answers.append(attributes())
+    # Made visible again and received anew: the old handle still deletes it.
+    stale = messages[5]["ReceiptHandle"]
+    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=stale, VisibilityTimeout=0)
+    answers.append(attributes())
+    answers.append(sqs.delete_message(QueueUrl=url, ReceiptHandle=stale))
+    answers.append(attributes())
+    return answers
+
+
+@pytest.mark.parametrize("conversation", [dynamodb_conversation, sqs_conversation])
+def test_the_patched_standin_answers_like_moto(standin: str, conversation: Any) -> None:
+    dynamodb, sqs = _clients(standin)
+    through_standin = conversation(dynamodb if conversation is dynamodb_conversation else sqs)
+    with mock_aws():
+        dynamodb, sqs = _clients(None)
+        in_process = conversation(dynamodb if conversation is dynamodb_conversation else sqs)
+    assert _stable(through_standin) == _stable(in_process)
+    assert len(through_standin) > 5
+
+
+def test_the_standin_exits_when_its_parent_dies(tmp_path: Any) -> None:
+    parent = textwrap.dedent(
+        """
+        import os, sys
+        from chalicelib.local.standin import AwsStandIn
+        standin = AwsStandIn()
+        standin.start()
+        print(standin._process.pid, flush=True)
+        os._exit(0)  # no stop(): as if killed
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    done = subprocess.run(
+        [sys.executable, "-c", parent], capture_output=True, text=True, env=env, timeout=60
+    )
+    child = int(done.stdout.split()[0])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.05)
+    assert not _alive(child), f"stand-in {child} outlived its parent"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = f"/proc/{pid}/stat"
+    if os.path.exists(stat):  # a zombie (exited, not yet reaped by init) is not running
+        with open(stat) as handle:
+            return handle.read().split(")")[1].split()[0] != "Z"
+    return True
+
+
+def test_stop_ends_the_process_and_the_endpoint() -> None:
+    server = AwsStandIn()
+    endpoint = server.start()
+    dynamodb, _ = _clients(endpoint)
+    assert dynamodb.list_tables()["TableNames"] == []
+    process = server._process
+    server.stop()
+    assert process is not None and process.poll() is not None
+    assert server.endpoint is None
