@@ -66,6 +66,12 @@ class NameConflict(Conflict):
     code = "NAME_CONFLICT"
 
 
+class ConcurrentUpdate(Conflict):
+    """Another write changed what this request read or writes; the request may be retried."""
+
+    code = "CONCURRENT_UPDATE"
+
+
 class PayloadTooLarge(PawlError):
     status = 413
     code = "PAYLOAD_TOO_LARGE"
@@ -73,3 +79,10 @@ class PayloadTooLarge(PawlError):
 
 def not_found(kind: str, resource_id: str) -> NotFound:
     return NotFound(f"{kind} {resource_id} not found", resource_type=kind, id=resource_id)
+
+
+def concurrent_update(kind: str, resource_id: str) -> ConcurrentUpdate:
+    """409 ``CONCURRENT_UPDATE``: the resource changed since this request read it."""
+    return ConcurrentUpdate(
+        f"{kind} {resource_id} changed while this request was processed; retry", id=resource_id
+    )

@@ -17,13 +17,9 @@ from pynamodb.expressions.update import Action
 
 from chalicelib import clock, ids
 from chalicelib.domain.catalog import Agent, AgentVersion, Eval
-from chalicelib.errors import Conflict, NotFound, not_found
-from chalicelib.store.evals import (
-    concurrent_update,
-    creation_stamp,
-    list_evals_for_agent,
-    name_taken,
-)
+from chalicelib.errors import Conflict, NotFound, concurrent_update, not_found
+from chalicelib.store import names
+from chalicelib.store.evals import creation_stamp, list_evals_for_agent
 from chalicelib.store.models import AgentModel, AgentVersionModel
 from chalicelib.store.pagination import page_of
 from chalicelib.store.transactions import TxnRefused, labelled_transaction
@@ -98,13 +94,9 @@ def create_agent(
         refs_rev=0,
     )
     agent = _agent(row)
-    try:
-        with labelled_transaction() as txn:
-            txn.claim_name(project_id, KIND, name, agent_id)
-            txn.save("agent", row, condition=AgentModel.id.does_not_exist())
-            txn.save("version", _version_row(agent, now))
-    except TxnRefused as exc:
-        raise name_taken(KIND, name) from exc
+    with names.claiming_name(KIND, project_id, agent_id, name) as txn:
+        txn.save("agent", row, condition=AgentModel.id.does_not_exist())
+        txn.save("version", _version_row(agent, now))
     return agent
 
 
@@ -207,8 +199,9 @@ def update_agent(
         else AgentModel.output_schema.remove(),
     ]
     try:
-        with labelled_transaction() as txn:
-            txn.rename(current.project_id, KIND, current.name, name, current.id)
+        with names.claiming_name(
+            KIND, current.project_id, current.id, name, previous=current.name
+        ) as txn:
             txn.update(
                 "agent",
                 AgentModel(id=current.id),
@@ -222,8 +215,6 @@ def update_agent(
                 condition=AgentVersionModel.version.does_not_exist(),
             )
     except TxnRefused as exc:
-        if "name" in exc.labels:
-            raise name_taken(KIND, name) from exc
         get_agent(current.id)  # NotFound when it was deleted meanwhile
         raise concurrent_update(KIND, current.id) from exc
     return agent

@@ -16,13 +16,9 @@ from pynamodb.exceptions import DeleteError, DoesNotExist, PynamoDBException, Up
 
 from chalicelib import clock, ids
 from chalicelib.domain.catalog import Dataset, DatasetItem, Message
-from chalicelib.errors import PayloadTooLarge, not_found
-from chalicelib.store.evals import (
-    concurrent_update,
-    creation_stamp,
-    delete_evals_of_dataset,
-    name_taken,
-)
+from chalicelib.errors import PayloadTooLarge, concurrent_update, not_found
+from chalicelib.store import names
+from chalicelib.store.evals import creation_stamp, delete_evals_of_dataset
 from chalicelib.store.models import DatasetItemModel, DatasetModel
 from chalicelib.store.pagination import page_of
 from chalicelib.store.transactions import TxnRefused, labelled_transaction
@@ -65,12 +61,8 @@ def create_dataset(project_id: str, name: str, description: str | None) -> Datas
         updated_at=now,
         created_key=created_key,
     )
-    try:
-        with labelled_transaction() as txn:
-            txn.claim_name(project_id, KIND, name, dataset_id)
-            txn.save("dataset", row, condition=DatasetModel.id.does_not_exist())
-    except TxnRefused as exc:
-        raise name_taken(KIND, name) from exc
+    with names.claiming_name(KIND, project_id, dataset_id, name) as txn:
+        txn.save("dataset", row, condition=DatasetModel.id.does_not_exist())
     return _dataset(row)
 
 
@@ -100,8 +92,9 @@ def update_dataset(current: Dataset, name: str | None = None, description: Any =
     new_description = current.description if description is UNSET else description
     now = clock.now_iso()
     try:
-        with labelled_transaction() as txn:
-            txn.rename(current.project_id, KIND, current.name, new_name, current.id)
+        with names.claiming_name(
+            KIND, current.project_id, current.id, new_name, previous=current.name
+        ) as txn:
             txn.update(
                 "dataset",
                 DatasetModel(id=current.id),
@@ -115,8 +108,6 @@ def update_dataset(current: Dataset, name: str | None = None, description: Any =
                 condition=DatasetModel.updated_at == current.updated_at,
             )
     except TxnRefused as exc:
-        if "name" in exc.labels:
-            raise name_taken(KIND, new_name) from exc
         raise concurrent_update(KIND, current.id) from exc
     return current.model_copy(
         update={"name": new_name, "description": new_description, "updated_at": now}

@@ -9,8 +9,9 @@ as the eval, conditioned on the agent version the scorers were validated against
   eval write (``refs_rev`` condition), and an eval write validated against an agent
   version cannot race an agent update (``version`` condition).
 
-:class:`LabelledTxn` is the transaction wrapper the catalog repositories share: it names
-each operation so a cancelled transaction says *which* condition failed.
+Eval writes are labelled transactions (:mod:`chalicelib.store.transactions`) that claim
+the eval's name through :func:`chalicelib.store.names.claiming_name`; the labels say
+*which* condition failed when one is cancelled.
 """
 
 from __future__ import annotations
@@ -23,7 +24,14 @@ from pynamodb.exceptions import DoesNotExist
 
 from chalicelib import clock, ids
 from chalicelib.domain.catalog import Eval, EvalSpec
-from chalicelib.errors import Conflict, NameConflict, NotFound, ValidationFailed, not_found
+from chalicelib.errors import (
+    Conflict,
+    NotFound,
+    ValidationFailed,
+    concurrent_update,
+    not_found,
+)
+from chalicelib.store import names
 from chalicelib.store.models import AgentModel, DatasetModel, EvalModel
 from chalicelib.store.pagination import page_of
 from chalicelib.store.transactions import LabelledTxn, TxnRefused, labelled_transaction
@@ -41,20 +49,6 @@ def creation_stamp(resource_id: str) -> tuple[str, str]:
     moment = clock.now()
     micro = moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
     return clock.iso(moment), f"{micro}#{resource_id}"
-
-
-def name_taken(kind: str, name: str) -> NameConflict:
-    return NameConflict(
-        f"a {kind} named {name!r} already exists in this project", field="name", name=name
-    )
-
-
-def concurrent_update(kind: str, resource_id: str) -> Conflict:
-    return Conflict(
-        f"{kind} {resource_id} changed while this request was processed; retry",
-        code="CONCURRENT_UPDATE",
-        id=resource_id,
-    )
 
 
 # --- rows -----------------------------------------------------------------------------------
@@ -157,8 +151,6 @@ def _unbind_agent(txn: LabelledTxn, agent_id: str) -> None:
 
 
 def _refused(exc: TxnRefused, spec: EvalSpec, eval_id: str) -> Exception:
-    if "name" in exc.labels:
-        return name_taken(KIND, spec.name)
     if "dataset" in exc.labels:
         return ValidationFailed(f"dataset {spec.dataset_id} not found", field="dataset_id")
     if "agent" in exc.labels:
@@ -179,8 +171,7 @@ def create_eval(project_id: str, spec: EvalSpec, agent_version: int) -> Eval:
     eval_id = ids.new_id("eval")
     row = _row(eval_id, project_id, spec)
     try:
-        with labelled_transaction() as txn:
-            txn.claim_name(project_id, KIND, spec.name, eval_id)
+        with names.claiming_name(KIND, project_id, eval_id, spec.name) as txn:
             txn.save("eval", row, condition=EvalModel.id.does_not_exist())
             _bind_agent(txn, spec.agent_id, agent_version, 1)
             txn.check("dataset", DatasetModel, spec.dataset_id, DatasetModel.id.exists())
@@ -193,8 +184,9 @@ def update_eval(current: Eval, spec: EvalSpec, agent_version: int) -> Eval:
     """Replace the writable fields; refused if the eval changed since ``current`` was read."""
     now = clock.now_iso()
     try:
-        with labelled_transaction() as txn:
-            txn.rename(current.project_id, KIND, current.name, spec.name, current.id)
+        with names.claiming_name(
+            KIND, current.project_id, current.id, spec.name, previous=current.name
+        ) as txn:
             txn.update(
                 "eval",
                 EvalModel(id=current.id),
