@@ -4,6 +4,10 @@ DynamoDB reports cancellation reasons by position, and PynamoDB sends condition 
 deletes, puts and updates in that order whatever order they were added in. Labelling
 each operation maps the reasons back without guessing positions. Name claims (unique
 names per project, see :mod:`chalicelib.store.names`) ride in these transactions.
+
+A transaction cancelled because another one was touching the same item at that moment
+(reason ``TransactionConflict``) lost a race, not a condition: it is answered with 409
+``CONCURRENT_UPDATE``, which the client may retry, rather than an internal error.
 """
 
 from __future__ import annotations
@@ -14,11 +18,15 @@ from typing import Any
 
 from pynamodb.exceptions import TransactWriteError
 
+from chalicelib.errors import ConcurrentUpdate
 from chalicelib.store.base import transaction
 from chalicelib.store.models import NameClaimModel
 
 NAME_LABEL = "name"
 """The label of a name claim: in :attr:`TxnRefused.labels` when the name is taken."""
+
+CONDITION_FAILED = "ConditionalCheckFailed"
+TRANSACTION_CONFLICT = "TransactionConflict"
 
 
 def claim_key(project_id: str, kind: str, name: str) -> str:
@@ -78,20 +86,34 @@ class LabelledTxn:
 
 @contextmanager
 def labelled_transaction() -> Iterator[LabelledTxn]:
-    """Commit the block's operations atomically; raise :class:`TxnRefused` on a failed condition."""
+    """Commit the block's operations atomically.
+
+    Raises :class:`TxnRefused` when a condition failed, and :class:`ConcurrentUpdate`
+    (409) when the transaction lost a race with another one on the same items; either
+    way nothing was written.
+    """
     wrapper: LabelledTxn | None = None
     try:
         with transaction() as txn:
             wrapper = LabelledTxn(txn)
             yield wrapper
     except TransactWriteError as exc:
-        reasons = getattr(exc, "cancellation_reasons", None) or []
+        codes = [reason.code if reason else None for reason in exc.cancellation_reasons or []]
         labels = wrapper.ordered_labels() if wrapper else []
         failed = {
-            labels[i]
-            for i, reason in enumerate(reasons)
-            if reason is not None and reason.code == "ConditionalCheckFailed" and i < len(labels)
+            labels[i] for i, code in enumerate(codes[: len(labels)]) if code == CONDITION_FAILED
         }
-        if not failed:
-            raise
-        raise TxnRefused(failed) from exc
+        if failed:
+            raise TxnRefused(failed) from exc
+        if TRANSACTION_CONFLICT in codes:
+            raise transaction_conflict() from exc
+        raise
+
+
+def transaction_conflict() -> ConcurrentUpdate:
+    """409 for a transaction DynamoDB cancelled because another was writing the same items."""
+    return ConcurrentUpdate(
+        "another request changed the same data while this request was processed; "
+        "nothing was written, retry",
+        reason=TRANSACTION_CONFLICT,
+    )
