@@ -63,18 +63,7 @@ def post_json(
         response = outbound.post_json(url, body, headers=headers, timeout_s=timeout_s)
     except outbound.OutboundError as exc:
         raise EndpointFailed(f"{source} could not be reached: {exc}") from None
-    if not response.ok:
-        raise EndpointFailed(
-            f"{source} answered HTTP {response.status} after {response.attempts} "
-            f"attempt(s): {snippet(response.text, key)}",
-            status=response.status,
-        )
     try:
-        return response.json()
-    except ValueError:
-        content_type = response.headers.get("content-type", "no content-type")
-        raise EndpointFailed(
-            f"{source} answered HTTP {response.status} with a body that is not JSON "
-            f"({content_type}): {snippet(response.text, key)}",
-            status=response.status,
-        ) from None
+        return outbound.decode_json(response, source, lambda r: snippet(r.text, key))
+    except outbound.UnusableAnswer as exc:
+        raise EndpointFailed(exc.message, status=exc.status) from None

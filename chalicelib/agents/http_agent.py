@@ -121,19 +121,10 @@ def decode_json_answer(
 ) -> Any:
     """The JSON body of a 2xx answer; anything else is an :class:`AdapterFailed`."""
     secrets = list(secrets)
-    if not response.ok:
-        raise AdapterFailed(
-            f"{source} answered HTTP {response.status} after {response.attempts} attempt(s): "
-            f"{body_snippet(response, secrets)}"
-        )
     try:
-        return response.json()
-    except ValueError:
-        content_type = response.headers.get("content-type", "no content-type")
-        raise AdapterFailed(
-            f"{source} answered HTTP {response.status} with a body that is not JSON "
-            f"({content_type}): {body_snippet(response, secrets)}"
-        ) from None
+        return outbound.decode_json(response, source, lambda r: body_snippet(r, secrets))
+    except outbound.UnusableAnswer as exc:
+        raise AdapterFailed(exc.message) from None
 
 
 # --- the adapter ---------------------------------------------------------------------------

@@ -20,6 +20,9 @@ Errors (all subclass :class:`OutboundError`, whose message never holds header va
     :class:`OutboundTimeout` (the far side did not answer in time; never retried),
     :class:`OutboundUnreachable` (no connection could be made, after every attempt),
     :class:`OutboundTooLarge` (the answer exceeded ``max_bytes``).
+``decode_json(response, source, excerpt) -> Any``
+    The body of a 2xx JSON answer; otherwise :class:`UnusableAnswer` (not an
+    ``OutboundError``: the call went through), its message quoting ``excerpt(response)``.
 
 Behaviour
 ---------
@@ -38,6 +41,7 @@ Behaviour
 - Logs name the method, scheme, host and path only: never headers or the query string.
 """
 
+from chalicelib.outbound.answers import UnusableAnswer, decode_json
 from chalicelib.outbound.client import (
     CONNECT_TIMEOUT_CAP_S,
     MAX_RESPONSE_BYTES,
@@ -82,10 +86,12 @@ __all__ = [
     "OutboundTimeout",
     "OutboundTooLarge",
     "OutboundUnreachable",
+    "UnusableAnswer",
     "address_category",
     "backoff_delay",
     "category_allowed",
     "check_url",
+    "decode_json",
     "normalized_policy",
     "post_json",
     "request",
