@@ -53,6 +53,7 @@ def reply_from_completion(
         usage = Usage(
             input_tokens=completion.usage.input_tokens,
             output_tokens=completion.usage.output_tokens,
+            cost_usd=completion.usage.cost_usd,
         )
     return AgentReply(status=status, output=completion.content, object=structured, usage=usage)
 

@@ -70,6 +70,14 @@ def _retry_advice(response: Any) -> None:
     assert "retry" in response.json["error"]["message"]
 
 
+def _agent(api: Any, project: Any) -> tuple[dict[str, Any], str]:
+    """An http agent (never called here) and its path."""
+    body = {"project_id": project["id"], "name": "support", "type": "http"}
+    response = api.post(AGENTS, {**body, "config": {"url": "http://127.0.0.1:9/agent"}})
+    assert response.status == 201, response
+    return response.json, f"{AGENTS}/{response.json['id']}"
+
+
 def test_create_that_loses_a_race_is_409_and_writes_nothing(api: Any, project: Any) -> None:
     body = {"project_id": project["id"], "name": "golden"}
     with cancelled_transactions(times=1) as refused:
@@ -83,9 +91,7 @@ def test_create_that_loses_a_race_is_409_and_writes_nothing(api: Any, project: A
 
 
 def test_update_lost_on_every_attempt_is_409_and_writes_nothing(api: Any, project: Any) -> None:
-    body = {"project_id": project["id"], "name": "support", "type": "http"}
-    agent = api.post(AGENTS, {**body, "config": {"url": "http://127.0.0.1:9/agent"}}).json
-    path = f"{AGENTS}/{agent['id']}"
+    agent, path = _agent(api, project)
     with cancelled_transactions(times=100) as refused:
         response = api.put(path, {"name": "support-v2"})
     # The agent update retries a lost race; every attempt lost it here.
@@ -97,9 +103,7 @@ def test_update_lost_on_every_attempt_is_409_and_writes_nothing(api: Any, projec
 
 
 def test_update_that_loses_one_race_is_retried(api: Any, project: Any) -> None:
-    body = {"project_id": project["id"], "name": "support", "type": "http"}
-    agent = api.post(AGENTS, {**body, "config": {"url": "http://127.0.0.1:9/agent"}}).json
-    path = f"{AGENTS}/{agent['id']}"
+    _, path = _agent(api, project)
     with cancelled_transactions(times=1) as refused:
         response = api.put(path, {"name": "support-v2"})
     assert len(refused) == 1
