@@ -1,8 +1,10 @@
 """Throughput and AWS calls per item of a run, end to end, through the local runtime.
 
-Starts an in-process ``chalicelib.local`` runtime (moto's server on 127.0.0.1, the Chalice
-app over HTTP, SQS pollers calling the real handlers, no schedules), creates an instant
-python agent, a dataset of N items and an eval with a ``contains`` scorer, then:
+Starts an in-process ``chalicelib.local`` runtime (the AWS stand-in, moto's server, in its
+own process on 127.0.0.1; the Chalice app over HTTP; SQS pollers calling the real
+handlers; no schedules), an instant HTTP agent in its own process (or, with
+``--agent python``, an in-process python agent), a dataset of N items and an eval with a
+``contains`` scorer, then:
 
 1. starts a queued run (``wait: false``) of N items and waits until it is terminal;
 2. starts a ``wait: true`` run over a 25-item dataset.
@@ -11,22 +13,30 @@ For each it prints items/s and the AWS API calls per item, counted at the botoco
 (a ``before-call`` handler on every client the process uses: the shared boto3 clients and
 the botocore client behind each PynamoDB model), split by service and operation. SQS
 receive/delete/visibility calls are the event-source mapping's work on AWS (Lambda polls,
-not our code), so they are shown apart from the engine's own calls.
+not our code), so they are shown apart from the engine's own calls. Then the CPU time
+per item of each process: pawl's (runtime, workers, API), the stand-in's and the agent's.
 
-    .venv/bin/python bench/run_throughput.py [--items 1000] [--workers 4]
+    .venv/bin/python bench/run_throughput.py [--items 1000] [--workers 4] [--agent http]
 
-The stand-in, not the engine, bounds the rate here (moto applies every transaction by
-deep-copying the tables it touches); the calls per item are the portable figure.
+Locally the stand-in's CPU bounds the rate (each AWS call costs it a few milliseconds of
+Python); the calls per item are the figure that carries over to AWS.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import os
+import subprocess
+import sys
 import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -107,15 +117,11 @@ class Api:
         return data
 
 
-def _suite(api: Api, project_id: str, name: str, items: int) -> dict[str, Any]:
+def _suite(
+    api: Api, project_id: str, name: str, items: int, agent_config: dict[str, Any]
+) -> dict[str, Any]:
     agent = api.post(
-        "/api/v1/agents",
-        {
-            "project_id": project_id,
-            "name": f"{name}-agent",
-            "type": "python",
-            "config": {"callable": "run_throughput:instant"},
-        },
+        "/api/v1/agents", {"project_id": project_id, "name": f"{name}-agent", **agent_config}
     )
     dataset = api.post("/api/v1/datasets", {"project_id": project_id, "name": name})
     for i in range(items):
@@ -146,10 +152,19 @@ def _wait_terminal(counter: CallCounter, run_id: str, timeout_s: float) -> Any:
             state = runs.find_run(run_id)
             if state is not None and state.status not in {"queued", "running"}:
                 return state
-            time.sleep(0.05)
+            time.sleep(0.5)  # the run's own timestamps time it: polling need not be tight
     finally:
         counter.mute(False)
     raise TimeoutError(f"run {run_id} did not finish in {timeout_s}s")
+
+
+def _seconds_between(start_iso: str, end_iso: str | None) -> float:
+    """From the run's creation to its finish, as the engine stamped them."""
+    assert end_iso is not None
+    parse = datetime.fromisoformat
+    return (
+        parse(end_iso.replace("Z", "+00:00")) - parse(start_iso.replace("Z", "+00:00"))
+    ).total_seconds()
 
 
 def _report(
@@ -172,12 +187,70 @@ def _report(
         print(f"   event-source SQS calls (Lambda's, not ours): {total} = {total / items:.3f}/item")
 
 
+class ProcessCpu:
+    """CPU seconds used by this process and by child processes named by pid (Linux /proc)."""
+
+    def __init__(self, children: dict[str, int]) -> None:
+        self.children = children
+        self._start = self._read()
+
+    def _read(self) -> dict[str, float]:
+        taken = {"pawl (runtime, workers, API)": time.process_time()}
+        ticks = os.sysconf("SC_CLK_TCK")
+        for name, pid in self.children.items():
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            taken[name] = (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+        return taken
+
+    def report(self, items: int) -> None:
+        now = self._read()
+        print("   CPU per item:")
+        for name, seconds in now.items():
+            print(f"     {name:30} {(seconds - self._start[name]) / items * 1000:7.2f} ms")
+        self._start = now
+
+
+@contextmanager
+def instant_http_agent() -> Iterator[tuple[str, int]]:
+    """The instant agent in its own process: (url, pid)."""
+    script = Path(__file__).with_name("instant_agent.py")
+    process = subprocess.Popen(
+        [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        port = json.loads(process.stdout.readline())["port"]
+        yield f"http://127.0.0.1:{port}/", process.pid
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        process.wait(timeout=10)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--items", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=4, help="item-queue poller threads")
+    parser.add_argument(
+        "--agent",
+        choices=["http", "python"],
+        default="http",
+        help="an instant HTTP agent in its own process (default) or an in-process python one",
+    )
     args = parser.parse_args()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto server's request log
+    with ExitStack() as stack:
+        if args.agent == "http":
+            url, agent_pid = stack.enter_context(instant_http_agent())
+            agent: dict[str, Any] = {"type": "http", "config": {"url": url}}
+            children = {"instant http agent": agent_pid}
+        else:
+            agent = {"type": "python", "config": {"callable": "run_throughput:instant"}}
+            children = {}
+        _measure(args, agent, children)
+
+
+def _measure(args: argparse.Namespace, agent: dict[str, Any], children: dict[str, int]) -> None:
 
     from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 
@@ -191,30 +264,37 @@ def main() -> None:
             poll_wait_s=1,
         )
         with LocalRuntime(config) as runtime:
-            print(f"local runtime at {runtime.url} (moto server stand-in, in-process)")
+            assert runtime.standin is not None and runtime.standin.pid is not None
+            print(
+                f"local runtime at {runtime.url}; AWS stand-in (moto server) in process "
+                f"{runtime.standin.pid}; {args.agent} agent; {args.workers} item workers"
+            )
             api = Api(runtime.url, runtime.admin_key)
             project = api.post("/api/v1/projects", {"name": "bench"})
-            queued_eval = _suite(api, project["id"], "queued", args.items)
-            sync_eval = _suite(api, project["id"], "sync", SYNC_ITEMS)
+            queued_eval = _suite(api, project["id"], "queued", args.items, agent)
+            sync_eval = _suite(api, project["id"], "sync", SYNC_ITEMS, agent)
             counter = CallCounter()
             counter.install()
+            cpu = ProcessCpu({**children, "AWS stand-in": runtime.standin.pid})
 
             counter.reset()
             started = time.perf_counter()
             run = api.post(f"/api/v1/evals/{queued_eval['id']}/runs", {})
             accepted = time.perf_counter() - started
             state = _wait_terminal(counter, run["id"], timeout_s=3600)
-            elapsed = time.perf_counter() - started
+            elapsed = _seconds_between(state.run.created_at, state.run.finished_at)
             assert state.status == "completed", state.run
             assert state.run.completed_count == args.items, state.run
             print(f"queued run accepted in {accepted * 1000:.0f} ms, status {state.status}")
             _report("queued run (wait: false)", args.items, elapsed, counter.reset())
+            cpu.report(args.items)
 
             started = time.perf_counter()
             sync = api.post(f"/api/v1/evals/{sync_eval['id']}/runs", {"wait": True})
             elapsed = time.perf_counter() - started
             assert sync["status"] == "completed", sync
             _report("synchronous run (wait: true)", SYNC_ITEMS, elapsed, counter.reset())
+            cpu.report(SYNC_ITEMS)
 
 
 if __name__ == "__main__":

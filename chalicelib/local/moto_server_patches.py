@@ -4,9 +4,8 @@ Profiling the local runtime showed the stand-in, not pawl, spending most of each
 moto re-derives on every request what never changes while a server runs, and its SQS
 model recomputes whole-queue figures per message. Each patch below keeps moto's answers
 exactly and removes only repeated work; ``tests/integration/test_standin.py`` runs the
-same calls through the patched stand-in and through plain in-process moto. Only the stand-in's own process applies these
-(:mod:`chalicelib.local.standin_process`); the test suite's in-process moto does not need
-them.
+same calls through the patched stand-in and through plain in-process moto. Only the
+stand-in's own process (:mod:`chalicelib.local.standin_process`) applies these.
 
 Figures (before/after) are in ``docs/local-runtime.md``.
 """
@@ -39,6 +38,7 @@ def apply() -> None:
     _replace(DynamoHandler, "call_action", _serialized(DynamoHandler.call_action))
     _cache_handler_methods()
     _serialize_attribute_values_directly()
+    _query_one_partition()
     _speed_up_sqs()
     _applied = True
 
@@ -89,6 +89,43 @@ def _cache_handler_methods() -> None:
         return frozenset(list_methods(clazz))
 
     _replace(responses, "method_names_from_class", method_names_from_class)
+
+
+class JsonProtocolFront:
+    """A WSGI front that hands JSON-protocol DynamoDB and SQS calls straight to moto's handler.
+
+    moto's server routes every request through a Flask app per service (URL map, request
+    and app contexts, CORS hooks) only to call the service's ``dispatch``; for calls that
+    name their operation in ``X-Amz-Target`` the service is known from the header, so this
+    calls ``dispatch`` with the same request moto's Flask view builds. Anything else goes
+    to moto's own application.
+    """
+
+    def __init__(self, fallback: Callable[..., Any]) -> None:
+        from moto.dynamodb.responses import DynamoHandler
+        from moto.sqs.responses import SQSResponse
+
+        self.fallback = fallback
+        self.handlers: dict[str, Callable[..., Any]] = {
+            "DynamoDB_20120810": DynamoHandler.dispatch,
+            "AmazonSQS": SQSResponse.dispatch,
+        }
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        from botocore.exceptions import ClientError
+        from moto.moto_server.werkzeug_app import BackendRequest
+        from werkzeug.wrappers import Response
+
+        service = environ.get("HTTP_X_AMZ_TARGET", "").split(".", 1)[0]
+        handler = self.handlers.get(service)
+        if handler is None or environ.get("PATH_INFO", "/") != "/":
+            return self.fallback(environ, start_response)
+        request = BackendRequest(environ)
+        try:
+            status, headers, body = handler(request, request.raw_url, dict(request.headers))
+        except ClientError as exc:  # as moto's Flask view answers it
+            status, headers, body = 400, {}, exc.response["Error"]["Message"]
+        return Response(response=body, status=status, headers=headers)(environ, start_response)
 
 
 # --- DynamoDB items ----------------------------------------------------------------------
@@ -146,6 +183,45 @@ def _attribute_value(serializer: Any, value: Any) -> dict[str, Any] | None:
     return None
 
 
+def _query_one_partition() -> None:
+    # moto answers a Query on a table by walking every item of the table and keeping the
+    # ones with the asked hash key: reading one run's results cost as much as reading all
+    # runs' results, and the local runtime keeps them all. The table's items are already
+    # grouped by hash key; a query on the table (not an index) now sees only its partition.
+    from moto.dynamodb.models.table import Table
+
+    query_items: Callable[..., Any] = Table.query
+
+    def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+        index_name = args[QUERY_INDEX_ARG] if len(args) > QUERY_INDEX_ARG else None
+        if index_name or kwargs.get("index_name") or hash_key is None:
+            return query_items(self, hash_key, *args, **kwargs)
+        return query_items(_OnePartition(self, hash_key), hash_key, *args, **kwargs)
+
+    _replace(Table, "query", query)
+
+
+#: Position of ``index_name`` among Table.query's arguments after ``hash_key``.
+QUERY_INDEX_ARG = 6
+
+
+class _OnePartition:
+    """The table as moto's query sees it, with ``all_items`` limited to one hash key."""
+
+    def __init__(self, table: Any, hash_key: Any) -> None:
+        self._table = table
+        self._hash_key = hash_key
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._table, name)
+
+    def all_items(self) -> list[Any]:
+        found = self._table.items.get(self._hash_key)
+        if found is None:
+            return []
+        return list(found.values()) if self._table.range_key_attr else [found]
+
+
 # --- SQS ---------------------------------------------------------------------------------
 
 
@@ -171,6 +247,9 @@ def _speed_up_sqs() -> None:
     # 185 random.choice calls per received message; the same shape (185 lowercase
     # letters, unique) from one os.urandom call.
     _replace(sqs, "generate_receipt_handle", _receipt_handle)
+    # Reading a queue's attributes converts each of ~14 names from CamelCase character by
+    # character, every time (each SendMessage reads them); the names are a fixed set.
+    _replace(sqs, "camelcase_to_underscores", functools.cache(sqs.camelcase_to_underscores))
     queue = sqs.Queue
     # Every count below read the clock twice per queued message, and the queue's
     # attributes (which SendMessage reads for one flag) take all three counts: sending
@@ -215,18 +294,23 @@ def _delete_message(queue: Any, receipt_handle: str) -> None:
 
     if receipt_handle in queue.deleted_messages:
         return  # already deleted: SQS accepts deleting again
-    matching = [
-        m
-        for m in queue._messages
-        if m.receipt_handle == receipt_handle or receipt_handle in m._old_receipt_handles
-    ]
-    if not matching:
+    messages = queue._messages
+    index = next(
+        (
+            i
+            for i, m in enumerate(messages)
+            if m.receipt_handle == receipt_handle or receipt_handle in m._old_receipt_handles
+        ),
+        None,
+    )
+    if index is None:
         raise ReceiptHandleIsInvalid()
-    for message in matching:
-        queue.pending_messages.discard(message)
-        queue.deleted_messages.update(message.all_receipt_handles)
-    gone = {id(m) for m in matching}
-    queue._messages = [m for m in queue._messages if id(m) not in gone]
+    message = messages[index]
+    queue.pending_messages.discard(message)
+    queue.deleted_messages.update(message.all_receipt_handles)
+    # A new list rather than removal in place: a receive on another thread may be iterating
+    # the old one (moto rebinds the list too).
+    queue._messages = messages[:index] + messages[index + 1 :]
 
 
 def _within_retention(backend: Any, queue_name: str, message: Any) -> bool:

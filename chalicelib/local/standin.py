@@ -67,6 +67,10 @@ class AwsStandIn:
         log.info("AWS stand-in (moto, pid %d) listening on %s", self._process.pid, self.endpoint)
         return self.endpoint
 
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
     def stop(self) -> None:
         process, self._process, self.endpoint = self._process, None, None
         if process is None:

@@ -30,7 +30,7 @@ def serve(port: int) -> None:
 
     moto_patches.apply()
     moto_server_patches.apply()
-    app = DomainDispatcherApplication(create_backend_app)
+    app = moto_server_patches.JsonProtocolFront(DomainDispatcherApplication(create_backend_app))
     server = make_server("127.0.0.1", port, app, threaded=True, request_handler=MotoRequestHandler)
     threading.Thread(target=_exit_with_parent, args=(server,), daemon=True).start()
     print(json.dumps({"port": server.server_address[1]}), flush=True)

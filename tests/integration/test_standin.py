@@ -90,12 +90,27 @@ ITEM = {
 
 def dynamodb_conversation(dynamodb: Any) -> list[Any]:
     """Table and item calls whose every answer is recorded."""
-    table = {"TableName": "conversation", "BillingMode": "PAY_PER_REQUEST"}
     keys = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
-    types = [{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk")]
-    answers = [dynamodb.create_table(KeySchema=keys, AttributeDefinitions=types, **table)]
-    for sk in range(30):
-        dynamodb.put_item(TableName="conversation", Item={**ITEM, "sk": {"S": f"{sk:03d}"}})
+    by_group = {
+        "IndexName": "by_group",
+        "KeySchema": [{"AttributeName": "group", "KeyType": "HASH"}, keys[1]],
+        "Projection": {"ProjectionType": "ALL"},
+    }
+    answers = [
+        dynamodb.create_table(
+            TableName="conversation",
+            BillingMode="PAY_PER_REQUEST",
+            KeySchema=keys,
+            AttributeDefinitions=[
+                {"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk", "group")
+            ],
+            GlobalSecondaryIndexes=[by_group],
+        )
+    ]
+    for sk in range(30):  # two partitions, one index group across both
+        for pk in ("run", "other"):
+            item = {**ITEM, "pk": {"S": pk}, "sk": {"S": f"{sk:03d}"}, "group": {"S": "g"}}
+            dynamodb.put_item(TableName="conversation", Item=item)
     key = {"pk": {"S": "run"}, "sk": {"S": "007"}}
     answers.append(dynamodb.get_item(TableName="conversation", Key=key))
     answers.append(
@@ -115,6 +130,35 @@ def dynamodb_conversation(dynamodb: Any) -> list[Any]:
         PaginationConfig={"PageSize": 7},
     )
     answers.extend(pages)
+    answers.extend(
+        dynamodb.get_paginator("query").paginate(
+            TableName="conversation",
+            IndexName="by_group",
+            KeyConditionExpression="#g = :g AND sk BETWEEN :low AND :high",
+            ExpressionAttributeNames={"#g": "group"},
+            ExpressionAttributeValues={
+                ":g": {"S": "g"},
+                ":low": {"S": "005"},
+                ":high": {"S": "020"},
+            },
+            PaginationConfig={"PageSize": 9},
+        )
+    )
+    answers.append(
+        dynamodb.query(
+            TableName="conversation",
+            KeyConditionExpression="pk = :pk AND sk > :after",
+            ExpressionAttributeValues={":pk": {"S": "other"}, ":after": {"S": "025"}},
+            ScanIndexForward=False,
+        )
+    )
+    answers.append(
+        dynamodb.query(
+            TableName="conversation",
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": "nobody"}},
+        )
+    )
     answers.append(dynamodb.batch_get_item(RequestItems={"conversation": {"Keys": [key]}}))
     answers.append(dynamodb.describe_table(TableName="conversation"))
     answers.append(
@@ -194,7 +238,7 @@ def test_the_standin_exits_when_its_parent_dies(tmp_path: Any) -> None:
         from chalicelib.local.standin import AwsStandIn
         standin = AwsStandIn()
         standin.start()
-        print(standin._process.pid, flush=True)
+        print(standin.pid, flush=True)
         os._exit(0)  # no stop(): as if killed
         """
     )

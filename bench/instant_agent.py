@@ -1,0 +1,53 @@
+"""An instant HTTP agent for benchmarks: answers each request with its last message, at once.
+
+Run as its own process (an agent is another service; in the benchmark's process it would
+compete with the workers for the interpreter lock). Prints ``{"port": N}`` when listening
+and stops when its stdin closes.
+
+    python bench/instant_agent.py [--port 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class InstantAgent(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive: pawl's outbound client pools connections
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        payload = json.loads(self.rfile.read(length))
+        body = json.dumps({"output": str(payload["input"][-1]["content"])}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        return  # one line per request otherwise
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), InstantAgent)
+    server.daemon_threads = True
+
+    def stop_at_eof() -> None:
+        sys.stdin.read()
+        server.shutdown()
+
+    threading.Thread(target=stop_at_eof, daemon=True).start()
+    print(json.dumps({"port": server.server_address[1]}), flush=True)
+    server.serve_forever(poll_interval=0.2)
+
+
+if __name__ == "__main__":
+    main()
