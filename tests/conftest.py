@@ -30,6 +30,9 @@ os.environ["PAWL_ADMIN_KEY"] = ADMIN_KEY
 os.environ["PAWL_TABLE_PREFIX"] = "pawl-dev"
 os.environ["PAWL_ALLOW_PYTHON_AGENTS"] = "1"
 os.environ["PAWL_ALLOW_PRIVATE_URLS"] = "loopback"
+# moto in-process is not safe under concurrent writes from several threads (the local
+# runtime's stand-in serializes them in its own process): see store.base.serialized_writes.
+os.environ["PAWL_SERIALIZE_TRANSACTIONS"] = "1"
 
 
 def reset_process_state() -> None:

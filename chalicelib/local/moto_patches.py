@@ -1,11 +1,17 @@
-"""A faster TransactWriteItems for the AWS stand-in (moto), with the same semantics.
+"""Corrections to moto that both the local runtime's stand-in and the test suite need.
 
-moto backs up a transaction by deep-copying every table it touches, once per operation,
-so a transaction costs O(table size): recording a 1,000-item run's results slowed to
-about one transaction per second. This version checks every condition against the
-state before the transaction, then applies the operations, backing up only the items
-it writes (restored if an apply step fails). DynamoDB forbids two operations on one item
-in a transaction, so checking all conditions first is exactly all-or-nothing.
+- **TransactWriteItems, faster with the same semantics.** moto backs up a transaction by
+  deep-copying every table it touches, once per operation, so a transaction costs
+  O(table size): recording a 1,000-item run's results slowed to about one transaction
+  per second. This version checks every condition against the state before the
+  transaction, then applies the operations, backing up only the items it writes
+  (restored if an apply step fails). DynamoDB forbids two operations on one item in a
+  transaction, so checking all conditions first is exactly all-or-nothing.
+- **ReceiveMessage, one receiver per queue at a time.** moto marks messages received
+  without a lock, so two concurrent receives could both return the same message; SQS
+  hands a message to one receiver per visibility timeout. Receives of one queue now take
+  turns (a long poll waiting on an empty queue holds its turn until a message arrives or
+  the wait ends, as the other receivers would find nothing either).
 
 Applied by the local runtime's stand-in and by the test suite, so both run the same code.
 """
@@ -13,6 +19,8 @@ Applied by the local runtime's stand-in and by the test suite, so both run the s
 from __future__ import annotations
 
 import copy
+import threading
+from collections.abc import Callable
 from typing import Any
 
 _OP_TYPES = {"ConditionCheck", "Put", "Delete", "Update"}
@@ -25,9 +33,24 @@ def apply() -> None:
     if _applied:
         return
     from moto.dynamodb.models import DynamoDBBackend
+    from moto.sqs.models import SQSBackend
 
     DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
+    SQSBackend.receive_message = _taking_turns(SQSBackend.receive_message)  # type: ignore[method-assign]
     _applied = True
+
+
+def _taking_turns(receive: Callable[..., Any]) -> Callable[..., Any]:
+    turns: dict[tuple[int, str], threading.Lock] = {}
+    turns_guard = threading.Lock()
+
+    def receive_message(self: Any, queue_name: str, *args: Any, **kwargs: Any) -> Any:
+        with turns_guard:
+            turn = turns.setdefault((id(self), queue_name), threading.Lock())
+        with turn:
+            return receive(self, queue_name, *args, **kwargs)
+
+    return receive_message
 
 
 def _key_of(backend: Any, op_type: str, op: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, TypeVar
 
 from pynamodb.attributes import UnicodeAttribute
@@ -23,7 +23,8 @@ _REGISTRY: list[type[Model]] = []
 _bound_for: tuple[str, str, str | None] | None = None
 _shared: Connection | None = None
 _lock = threading.Lock()
-_transaction_lock = threading.Lock()
+#: See :func:`serialized_writes`; re-entrant because a guarded write may nest another.
+_write_lock = threading.RLock()
 
 M = TypeVar("M", bound=type[Model])
 
@@ -125,16 +126,24 @@ def connection() -> Connection:
     return shared
 
 
+def serialized_writes() -> AbstractContextManager[Any]:
+    """Hold while writing when this process's writes must go one at a time.
+
+    DynamoDB isolates transactions and conditional writes itself, and so does the local
+    runtime's stand-in (its server takes DynamoDB calls one at a time). moto *in-process*
+    (the test suite) does not: a transaction applied step by step while another thread
+    writes the same table can fail with "dictionary changed size during iteration". With
+    ``PAWL_SERIALIZE_TRANSACTIONS`` (the test suite sets it) writes are serialized here;
+    otherwise this is a no-op, so a worker's threads never wait on each other's round trips.
+    """
+    return _write_lock if get_settings().serialize_transactions else nullcontext()
+
+
 @contextmanager
 def transaction() -> Iterator[TransactWrite]:
-    """A TransactWrite on the configured endpoint; committed when the block exits.
-
-    With ``PAWL_SERIALIZE_TRANSACTIONS`` (set by the local stand-in, whose server
-    corrupts state under concurrent transactions) commits go one at a time.
-    """
+    """A TransactWrite on the shared connection; committed when the block exits."""
     bind()
-    guard = _transaction_lock if get_settings().serialize_transactions else nullcontext()
-    with guard, TransactWrite(connection=connection()) as txn:
+    with serialized_writes(), TransactWrite(connection=connection()) as txn:
         yield txn
 
 

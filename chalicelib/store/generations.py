@@ -11,8 +11,8 @@ from pynamodb.exceptions import DoesNotExist
 from chalicelib.domain.runs import Generation, RecordedError
 from chalicelib.errors import not_found
 from chalicelib.store import blobs
+from chalicelib.store.base import serialized_writes
 from chalicelib.store.models import GenerationModel
-from chalicelib.store.runs import WRITE_LOCK
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def from_model(model: GenerationModel, with_blobs: bool = True) -> Generation:
 def create(generation: Generation) -> Generation:
     """Write one generation on its own (an agent called outside an eval)."""
     row = to_row(generation)
-    with WRITE_LOCK:
+    with serialized_writes():
         row.model.save(condition=GenerationModel.id.does_not_exist())
     return generation
 
@@ -122,7 +122,7 @@ def purge_content(generation_id: str) -> list[str]:
     except DoesNotExist:
         raise not_found("generation", generation_id) from None
     keys = [k for k in (model.output_s3_key, model.object_s3_key) if k]
-    with WRITE_LOCK:
+    with serialized_writes():
         model.update(
             actions=[
                 GenerationModel.input.remove(),

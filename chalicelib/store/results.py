@@ -22,9 +22,9 @@ from pynamodb.exceptions import TransactWriteError
 from chalicelib import clock
 from chalicelib.domain.runs import EvalResult, ItemRecord, RecordedError, ScoreEntry, UsageEntry
 from chalicelib.store import blobs, generations
+from chalicelib.store.base import serialized_writes, transaction
 from chalicelib.store.models import ResultModel, RunModel
 from chalicelib.store.pagination import page_of
-from chalicelib.store.runs import WRITE_LOCK, transaction
 
 log = logging.getLogger("pawl.store.results")
 
@@ -289,7 +289,7 @@ def clear_output_for_generation(generation_id: str) -> int:
     """Clear ``output`` on every result of that generation (a content purge). Returns how many."""
     cleared = 0
     for key in ResultModel.by_generation.query(generation_id):
-        with WRITE_LOCK:
+        with serialized_writes():
             ResultModel(run_id=key.run_id, result_key=key.result_key).update(
                 actions=[ResultModel.output.remove(), ResultModel.output_s3_key.remove()],
                 condition=ResultModel.result_key.exists(),

@@ -15,13 +15,10 @@ event was handed to the sinks, so the reaper can finish a delivery a crash inter
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist, UpdateError
-from pynamodb.transactions import TransactWrite
 
 from chalicelib import clock
 from chalicelib.domain.runs import (
@@ -35,32 +32,13 @@ from chalicelib.domain.runs import (
     RunState,
 )
 from chalicelib.errors import not_found
+from chalicelib.store.base import serialized_writes, transaction
 from chalicelib.store.models import DatasetItemModel, RunItemModel, RunModel
 from chalicelib.store.pagination import page_of
 
 ACTIVE_MARK = "1"
 _EVAL_INDEX_KEYS = {"id", "eval_id", "created_key"}
 _BATCH_GET = 100
-
-
-#: Serializes this process's writes to the runs, results and generations tables. DynamoDB
-#: isolates transactions and conditional writes itself; the in-process stand-in (moto)
-#: does not: it applies a transaction step by step and rolls a failed one back by
-#: restoring whole tables, which would erase another thread's concurrent writes. On
-#: Lambda a container handles one batch at a time, so the lock is never contended there.
-WRITE_LOCK = threading.RLock()
-
-
-@contextmanager
-def transaction() -> Iterator[TransactWrite]:
-    """A TransactWrite on the runs table's own (cached) connection, under :data:`WRITE_LOCK`.
-
-    ``store.base.transaction()`` builds a new botocore session and client per call (about
-    0.7 s here); the engine records every batch in a transaction, so it reuses the
-    connection PynamoDB already keeps for the model (reset whenever tables are rebound).
-    """
-    with WRITE_LOCK, TransactWrite(connection=RunModel._get_connection().connection) as txn:
-        yield txn
 
 
 def _is_condition_failure(exc: Exception) -> bool:
@@ -160,7 +138,7 @@ def create_run(state: RunState, items: list[FrozenItem] | None = None) -> None:
     """Write a new run; with ``items`` (a sync run) its frozen set, in the same transaction."""
     row = _row(state)
     if not items:
-        with WRITE_LOCK:
+        with serialized_writes():
             row.save(condition=RunModel.id.does_not_exist())
         return
     with transaction() as txn:
@@ -202,7 +180,7 @@ def list_runs(eval_id: str, limit: int, cursor: str | None) -> tuple[list[EvalRu
 def _conditional_update(run_id: str, actions: list[Any], condition: Any) -> bool:
     """Apply ``actions`` when ``condition`` holds; False (nothing written) when it does not."""
     try:
-        with WRITE_LOCK:
+        with serialized_writes():
             RunModel(id=run_id).update(actions=actions, condition=RunModel.id.exists() & condition)
     except UpdateError as exc:
         if _is_condition_failure(exc):
