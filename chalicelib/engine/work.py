@@ -1,9 +1,11 @@
 """A batch of work items: the steps every executed item goes through, sync or queued.
 
-Per run in the batch, at steady state: one read of the run, one BatchGetItem for the
-results that already exist, the executions (concurrently), one TransactWriteItems that
-records every result with its generation and the counters, and one conditional update
-that claims the settle when the run is fully recorded.
+Per run in the batch, at steady state: one BatchGetItem that reads the run and which of
+the batch's results already exist, the executions (concurrently), and one
+TransactWriteItems that records every result with its generation and the counters. Its
+counter update is guarded so that it also says whether the run may now be fully
+recorded; only then (or when a redelivery met recorded items) does the worker make the
+conditional update that claims the settle.
 
 - A run that is cancelled or already terminal: its items are dropped (acknowledged).
 - An item whose result exists (a redelivery): acknowledged without calling the agent.
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from chalicelib.domain.runs import ACTIVE_STATUSES, ItemRecord, RunState, WorkItem
 from chalicelib.engine import execute, settle
 from chalicelib.engine.context import RunContext, load_context
-from chalicelib.store import results, runs
+from chalicelib.store import batch_reads, results, runs
 
 log = logging.getLogger("pawl.engine.work")
 
@@ -75,22 +77,26 @@ def process(deliveries: list[Delivery], concurrent: bool = True) -> BatchReport:
 def _process_run(
     run_id: str, batch: list[tuple[int, Delivery]], concurrent: bool, report: BatchReport
 ) -> None:
-    state = runs.find_run(run_id)
+    state, existing = batch_reads.run_and_existing_results(
+        run_id, [d.work.result_key for _, d in batch]
+    )
     if state is None or state.status not in ACTIVE_STATUSES:
         report.skipped += len(batch)  # cancelled or finished: outstanding work is dropped
         return
-    existing = results.existing_keys(run_id, [d.work.result_key for _, d in batch])
     todo = _first_of_each(batch, existing)
     report.skipped += len(batch) - len(todo)
     _fill_frozen_items(run_id, todo)
     records = _execute_all(state, todo, concurrent, report) if todo else []
+    may_finish = False
     if records:
-        outcome = results.record(run_id, records)
+        progress = results.RunProgress(state.fanout_done, state.run.item_count)
+        outcome = results.record(run_id, records, progress)
         report.recorded += len(outcome.recorded)
         report.skipped += len(outcome.duplicates)
-    if records or existing:
+        may_finish = outcome.may_finish_run
+    if may_finish or existing:
         # A redelivery may be the only trace of a worker that recorded the last item
-        # and died before claiming: try the claim whenever this batch touched the run.
+        # and died before claiming: try the claim whenever a batch met recorded items.
         maybe_settle(run_id)
 
 

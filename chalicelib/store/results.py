@@ -5,6 +5,12 @@ the run's counters are written in the same ``TransactWriteItems``: the counters 
 match the rows (``completed + errored == rows``), and a late duplicate changes nothing.
 A whole batch is recorded in one transaction (one counter update); only when a duplicate
 makes it fail are the records retried one at a time, so the duplicate alone is dropped.
+
+Given the run's progress as the batch read it, the counter update also carries a guard
+that holds only while the run cannot be fully recorded by this transaction (fan-out still
+running, or the count staying below the item count). While it holds, the worker knows
+without another call that there is no settle to claim; when it fails, the same writes
+are committed without it and the caller tries the claim.
 """
 
 from __future__ import annotations
@@ -49,10 +55,38 @@ OUTCOME_ATTRIBUTES = [
 
 @dataclass
 class RecordOutcome:
-    """Which records a :func:`record` call wrote, and which were already there."""
+    """Which records a :func:`record` call wrote, and which were already there.
+
+    ``may_finish_run``: a transaction of this call may have recorded the run's last item
+    (its guard failed, or there was none), so the caller should try to claim the settle.
+    """
 
     recorded: list[ItemRecord] = field(default_factory=list)
     duplicates: list[ItemRecord] = field(default_factory=list)
+    may_finish_run: bool = False
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """The run as the batch read it, before recording."""
+
+    fanout_done: bool
+    item_count: int
+
+
+def _not_finishing(progress: RunProgress | None, recording: int) -> Any:
+    """A condition on the run row that holds only if recording ``recording`` more results
+    certainly leaves it not fully recorded; None when that cannot be told from ``progress``.
+
+    Before fan-out ends nothing can finish the run (fan-out tries the settle itself as it
+    ends); after, ``item_count`` is fixed, and the run is fully recorded when
+    ``recorded_count`` reaches it.
+    """
+    if progress is None:
+        return None
+    if not progress.fanout_done:
+        return RunModel.fanout_done == False  # noqa: E712 (a DynamoDB condition, not a test)
+    return RunModel.recorded_count < progress.item_count - recording
 
 
 @dataclass(frozen=True)
@@ -64,8 +98,18 @@ class _PreparedRecord:
     size: int
 
 
-def _reasons(exc: TransactWriteError) -> list[str]:
-    return [r.code for r in (getattr(exc, "cancellation_reasons", None) or []) if r is not None]
+def _reasons(exc: TransactWriteError) -> list[str | None]:
+    """Each operation's cancellation reason code, in the order the operations were sent."""
+    return [r.code if r else None for r in (getattr(exc, "cancellation_reasons", None) or [])]
+
+
+def _only_guard_failed(reasons: list[str | None]) -> bool:
+    # PynamoDB sends puts before updates, so the run's counter update is the last operation.
+    return (
+        bool(reasons)
+        and reasons[-1] == "ConditionalCheckFailed"
+        and "ConditionalCheckFailed" not in reasons[:-1]
+    )
 
 
 # --- conversion -------------------------------------------------------------------------------
@@ -149,36 +193,41 @@ def _counter_actions(records: list[_PreparedRecord]) -> list[Any]:
     ]
 
 
-def _commit(run_id: str, records: list[_PreparedRecord]) -> None:
+def _commit(run_id: str, records: list[_PreparedRecord], progress: RunProgress | None) -> bool:
     """One transaction: every result (if absent), its generation, one counter update.
 
+    Returns whether the run may now be fully recorded (see :func:`_not_finishing`).
     Retries a TransactionConflict (another worker's transaction on the run row at the
     same moment) with jittered backoff; raises anything else.
     """
+    guard = _not_finishing(progress, len(records))
     for attempt in range(_CONFLICT_RETRIES):
         try:
-            with transaction() as txn:
-                for prepared in records:
-                    txn.save(
-                        prepared.result,
-                        condition=ResultModel.result_key.does_not_exist(),
-                    )
-                    if prepared.generation is not None:
-                        txn.save(prepared.generation)
-                txn.update(
-                    RunModel(id=run_id),
-                    actions=_counter_actions(records),
-                    condition=RunModel.id.exists(),
-                )
-            return
+            _transact(run_id, records, guard)
+            return guard is None
         except TransactWriteError as exc:
             reasons = _reasons(exc)
+            if guard is not None and _only_guard_failed(reasons):
+                guard = None  # this one may record the last item: commit it unguarded
+                continue
             if "TransactionConflict" in reasons and "ConditionalCheckFailed" not in reasons:
                 log.info("run %s: transaction conflict, retrying (attempt %d)", run_id, attempt + 1)
                 time.sleep(min(0.05 * 2**attempt, 1.0) * random.random())
                 continue
             raise
     raise RuntimeError(f"run {run_id}: recording kept conflicting with other writers")
+
+
+def _transact(run_id: str, records: list[_PreparedRecord], guard: Any) -> None:
+    condition = RunModel.id.exists()
+    if guard is not None:
+        condition = condition & guard
+    with transaction() as txn:
+        for prepared in records:
+            txn.save(prepared.result, condition=ResultModel.result_key.does_not_exist())
+            if prepared.generation is not None:
+                txn.save(prepared.generation)
+        txn.update(RunModel(id=run_id), actions=_counter_actions(records), condition=condition)
 
 
 def _chunks(prepared: list[_PreparedRecord]) -> Iterator[list[_PreparedRecord]]:
@@ -198,17 +247,20 @@ def _is_duplicate(exc: TransactWriteError) -> bool:
     return "ConditionalCheckFailed" in _reasons(exc)
 
 
-def record(run_id: str, records: list[ItemRecord]) -> RecordOutcome:
+def record(
+    run_id: str, records: list[ItemRecord], progress: RunProgress | None = None
+) -> RecordOutcome:
     """Record results with their generations and count them on the run, atomically.
 
     A record whose result row already exists is a duplicate: nothing of it is written
-    (its blobs are removed) and it is reported in ``duplicates``.
+    (its blobs are removed) and it is reported in ``duplicates``. Without ``progress``
+    every call may finish the run.
     """
     outcome = RecordOutcome()
     prepared = [_prepare(r) for r in records]
     for chunk in _chunks(prepared):
         try:
-            _commit(run_id, chunk)
+            outcome.may_finish_run |= _commit(run_id, chunk, progress)
             outcome.recorded.extend(p.record for p in chunk)
             continue
         except TransactWriteError as exc:
@@ -219,7 +271,7 @@ def record(run_id: str, records: list[ItemRecord]) -> RecordOutcome:
             )
         for single in chunk:  # a duplicate in the chunk: find it by recording one at a time
             try:
-                _commit(run_id, [single])
+                outcome.may_finish_run |= _commit(run_id, [single], progress)
                 outcome.recorded.append(single.record)
             except TransactWriteError as exc:
                 if not _is_duplicate(exc):

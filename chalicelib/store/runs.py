@@ -71,7 +71,7 @@ def _public(model: RunModel) -> EvalRun:
     )
 
 
-def _state(model: RunModel) -> RunState:
+def state_from_row(model: RunModel) -> RunState:
     return RunState(
         run=_public(model),
         snapshot=EvalSnapshot.model_validate(model.eval_snapshot),
@@ -149,7 +149,7 @@ def create_run(state: RunState, items: list[FrozenItem] | None = None) -> None:
 
 def find_run(run_id: str) -> RunState | None:
     try:
-        return _state(RunModel.get(run_id, consistent_read=True))
+        return state_from_row(RunModel.get(run_id, consistent_read=True))
     except DoesNotExist:
         return None
 

@@ -1,0 +1,147 @@
+"""Only a batch that may record a run's last item tries to claim its settle.
+
+The counter update of each recording transaction carries a guard built from the run as the
+batch read it; these tests watch the DynamoDB calls a worker makes (a botocore
+``before-call`` handler on the shared client) and the run's state.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from chalicelib.engine import execute
+from chalicelib.engine.context import load_context
+from chalicelib.settings import get_settings
+from chalicelib.store import results
+from chalicelib.store import runs as run_store
+from chalicelib.store.base import connection
+from tests.support import agents
+from tests.support.drain import deliver, receive
+from tests.support.runs import (
+    Plugins,
+    assert_counters_match_rows,
+    install_test_plugins,
+    make_suite,
+    result_row_count,
+)
+
+
+@pytest.fixture
+def plugins(api: Any) -> Iterator[Plugins]:
+    agents.reset()
+    yield install_test_plugins()
+
+
+@pytest.fixture
+def app() -> Any:
+    from app import app as chalice_app
+
+    return chalice_app
+
+
+class DynamoCalls:
+    """Counts the DynamoDB operations made through the shared client."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.client = connection().client
+        self.client.meta.events.register("before-call.dynamodb", self)
+
+    def __call__(self, model: Any, **_: Any) -> None:
+        self.counts[model.name] += 1
+
+    def take(self) -> Counter[str]:
+        taken, self.counts = self.counts, Counter()
+        return taken
+
+    def close(self) -> None:
+        self.client.meta.events.unregister("before-call.dynamodb", self)
+
+
+@pytest.fixture
+def calls(api: Any) -> Iterator[DynamoCalls]:
+    watcher = DynamoCalls()
+    yield watcher
+    watcher.close()
+
+
+def _run(api: Any, suite: Any, run_id: str) -> dict[str, Any]:
+    return dict(api.get(suite.run_path(run_id)).json)
+
+
+def _fanned_out(api: Any, app: Any, project: Any, items: int) -> tuple[Any, str]:
+    suite = make_suite(api, project, [(f"echo:{i}", str(i)) for i in range(items)])
+    run = api.post(suite.runs_path, {}).json
+    queue = get_settings().run_queue
+    deliver(app, "fan_out_run", queue, receive(queue, 1))
+    return suite, run["id"]
+
+
+def test_batches_that_cannot_finish_the_run_make_no_claim(
+    api: Any, app: Any, project: Any, plugins: Plugins, calls: DynamoCalls
+) -> None:
+    suite, run_id = _fanned_out(api, app, project, 25)
+    queue = get_settings().item_queue
+    per_batch = []
+    for _ in range(3):
+        calls.take()
+        assert deliver(app, "execute_items", queue, receive(queue, 10)) == []
+        per_batch.append(calls.take())
+        if len(per_batch) < 3:
+            assert _run(api, suite, run_id)["status"] == "running"
+    # Steady state: one read (the run with the batch's results) and one transaction; the
+    # first batch also reads the pinned agent version (then cached for the process).
+    steady = Counter({"BatchGetItem": 1, "TransactWriteItems": 1})
+    assert per_batch[0] == steady + Counter({"GetItem": 1})
+    assert per_batch[1] == steady
+    # The last batch's guard fails: it records unguarded, claims and settles.
+    assert per_batch[2]["TransactWriteItems"] == 2 and per_batch[2]["UpdateItem"] >= 1
+    done = _run(api, suite, run_id)
+    assert done["status"] == "completed" and done["completed_count"] == 25
+    assert_counters_match_rows(done)
+    assert plugins.events.of(run_id) == ["eval_run.completed"]
+
+
+def _errored_record(run_id: str, item_id: str) -> Any:
+    state = run_store.get_run(run_id)
+    frozen = run_store.batch_get_run_items(run_id, [item_id])[item_id]
+    return execute.errored_record(load_context(state), frozen, 1, "recorded by the test")
+
+
+def test_a_batch_that_read_the_run_before_fan_out_ended_still_finds_it_may_finish(
+    api: Any, app: Any, project: Any, plugins: Plugins
+) -> None:
+    suite, run_id = _fanned_out(api, app, project, 1)
+    record = _errored_record(run_id, suite.items[0]["id"])
+    # Read while fan-out was still running; fan-out has ended since.
+    stale = results.RunProgress(fanout_done=False, item_count=0)
+    outcome = results.record(run_id, [record], stale)
+    assert outcome.may_finish_run and len(outcome.recorded) == 1
+    assert result_row_count(run_id) == 1
+    assert_counters_match_rows(_run(api, suite, run_id))
+
+
+def test_the_guard_tells_the_last_record_from_the_others(
+    api: Any, app: Any, project: Any, plugins: Plugins
+) -> None:
+    suite, run_id = _fanned_out(api, app, project, 3)
+    first, second, third = (_errored_record(run_id, item["id"]) for item in suite.items)
+    progress = results.RunProgress(fanout_done=True, item_count=3)
+    assert results.record(run_id, [first], progress).may_finish_run is False
+    assert results.record(run_id, [first], progress).duplicates == [first]
+    assert results.record(run_id, [second, third], progress).may_finish_run is True
+    assert results.record(run_id, [third]).may_finish_run is False  # a duplicate records nothing
+    run = _run(api, suite, run_id)
+    assert (run["errored_count"], result_row_count(run_id)) == (3, 3)
+
+
+def test_without_progress_every_record_may_finish(
+    api: Any, app: Any, project: Any, plugins: Plugins
+) -> None:
+    suite, run_id = _fanned_out(api, app, project, 2)
+    record = _errored_record(run_id, suite.items[0]["id"])
+    assert results.record(run_id, [record]).may_finish_run is True
