@@ -229,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--use-aws", action="store_true", help="use real AWS with the usual boto3 credentials"
     )
     serve.add_argument("--snapshot-interval", type=float, default=10.0, metavar="SECONDS")
-    serve.add_argument("--item-workers", type=int, default=2, help="threads on the item queue")
+    serve.add_argument("--item-workers", type=int, default=4, help="threads on the item queue")
     serve.add_argument(
         "--workers", action="append", metavar="QUEUE=N", help="threads for a named queue"
     )

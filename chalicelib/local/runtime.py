@@ -50,7 +50,7 @@ class RuntimeConfig:
     #: Worker threads per queue name; queues not named get ``item_workers`` (the item
     #: queue) or one.
     workers: dict[str, int] = field(default_factory=dict)
-    item_workers: int = 2
+    item_workers: int = 4
     retry_delay_s: int = 2
     poll_wait_s: int = 1
     run_schedules: bool = True

@@ -69,7 +69,8 @@ def test_embedded_runtime_runs_handlers_and_snapshots_on_stop(tmp_path: Path) ->
         with httpx.Client(base_url=runtime.url, headers=headers, timeout=30) as local:
             status = local.get("/_local/status").json()
             (poller,) = status["pollers"]
-            assert poller["queue"] == get_settings().item_queue and poller["workers"] == 2
+            assert poller["queue"] == get_settings().item_queue
+            assert poller["workers"] == RuntimeConfig().item_workers
             assert poller["deleted"] == 12
             ran = local.post("/_local/schedules/hourly/run")
             assert ran.status_code == 200, ran.text
