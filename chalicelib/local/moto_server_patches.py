@@ -39,6 +39,7 @@ def apply() -> None:
     _cache_handler_methods()
     _serialize_attribute_values_directly()
     _query_one_partition()
+    _compare_strings_directly()
     _speed_up_sqs()
     _applied = True
 
@@ -220,6 +221,20 @@ class _OnePartition:
         if found is None:
             return []
         return list(found.values()) if self._table.range_key_attr else [found]
+
+
+def _compare_strings_directly() -> None:
+    # Every key comparison moto makes (finding a partition, sorting a query's items,
+    # skipping to a page's start) reads DynamoType.cast_value, which asks five type
+    # questions before returning a string attribute unchanged; keys here are strings.
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    cast = DynamoType.cast_value.fget  # type: ignore[attr-defined]
+
+    def cast_value(self: Any) -> Any:
+        return self.value if self.type == "S" else cast(self)
+
+    _replace(DynamoType, "cast_value", property(cast_value))
 
 
 # --- SQS ---------------------------------------------------------------------------------
