@@ -205,15 +205,17 @@ def start_run(evaluation: Eval, options: StartOptions) -> EvalRun:
         messages.send_fanout(messages.FanoutMessage(run_id=state.id))
         return state.run
     runs.create_run(state, plan.items)
-    for item in plan.items:
-        for trial in range(1, state.snapshot.trials + 1):
-            # The same path a queue worker takes, one item at a time. There is no
-            # redelivery here, so an item that raises is recorded as errored at once.
-            delivery = work.Delivery(
-                WorkItem(
-                    run_id=state.id, dataset_item_id=item.dataset_item_id, trial=trial, item=item
-                ),
-                final=True,
-            )
-            work.process([delivery], concurrent=False)
+    # The path a queue worker takes, in batches of the size it receives, each executed
+    # concurrently. There is no redelivery here (final=True), so an item that raises is
+    # recorded as errored at once.
+    deliveries = [
+        work.Delivery(
+            WorkItem(run_id=state.id, dataset_item_id=item.dataset_item_id, trial=trial, item=item),
+            final=True,
+        )
+        for item in plan.items
+        for trial in range(1, state.snapshot.trials + 1)
+    ]
+    for start in range(0, len(deliveries), work.MAX_CONCURRENCY):
+        work.process(deliveries[start : start + work.MAX_CONCURRENCY])
     return runs.get_run(state.id).run

@@ -59,7 +59,7 @@ class BatchReport:
     skipped: int = 0
 
 
-def process(deliveries: list[Delivery], concurrent: bool = True) -> BatchReport:
+def process(deliveries: list[Delivery]) -> BatchReport:
     """Execute and record a batch; positions of items to redeliver are in ``report.failed``."""
     report = BatchReport()
     by_run: dict[str, list[int]] = {}
@@ -67,16 +67,14 @@ def process(deliveries: list[Delivery], concurrent: bool = True) -> BatchReport:
         by_run.setdefault(delivery.work.run_id, []).append(position)
     for run_id, positions in by_run.items():
         try:
-            _process_run(run_id, [(p, deliveries[p]) for p in positions], concurrent, report)
+            _process_run(run_id, [(p, deliveries[p]) for p in positions], report)
         except Exception:
             log.exception("run %s: batch of %d items failed", run_id, len(positions))
             report.failed.update(positions)
     return report
 
 
-def _process_run(
-    run_id: str, batch: list[tuple[int, Delivery]], concurrent: bool, report: BatchReport
-) -> None:
+def _process_run(run_id: str, batch: list[tuple[int, Delivery]], report: BatchReport) -> None:
     state, existing = batch_reads.run_and_existing_results(
         run_id, [d.work.result_key for _, d in batch]
     )
@@ -86,7 +84,7 @@ def _process_run(
     todo = _first_of_each(batch, existing)
     report.skipped += len(batch) - len(todo)
     _fill_frozen_items(run_id, todo)
-    records = _execute_all(state, todo, concurrent, report) if todo else []
+    records = _execute_all(state, todo, report) if todo else []
     may_finish = False
     if records:
         progress = results.RunProgress(state.fanout_done, state.run.item_count)
@@ -129,13 +127,13 @@ def _fill_frozen_items(run_id: str, todo: list[tuple[int, Delivery]]) -> None:
 
 
 def _execute_all(
-    state: RunState, todo: list[tuple[int, Delivery]], concurrent: bool, report: BatchReport
+    state: RunState, todo: list[tuple[int, Delivery]], report: BatchReport
 ) -> list[ItemRecord]:
     ctx = load_context(state)
     tasks: list[tuple[int, Delivery, Callable[[], ItemRecord]]] = [
         (p, d, _task(ctx, d)) for p, d in todo
     ]
-    if concurrent and len(tasks) > 1:
+    if len(tasks) > 1:
         futures: list[Future[ItemRecord]] = [_executor().submit(task) for _, _, task in tasks]
         outcomes = [_outcome(f.result) for f in futures]
     else:
