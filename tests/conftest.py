@@ -132,3 +132,22 @@ def project_key(api: Api, project: dict[str, Any]) -> str:
     response = api.post("/api/v1/api-keys", {"project_id": project["id"], "name": "ci"})
     assert response.status == 201, response
     return response.json["key"]
+
+
+@pytest.fixture
+def plugins(api: Api) -> Iterator[Any]:
+    """The test plugins (probe scorer, event log) installed; scripted agents reset."""
+    from tests.support import agents
+    from tests.support.runs import install_test_plugins
+
+    agents.reset()
+    yield install_test_plugins()
+    agents.RELEASE.set()  # never leave a blocked agent thread behind
+
+
+@pytest.fixture
+def app() -> Any:
+    """The Chalice app itself, for calling its event handlers directly."""
+    from app import app as chalice_app
+
+    return chalice_app

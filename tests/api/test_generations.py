@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from chalicelib import aws
 from chalicelib.settings import get_settings
 from tests.support import agents
-from tests.support.runs import Plugins, all_results, install_test_plugins, make_agent, make_suite
+from tests.support.runs import Plugins, all_results, make_agent, make_suite
 
 DATASETS = "/api/v1/datasets"
-
-
-@pytest.fixture
-def plugins(api: Any) -> Iterator[Plugins]:
-    agents.reset()
-    yield install_test_plugins()
 
 
 def _generate(api: Any, agent: dict[str, Any], text: str, **body: Any) -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,16 +13,9 @@ from tests.support.runs import (
     Suite,
     all_results,
     assert_counters_match_rows,
-    install_test_plugins,
     make_item,
     make_suite,
 )
-
-
-@pytest.fixture
-def plugins(api: Any) -> Iterator[Plugins]:
-    agents.reset()
-    yield install_test_plugins()
 
 
 def _start(api: Any, suite: Suite, **body: Any) -> Any:

@@ -20,23 +20,8 @@ from tests.support.runs import (
     Plugins,
     Suite,
     assert_counters_match_rows,
-    install_test_plugins,
     make_suite,
 )
-
-
-@pytest.fixture
-def plugins(api: Any) -> Iterator[Plugins]:
-    agents.reset()
-    yield install_test_plugins()
-    agents.RELEASE.set()  # never leave a blocked agent thread behind
-
-
-@pytest.fixture
-def app() -> Any:
-    from app import app as chalice_app
-
-    return chalice_app
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,24 +19,10 @@ from tests.support.runs import (
     Suite,
     all_results,
     assert_counters_match_rows,
-    install_test_plugins,
     make_item,
     make_suite,
     result_row_count,
 )
-
-
-@pytest.fixture
-def plugins(api: Any) -> Iterator[Plugins]:
-    agents.reset()
-    yield install_test_plugins()
-
-
-@pytest.fixture
-def app() -> Any:
-    from app import app as chalice_app
-
-    return chalice_app
 
 
 def _queue_depth(queue: str) -> int:

@@ -19,28 +19,13 @@ from chalicelib.settings import get_settings
 from chalicelib.store import results
 from chalicelib.store import runs as run_store
 from chalicelib.store.base import connection
-from tests.support import agents
 from tests.support.drain import deliver, receive
 from tests.support.runs import (
     Plugins,
     assert_counters_match_rows,
-    install_test_plugins,
     make_suite,
     result_row_count,
 )
-
-
-@pytest.fixture
-def plugins(api: Any) -> Iterator[Plugins]:
-    agents.reset()
-    yield install_test_plugins()
-
-
-@pytest.fixture
-def app() -> Any:
-    from app import app as chalice_app
-
-    return chalice_app
 
 
 class DynamoCalls:
