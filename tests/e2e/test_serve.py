@@ -1,4 +1,4 @@
-"""`pawl serve` as a real process: HTTP edge behaviour, and state that survives a restart."""
+"""`pawl serve` as a real process: HTTP edge behaviour, state across a restart, a 1,000-item run."""
 
 from __future__ import annotations
 
@@ -151,3 +151,95 @@ def test_serve_edge_behaviour_and_state_across_a_restart(
     with _client(second.url, "pawl.not-a-real-key") as stranger:
         assert stranger.get("/api/v1/projects").status_code == 401
     assert second.stop(signal.SIGINT) == 0, "".join(second.output)
+
+
+RUN_ITEMS = 1000
+#: A bound on the whole run, not a speed assertion (it takes ~10-20 s here).
+RUN_DEADLINE_S = 600.0
+
+
+def _ok(response: httpx.Response, status: int = 201) -> Any:
+    assert response.status_code == status, response.text
+    return response.json()
+
+
+def test_a_thousand_item_queued_run_completes_with_every_count_right(
+    tmp_path: Path, started: list[ServeProcess]
+) -> None:
+    from tests.support.servers import Reply, serve
+
+    def echo(request: Any) -> Reply:
+        return Reply(body={"output": request.json()["input"][-1]["content"]})
+
+    with serve(echo) as agent_server:
+        server = ServeProcess(tmp_path / "state", tmp_path)
+        started.append(server)
+        with _client(server.url) as api:
+            project = _ok(api.post("/api/v1/projects", json={"name": "thousand"}))["id"]
+            agent = _ok(
+                api.post(
+                    "/api/v1/agents",
+                    json={
+                        "project_id": project,
+                        "name": "echo",
+                        "type": "http",
+                        "config": {"url": agent_server.url},
+                    },
+                )
+            )
+            dataset = _ok(api.post("/api/v1/datasets", json={"project_id": project, "name": "d"}))
+            for i in range(RUN_ITEMS):
+                text = f"case {i}: " + ("ok" if i % 10 else "no")
+                item = {"input": [{"role": "user", "content": text}]}
+                _ok(api.post(f"/api/v1/datasets/{dataset['id']}/items", json=item))
+            evaluation = _ok(
+                api.post(
+                    "/api/v1/evals",
+                    json={
+                        "project_id": project,
+                        "name": "thousand",
+                        "agent_id": agent["id"],
+                        "dataset_id": dataset["id"],
+                        "scorers": [{"type": "contains", "value": "ok"}],
+                    },
+                )
+            )
+            runs_path = f"/api/v1/evals/{evaluation['id']}/runs"
+            run = _ok(api.post(runs_path, json={}))
+            assert run["status"] == "queued"
+            done = _wait_terminal(api, f"{runs_path}/{run['id']}")
+            results = _all_results(api, f"{runs_path}/{run['id']}/results")
+        assert server.stop(signal.SIGTERM) == 0, "".join(server.output)
+
+    assert done["status"] == "completed", done
+    assert (done["item_count"], done["completed_count"], done["errored_count"]) == (1000, 1000, 0)
+    assert done["aggregate_scores"]["pass_rate"] == pytest.approx(0.9)
+    assert len(results) == RUN_ITEMS
+    assert len({r["dataset_item_id"] for r in results}) == RUN_ITEMS
+    assert sum(1 for r in results if r["passed"]) == 900
+    assert all(r["error"] is None and r["generation_id"] for r in results)
+    # Every item reached the agent, and only the run's items did.
+    asked = {r.json()["dataset_item_id"] for r in agent_server.requests}
+    assert asked == {r["dataset_item_id"] for r in results}
+
+
+def _wait_terminal(api: httpx.Client, run_path: str) -> Any:
+    deadline = time.monotonic() + RUN_DEADLINE_S
+    while time.monotonic() < deadline:
+        run = _ok(api.get(run_path), 200)
+        if run["status"] not in {"queued", "running"}:
+            return run
+        time.sleep(0.5)
+    raise AssertionError(f"the run did not finish within {RUN_DEADLINE_S}s: {run}")
+
+
+def _all_results(api: httpx.Client, results_path: str) -> list[Any]:
+    found: list[Any] = []
+    cursor = None
+    while True:
+        query = "?limit=100" + (f"&cursor={cursor}" if cursor else "")
+        page = _ok(api.get(results_path + query), 200)
+        found += page["data"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return found
