@@ -12,11 +12,11 @@ from pynamodb.expressions.update import Action
 from chalicelib import clock, ids
 from chalicelib.domain.tenancy import ApiKey, CreatedApiKey, Project
 from chalicelib.errors import ValidationFailed, not_found
-from chalicelib.store.base import transaction
+from chalicelib.store.base import IdModel
 from chalicelib.store.models import AiProviderModel, ApiKeyModel, ProjectModel
 from chalicelib.store.names import GLOBAL_SCOPE, claiming_name, write_with_claim
 from chalicelib.store.pagination import page_of
-from chalicelib.store.transactions import TxnRefused
+from chalicelib.store.transactions import TxnRefused, conflict_on_lost_race, labelled_transaction
 
 KIND = "project"
 KEY_SCHEME = "pawl"
@@ -66,6 +66,22 @@ def list_projects(limit: int, cursor: str | None) -> tuple[list[Project], str | 
         _project,
         limit,
     )
+
+
+def save_in_project(row: IdModel, project_id: str) -> None:
+    """Save the new ``row`` of a project, provided the project exists at that moment.
+
+    404 when the project is gone, 409 ``CONCURRENT_UPDATE`` when the transaction lost a
+    race (with a project update, say); nothing is written either way.
+    """
+    try:
+        with labelled_transaction() as txn:
+            txn.save("row", row, condition=type(row).id.does_not_exist())
+            txn.check(KIND, ProjectModel, project_id, ProjectModel.id.exists())
+    except TxnRefused as exc:
+        if KIND in exc.labels:
+            raise not_found(KIND, project_id) from exc
+        raise
 
 
 def set_default_ai_provider(project_id: str, provider_id: str | None) -> Project:
@@ -158,9 +174,7 @@ def create_api_key(project_id: str, name: str) -> CreatedApiKey:
         created_at=now,
         created_key=f"{now}#{key_id}",
     )
-    with transaction() as txn:
-        txn.save(row, condition=ApiKeyModel.id.does_not_exist())
-        txn.condition_check(ProjectModel, project_id, condition=ProjectModel.id.exists())
+    save_in_project(row, project_id)
     return CreatedApiKey(key=token, **_api_key(row).model_dump())
 
 
@@ -184,7 +198,8 @@ def list_api_keys(
 
 
 def delete_api_key(key_id: str) -> None:
-    ApiKeyModel(id=key_id).delete()
+    with conflict_on_lost_race():
+        ApiKeyModel(id=key_id).delete()
 
 
 def resolve_token(token: str) -> ApiKey | None:

@@ -11,7 +11,7 @@ from pynamodb.exceptions import DoesNotExist
 
 from chalicelib import clock, ids
 from chalicelib.domain.tools import Tool
-from chalicelib.errors import Conflict, not_found
+from chalicelib.errors import concurrent_update, not_found
 from chalicelib.store import names
 from chalicelib.store.models import ToolModel
 from chalicelib.store.pagination import page_of
@@ -110,11 +110,7 @@ def update_tool(current: Tool, changes: dict[str, Any]) -> Tool:
         ) as txn:
             txn.save(KIND, row, condition=ToolModel.updated_at == current.updated_at)
     except TxnRefused as exc:
-        raise Conflict(
-            f"tool {current.id} changed while this request was processed; retry",
-            code="CONCURRENT_UPDATE",
-            id=current.id,
-        ) from exc
+        raise concurrent_update(KIND, current.id) from exc
     return merged
 
 

@@ -7,7 +7,10 @@ names per project, see :mod:`chalicelib.store.names`) ride in these transactions
 
 A transaction cancelled because another one was touching the same item at that moment
 (reason ``TransactionConflict``) lost a race, not a condition: it is answered with 409
-``CONCURRENT_UPDATE``, which the client may retry, rather than an internal error.
+``CONCURRENT_UPDATE``, which the client may retry, rather than an internal error. A
+single-item write into an item that a transaction is writing at that moment loses the
+same race (``TransactionConflictException``); :func:`conflict_on_lost_race` gives it the
+same answer.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from pynamodb.exceptions import TransactWriteError
+from pynamodb.exceptions import DeleteError, PutError, TransactWriteError, UpdateError
 
 from chalicelib.errors import ConcurrentUpdate
 from chalicelib.store.base import transaction
@@ -27,6 +30,8 @@ NAME_LABEL = "name"
 
 CONDITION_FAILED = "ConditionalCheckFailed"
 TRANSACTION_CONFLICT = "TransactionConflict"
+#: What DynamoDB answers a PutItem/UpdateItem/DeleteItem on an item a transaction is writing.
+SINGLE_WRITE_CONFLICT = "TransactionConflictException"
 
 
 def claim_key(project_id: str, kind: str, name: str) -> str:
@@ -106,6 +111,22 @@ def labelled_transaction() -> Iterator[LabelledTxn]:
         if failed:
             raise TxnRefused(failed) from exc
         if TRANSACTION_CONFLICT in codes:
+            raise transaction_conflict() from exc
+        raise
+
+
+@contextmanager
+def conflict_on_lost_race() -> Iterator[None]:
+    """Answer a single-item write of the block that lost a race with 409 ``CONCURRENT_UPDATE``.
+
+    DynamoDB refuses a put, update or delete of an item that a transaction is writing at
+    that moment (``TransactionConflictException``); nothing was written. Any other failure,
+    a failed condition included, passes through unchanged.
+    """
+    try:
+        yield
+    except (PutError, UpdateError, DeleteError) as exc:
+        if exc.cause_response_code == SINGLE_WRITE_CONFLICT:
             raise transaction_conflict() from exc
         raise
 

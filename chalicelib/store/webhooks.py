@@ -9,14 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
-from pynamodb.exceptions import DoesNotExist, PutError, TransactWriteError, UpdateError
+from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
 from pynamodb.expressions.update import Action
 
 from chalicelib import clock, ids
 from chalicelib.errors import not_found
-from chalicelib.store.base import transaction
-from chalicelib.store.models import DeliveryModel, ProjectModel, WebhookModel
+from chalicelib.store.models import DeliveryModel, WebhookModel
 from chalicelib.store.pagination import page_of
+from chalicelib.store.tenancy import save_in_project
+from chalicelib.store.transactions import conflict_on_lost_race
 from chalicelib.webhooks.types import (
     CreatedWebhook,
     Delivery,
@@ -52,7 +53,8 @@ def _target(model: WebhookModel) -> WebhookTarget:
 
 
 def create_webhook(project_id: str, url: str, events: Sequence[str], secret: str) -> CreatedWebhook:
-    """Create a webhook in an existing project (404 when the project is gone)."""
+    """Create a webhook in an existing project (404 when the project is gone, 409
+    ``CONCURRENT_UPDATE`` when the write lost a race; nothing is written either way)."""
     now = clock.now_iso()
     webhook_id = ids.new_id("webhook")
     row = WebhookModel(
@@ -65,12 +67,7 @@ def create_webhook(project_id: str, url: str, events: Sequence[str], secret: str
         updated_at=now,
         created_key=f"{now}#{webhook_id}",
     )
-    try:
-        with transaction() as txn:
-            txn.save(row, condition=WebhookModel.id.does_not_exist())
-            txn.condition_check(ProjectModel, project_id, condition=ProjectModel.id.exists())
-    except TransactWriteError as exc:
-        raise not_found("project", project_id) from exc
+    save_in_project(row, project_id)
     return CreatedWebhook(secret=secret, **_webhook(row).model_dump())
 
 
@@ -109,7 +106,8 @@ def project_targets(project_id: str) -> list[WebhookTarget]:
 
 def delete_webhook(webhook_id: str) -> None:
     """Delete the subscription. Its delivery rows stay (history); pending ones then fail."""
-    WebhookModel(id=webhook_id).delete()
+    with conflict_on_lost_race():
+        WebhookModel(id=webhook_id).delete()
 
 
 # --- deliveries -----------------------------------------------------------------------------

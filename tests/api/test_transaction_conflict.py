@@ -1,68 +1,102 @@
 """A transaction DynamoDB cancels with ``TransactionConflict`` (another transaction was
-writing the same item at that moment) answers 409 CONCURRENT_UPDATE and writes nothing.
+writing the same item at that moment) answers 409 CONCURRENT_UPDATE and writes nothing;
+so does a single-item write DynamoDB refuses with ``TransactionConflictException``.
 
 moto never produces that race by itself, so a botocore ``before-call`` handler on the
 DynamoDB client gives the answer DynamoDB gives: a ``TransactionCanceledException``
-whose cancellation reasons name ``TransactionConflict``. Everything of ours runs as is.
+whose cancellation reasons name ``TransactionConflict``, or for a single-item write a
+``TransactionConflictException``. Everything of ours runs as is.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, cast
 
+import pytest
 from botocore.awsrequest import AWSResponse
 
 from chalicelib.store.base import connection
 
-EVENT = "before-call.dynamodb.TransactWriteItems"
 AGENTS = "/api/v1/agents"
 DATASETS = "/api/v1/datasets"
+WEBHOOKS = "/api/v1/webhooks"
+API_KEYS = "/api/v1/api-keys"
 
 
 def _cancelled(item_count: int, reasons: dict[int, str]) -> tuple[AWSResponse, dict[str, Any]]:
     """DynamoDB's answer to a cancelled TransactWriteItems: one reason per item."""
     codes = [reasons.get(i, "None") for i in range(item_count)]
+    error = {
+        "Code": "TransactionCanceledException",
+        "Message": f"Transaction cancelled, please refer cancellation reasons for "
+        f"specific reasons [{', '.join(codes)}]",
+    }
+    cancellation_reasons = [
+        {"Code": code, "Message": "Transaction is ongoing for the item"}
+        if code == "TransactionConflict"
+        else {"Code": code}
+        for code in codes
+    ]
+    return _refused(error, CancellationReasons=cancellation_reasons)
+
+
+def _refused(error: dict[str, Any], **extra: Any) -> tuple[AWSResponse, dict[str, Any]]:
+    """DynamoDB's 400 answer with ``error`` (and ``extra`` fields beside it)."""
     parsed = {
-        "Error": {
-            "Code": "TransactionCanceledException",
-            "Message": f"Transaction cancelled, please refer cancellation reasons for "
-            f"specific reasons [{', '.join(codes)}]",
-        },
-        "CancellationReasons": [
-            {"Code": code, "Message": "Transaction is ongoing for the item"}
-            if code == "TransactionConflict"
-            else {"Code": code}
-            for code in codes
-        ],
+        "Error": error,
+        **extra,
         "ResponseMetadata": {"HTTPStatusCode": 400, "HTTPHeaders": {}},
     }
     return AWSResponse("https://dynamodb.local/", 400, {}, None), parsed
 
 
 @contextmanager
-def cancelled_transactions(
-    times: int, reasons: dict[int, str] | None = None
+def _answering(
+    operation: str, times: int, answer: Callable[[dict[str, Any]], tuple[AWSResponse, Any]]
 ) -> Iterator[list[Any]]:
-    """The next ``times`` TransactWriteItems calls are cancelled (default: the first item
-    in a TransactionConflict); yields the request bodies that were refused."""
-    refused: list[Any] = []
+    """The next ``times`` calls of ``operation`` get ``answer(request body)`` instead of
+    reaching moto; yields the request bodies that were answered so."""
+    answered: list[Any] = []
 
-    def cancel(params: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
-        if len(refused) >= times:
+    def intercept(params: dict[str, Any], **_: Any) -> tuple[AWSResponse, Any] | None:
+        if len(answered) >= times:
             return None
         body = json.loads(params["body"])
-        refused.append(body)
-        return _cancelled(len(body["TransactItems"]), reasons or {0: "TransactionConflict"})
+        answered.append(body)
+        return answer(body)
 
+    event = f"before-call.dynamodb.{operation}"
     events = connection().client.meta.events
-    events.register_first(EVENT, cancel)
+    events.register_first(event, intercept)
     try:
-        yield refused
+        yield answered
     finally:
-        events.unregister(EVENT, cancel)
+        events.unregister(event, intercept)
+
+
+def cancelled_transactions(
+    times: int, reasons: dict[int, str] | None = None
+) -> AbstractContextManager[list[Any]]:
+    """The next ``times`` TransactWriteItems calls are cancelled (default: the first item
+    in a TransactionConflict); yields the request bodies that were refused."""
+    return _answering(
+        "TransactWriteItems",
+        times,
+        lambda body: _cancelled(len(body["TransactItems"]), reasons or {0: "TransactionConflict"}),
+    )
+
+
+def refused_single_writes(operation: str, times: int) -> AbstractContextManager[list[Any]]:
+    """The next ``times`` ``operation`` calls (PutItem, DeleteItem...) are refused because a
+    transaction is writing the item at that moment."""
+    error = {
+        "Code": "TransactionConflictException",
+        "Message": "Transaction is ongoing for the item",
+    }
+    return _answering(operation, times, lambda _: _refused(error))
 
 
 def _retry_advice(response: Any) -> None:
@@ -121,3 +155,56 @@ def test_a_failed_condition_outranks_a_conflict(api: Any, project: Any) -> None:
         response = api.post(DATASETS, {**body, "name": "other"})
     assert response.status == 409 and response.code == "NAME_CONFLICT", response
     assert len(api.get(f"{DATASETS}?project_id={project['id']}").json["data"]) == 1
+
+
+def _webhook_body(project: Any) -> dict[str, Any]:
+    return {"project_id": project["id"], "url": "http://127.0.0.1:9/hook", "events": ["eval_run.*"]}
+
+
+def _listed(api: Any, resource: str, project: Any) -> list[Any]:
+    return cast(list[Any], api.get(f"{resource}?project_id={project['id']}").json["data"])
+
+
+def test_webhook_create_in_a_deleted_project_is_still_404(api: Any, project: Any) -> None:
+    """The project check rides in the transaction: a failed condition is not a race."""
+    # PynamoDB sends the project check before the webhook row; the project is gone.
+    with cancelled_transactions(times=1, reasons={0: "ConditionalCheckFailed"}):
+        response = api.post(WEBHOOKS, _webhook_body(project))
+    assert response.status == 404 and response.code == "RESOURCE_NOT_FOUND", response
+    assert _listed(api, WEBHOOKS, project) == []
+
+
+def test_webhook_delete_that_loses_a_race_is_409_and_deletes_nothing(
+    api: Any, project: Any
+) -> None:
+    hook = api.post(WEBHOOKS, _webhook_body(project)).json
+    path = f"{WEBHOOKS}/{hook['id']}"
+    with refused_single_writes("DeleteItem", times=1) as refused:
+        response = api.delete(path)
+    assert len(refused) == 1
+    _retry_advice(response)
+    assert api.get(path).status == 200
+    assert api.delete(path).status == 204 and api.get(path).status == 404
+
+
+@pytest.mark.parametrize(
+    "resource, body",
+    [
+        (WEBHOOKS, _webhook_body),
+        (API_KEYS, lambda project: {"project_id": project["id"], "name": "ci"}),
+    ],
+    ids=["webhook", "api_key"],
+)
+def test_project_scoped_create_that_loses_a_race_is_409_and_writes_nothing(
+    api: Any, project: Any, resource: str, body: Callable[[Any], dict[str, Any]]
+) -> None:
+    with cancelled_transactions(times=1) as refused:
+        response = api.post(resource, body(project))
+    assert len(refused) == 1
+    _retry_advice(response)
+    assert _listed(api, resource, project) == []
+    # The retried request creates exactly one, and it reads back.
+    retried = api.post(resource, body(project))
+    assert retried.status == 201, retried
+    assert [row["id"] for row in _listed(api, resource, project)] == [retried.json["id"]]
+    assert api.get(f"{resource}/{retried.json['id']}").status == 200
