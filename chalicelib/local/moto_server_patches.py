@@ -189,6 +189,9 @@ def _query_one_partition() -> None:
     # ones with the asked hash key: reading one run's results cost as much as reading all
     # runs' results, and the local runtime keeps them all. The table's items are already
     # grouped by hash key; a query on the table (not an index) now sees only its partition.
+    # Paging made it quadratic too: for every page moto walked the partition from its
+    # start, testing each item against the page's start key; the partition handed to it
+    # now begins after that key.
     from moto.dynamodb.models.table import Table
 
     query_items: Callable[..., Any] = Table.query
@@ -197,30 +200,49 @@ def _query_one_partition() -> None:
         index_name = args[QUERY_INDEX_ARG] if len(args) > QUERY_INDEX_ARG else None
         if index_name or kwargs.get("index_name") or hash_key is None:
             return query_items(self, hash_key, *args, **kwargs)
-        return query_items(_OnePartition(self, hash_key), hash_key, *args, **kwargs)
+        start = args[QUERY_START_ARG] if len(args) > QUERY_START_ARG else None
+        forward = args[QUERY_FORWARD_ARG] if len(args) > QUERY_FORWARD_ARG else True
+        partition = _OnePartition(self, hash_key, start, forward is not False)
+        return query_items(partition, hash_key, *args, **kwargs)
 
     _replace(Table, "query", query)
 
 
-#: Position of ``index_name`` among Table.query's arguments after ``hash_key``.
-QUERY_INDEX_ARG = 6
+#: Positions among Table.query's arguments after ``hash_key``.
+QUERY_START_ARG = 3  # exclusive_start_key
+QUERY_FORWARD_ARG = 4  # scan_index_forward
+QUERY_INDEX_ARG = 6  # index_name
 
 
 class _OnePartition:
-    """The table as moto's query sees it, with ``all_items`` limited to one hash key."""
+    """The table as moto's query sees it: ``all_items`` is one hash key's items, and only
+    those past the page's start key in the query's direction."""
 
-    def __init__(self, table: Any, hash_key: Any) -> None:
+    def __init__(self, table: Any, hash_key: Any, start: Any, forward: bool) -> None:
         self._table = table
         self._hash_key = hash_key
+        self._start = start
+        self._forward = forward
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._table, name)
 
     def all_items(self) -> list[Any]:
+        from moto.dynamodb.models.dynamo_type import DynamoType
+
         found = self._table.items.get(self._hash_key)
         if found is None:
             return []
-        return list(found.values()) if self._table.range_key_attr else [found]
+        range_attr = self._table.range_key_attr
+        if not range_attr:
+            return [found]
+        items = list(found.values())
+        if not self._start or range_attr not in self._start:
+            return items
+        after = DynamoType(self._start[range_attr])
+        if self._forward:
+            return [item for item in items if item.range_key > after]
+        return [item for item in items if item.range_key < after]
 
 
 def _compare_strings_directly() -> None:

@@ -144,6 +144,15 @@ def dynamodb_conversation(dynamodb: Any) -> list[Any]:
             PaginationConfig={"PageSize": 9},
         )
     )
+    answers.extend(
+        dynamodb.get_paginator("query").paginate(
+            TableName="conversation",
+            KeyConditionExpression="pk = :pk AND sk <= :until",
+            ExpressionAttributeValues={":pk": {"S": "other"}, ":until": {"S": "017"}},
+            ScanIndexForward=False,
+            PaginationConfig={"PageSize": 4},
+        )
+    )
     answers.append(
         dynamodb.query(
             TableName="conversation",
