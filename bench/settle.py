@@ -9,7 +9,7 @@ results in key order, labels items from the dataset in pages, merge-joins the tw
 and completes the run. Peak memory is traced with tracemalloc in a second, identical
 settle of a fresh candidate (tracing slows allocation, so its time is not the one shown).
 
-    .venv/bin/python bench/settle.py [--sizes 10000 100000] [--quick]
+    .venv/bin/python bench/settle.py [--sizes 1000 10000] [--quick]
 
 The traced peak covers everything in the process during settle, moto's own work included,
 and moto's Query materialises the whole partition before it pages (DynamoDB does not):
@@ -17,17 +17,17 @@ that part grows with N. Settle itself holds at most one page per stream (the pur
 pipeline's bounded memory is shown by ``tests/unit/test_stats_memory.py`` and
 ``bench/settle_stats.py``: ~20 KiB over 100,000 items).
 
-Measured here (2 shared cores, moto in-process, settle reading each run once;
-``--sizes 1000 10000``):
+Measured here (2 cores, moto in-process with the local stand-in's speed-ups, settle
+reading each run once; ``--sizes 1000 10000``):
 
-    N=1,000  settle  6.3 s (158 items/s), peak traced memory 13.5 MB, AWS calls 29
-    N=10,000 settle 74.5 s (134 items/s), peak traced memory 77.8 MB, AWS calls 215
+    N=1,000  settle  2.6 s (381 items/s), peak traced memory 13.4 MB, AWS calls 29
+    N=10,000 settle 28.4 s (352 items/s), peak traced memory 77.9 MB, AWS calls 215
 
-The stand-in bounds the rate (Query 36.7 s and BatchGetItem 33.0 s of the 74.5 s at
-N=10,000 are moto serializing responses); 100,000 items (the default's second size)
-would take ~12 minutes plus the traced pass and was not run here. AWS calls are the
-portable figure: ~0.02 per item (two result streams paged at 1 MB, labels read in
-BatchGetItems of 100 once per stream).
+The stand-in bounds the rate (Query 15.5 s and BatchGetItem 7.7 s of the 28.4 s at
+N=10,000 are moto's). 100,000 items (``--sizes 100000``) seed in ~5 minutes, but the
+settle through moto had not finished after 17 minutes, so it is not the default. AWS
+calls are the portable figure: ~0.02 per item (two result streams paged at 1 MB, labels
+read in BatchGetItems of 100 once per stream).
 """
 
 from __future__ import annotations
@@ -267,7 +267,7 @@ def measure(count: int, counter: CallCounter) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
     parser.add_argument("--quick", action="store_true", help="one tiny size (500 items)")
     arguments = parser.parse_args()
     sizes = [500] if arguments.quick else arguments.sizes
