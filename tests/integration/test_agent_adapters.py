@@ -417,9 +417,7 @@ def test_python_agent_plain_string_is_the_output() -> None:
         ("tests.no_such_module:agent", "could not be loaded: ModuleNotFoundError"),
     ],
 )
-def test_python_agent_failures(
-    target: str, expected: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_python_agent_failures(target: str, expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # Listed, so the import itself is what fails for the missing module.
     listed = os.environ["PAWL_PYTHON_AGENT_MODULES"]
     monkeypatch.setenv("PAWL_PYTHON_AGENT_MODULES", f"{listed},tests.no_such_module")
