@@ -16,11 +16,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import Field
+
 from chalicelib.errors import ValidationFailed
 
 MASK = "********"
 _SECRET_NAMES = frozenset({"authorization", "proxy-authorization", "x-api-key", "cookie"})
 _SECRET_PARTS = ("token", "secret", "key", "password", "auth", "cookie")
+
+
+def masked_config_field() -> Any:
+    """The ``config`` field of a resource shown with masked headers (documents the mask)."""
+    return Field(
+        description=f"Secret header values are shown as {MASK}; sending {MASK} back on an "
+        "update keeps the stored value"
+    )
 
 
 def is_secret_header(name: str) -> bool:
