@@ -7,7 +7,7 @@ local runtime change the environment and call :func:`reset_settings`.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 #: The admin key the local runtime uses when ``PAWL_ADMIN_KEY`` is unset (documented in README).
@@ -21,13 +21,20 @@ def _flag(name: str, default: bool = False) -> bool:
     return raw.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def _names(raw: str) -> tuple[str, ...]:
+    """A comma-separated list, blanks dropped."""
+    return tuple(name.strip() for name in raw.split(",") if name.strip())
+
+
 @dataclass(frozen=True)
 class Settings:
     table_prefix: str
     region: str
     aws_endpoint_url: str | None
     admin_key: str | None
-    allow_python_agents: bool
+    #: ``PAWL_PYTHON_AGENT_MODULES``: the modules whose callables ``python`` agents may name
+    #: (exact names, or ``pkg.*`` for the modules below ``pkg``); empty: none.
+    python_agent_modules: tuple[str, ...]
     allow_private_urls: str
     bucket: str
     run_queue: str
@@ -51,6 +58,11 @@ class Settings:
     #: Torch threads of the ``local`` embedding backend (1: item workers run side by side,
     #: and a busy 2-core machine is far slower with more).
     embedding_threads: int = 1
+    #: ``PAWL_SERVER_SECRET``: the root of the keys that encrypt secrets at rest and hash API
+    #: keys (see :mod:`chalicelib.secretbox`). Never shown in a repr.
+    server_secret: str | None = field(default=None, repr=False)
+    #: ``PAWL_KMS_KEY_ID``: when set, secrets at rest are encrypted with this KMS key instead.
+    kms_key_id: str | None = None
 
     def table_name(self, name: str) -> str:
         return f"{self.table_prefix}-{name}"
@@ -67,7 +79,7 @@ def get_settings() -> Settings:
         region=os.environ.get("AWS_DEFAULT_REGION") or os.environ.get("AWS_REGION", "us-east-1"),
         aws_endpoint_url=os.environ.get("AWS_ENDPOINT_URL") or None,
         admin_key=os.environ.get("PAWL_ADMIN_KEY") or None,
-        allow_python_agents=_flag("PAWL_ALLOW_PYTHON_AGENTS"),
+        python_agent_modules=_names(os.environ.get("PAWL_PYTHON_AGENT_MODULES", "")),
         # "" = public addresses only; "loopback" also allows 127.0.0.0/8 and ::1;
         # "all" allows every private range (never link-local/metadata unless "all").
         allow_private_urls=os.environ.get("PAWL_ALLOW_PRIVATE_URLS", "").strip().lower(),
@@ -87,6 +99,8 @@ def get_settings() -> Settings:
         embedding_base_url=os.environ.get("PAWL_EMBEDDING_BASE_URL") or None,
         embedding_api_key_env=os.environ.get("PAWL_EMBEDDING_API_KEY_ENV") or None,
         embedding_threads=max(1, int(os.environ.get("PAWL_EMBEDDING_THREADS", "1"))),
+        server_secret=os.environ.get("PAWL_SERVER_SECRET") or None,
+        kms_key_id=os.environ.get("PAWL_KMS_KEY_ID") or None,
     )
 
 
