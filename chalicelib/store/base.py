@@ -15,8 +15,9 @@ from typing import Any, TypeVar
 
 from pynamodb.attributes import UnicodeAttribute
 from pynamodb.connection import Connection
-from pynamodb.expressions.operand import Value
-from pynamodb.expressions.update import SetAction
+from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.operand import Path, Value
+from pynamodb.expressions.update import Action, SetAction
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
@@ -173,9 +174,21 @@ class PawlModel(Model):
         self._check_update(actions)
         return super().update(actions, condition, **kwargs)
 
-    def get_update_kwargs_from_instance(self, actions: list[Any], **kwargs: Any) -> Any:
+    def get_update_kwargs_from_instance(
+        self,
+        actions: list[Action],
+        condition: Condition | None = None,
+        return_values_on_condition_failure: str | None = None,
+        *,
+        add_version_condition: bool = True,
+    ) -> dict[str, Any]:
         self._check_update(actions)
-        return super().get_update_kwargs_from_instance(actions=actions, **kwargs)
+        return super().get_update_kwargs_from_instance(
+            actions,
+            condition,
+            return_values_on_condition_failure,
+            add_version_condition=add_version_condition,
+        )
 
     def _decoded(self) -> dict[str, Any]:
         return {a.attr_name: getattr(self, name) for name, a in self.get_attributes().items()}
@@ -187,7 +200,7 @@ class PawlModel(Model):
             if not isinstance(action, SetAction):
                 continue
             path, value = action.values
-            if len(path.path) != 1 or not isinstance(value, Value):
+            if not isinstance(path, Path) or len(path.path) != 1 or not isinstance(value, Value):
                 continue
             new_values[path.path[0]] = value.values[0]
         attributes.update(new_values)
