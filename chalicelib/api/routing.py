@@ -121,6 +121,16 @@ def _raw_bytes(raw: str | bytes | None) -> bytes:
     return raw.encode() if isinstance(raw, str) else raw
 
 
+def _single_values(params: Any) -> dict[str, str]:
+    """Query parameters, each given once: a repeated one is ambiguous, so refused (400)."""
+    if not params:
+        return {}
+    for name in params:
+        if len(params.getlist(name)) > 1:
+            raise ValidationFailed(f"query parameter {name} is given more than once", field=name)
+    return dict(params)
+
+
 def _parse_query(params: dict[str, str] | None, model: type[Q]) -> Q:
     json_input.check_strings(params or {})
     try:
@@ -177,7 +187,7 @@ def endpoint(
             call: Call[Any, Any] = Call(
                 caller=caller,
                 body=parsed_body,
-                query=_parse_query(dict(request.query_params or {}), query),
+                query=_parse_query(_single_values(request.query_params), query),
                 path=path_params,
                 raw_body=raw or b"",
                 headers=headers,
