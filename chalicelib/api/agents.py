@@ -20,6 +20,7 @@ from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import Agent, AgentVersion, Eval
 from chalicelib.domain.secret_headers import masked_config, restore_masked
 from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.ids import ProjectId
 from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.validation import evals_needing_output_schema
 from chalicelib.store import agents
@@ -38,7 +39,7 @@ def shown(resource: Shown) -> Shown:
 
 
 class CreateAgent(RequestBody):
-    project_id: str | None = Field(None, description="Required with the admin key")
+    project_id: ProjectId | None = Field(None, description="Required with the admin key")
     name: str = Field(min_length=1, max_length=200)
     type: str = Field(min_length=1, description="The adapter that calls the agent")
     config: dict[str, Any] = Field(default_factory=dict, description="The adapter's config")

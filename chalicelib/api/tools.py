@@ -20,6 +20,7 @@ from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.secret_headers import masked_config, restore_masked
 from chalicelib.domain.tools import CONFIG_MODELS, HttpToolConfig, Tool, ToolType
 from chalicelib.errors import ValidationFailed
+from chalicelib.ids import ProjectId
 from chalicelib.scoring.validation import register_lookup
 from chalicelib.store import tenancy
 from chalicelib.store import tools as store
@@ -36,7 +37,7 @@ DESCRIPTION = Field(None, max_length=10_000)
 
 
 class CreateTool(RequestBody):
-    project_id: str | None = Field(None, description="Required with the admin key")
+    project_id: ProjectId | None = Field(None, description="Required with the admin key")
     name: str = NAME
     description: str | None = DESCRIPTION
     type: ToolType
