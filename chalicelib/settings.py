@@ -10,6 +10,8 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 
+from chalicelib.secrets_source import secret_from_env
+
 #: The admin key the local runtime uses when ``PAWL_ADMIN_KEY`` is unset (documented in README).
 LOCAL_DEFAULT_ADMIN_KEY = "pawl-local-admin-key"
 
@@ -66,7 +68,7 @@ def get_settings() -> Settings:
         table_prefix=prefix,
         region=os.environ.get("AWS_DEFAULT_REGION") or os.environ.get("AWS_REGION", "us-east-1"),
         aws_endpoint_url=os.environ.get("AWS_ENDPOINT_URL") or None,
-        admin_key=os.environ.get("PAWL_ADMIN_KEY") or None,
+        admin_key=secret_from_env("PAWL_ADMIN_KEY"),
         allow_python_agents=_flag("PAWL_ALLOW_PYTHON_AGENTS"),
         # "" = public addresses only; "loopback" also allows 127.0.0.0/8 and ::1;
         # "all" allows every private range (never link-local/metadata unless "all").
