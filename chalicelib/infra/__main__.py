@@ -16,10 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from chalice import Chalice
+
 from chalicelib.infra.definitions import queue_specs, table_specs
-from chalicelib.infra.merge import merge_template
+from chalicelib.infra.merge import link_event_sources, merge_template
 from chalicelib.infra.policy import policy_document
-from chalicelib.infra.stage import PROJECT_DIR, Stage, load_stage, stage_environment
+from chalicelib.infra.stage import PROJECT_DIR, Stage, load_stage, stage_env, stage_environment
 from chalicelib.infra.template import Options
 
 MERGE_TEMPLATE = "merge-template.json"
@@ -38,15 +40,17 @@ def stage_policy(stage: Stage, options: Options) -> dict[str, Any]:
     return policy_document(table_specs(settings), queue_specs(settings), options.invoke_functions)
 
 
-def stage_merge_template(stage: Stage, options: Options) -> dict[str, Any]:
-    # The app is imported under the stage's environment, as `chalice package` imports it:
-    # its handlers' queue names are read from settings at import time.
-    from chalicelib.infra.stage import _environment
-
-    with _environment(stage.environment):
+def stage_app(stage: Stage) -> Chalice:
+    """The app as `chalice package` imports it: under the stage's environment (its handlers'
+    queue names are read from settings at import time)."""
+    with stage_env(stage.environment):
         from app import app
 
-        return merge_template(stage, app, options)
+        return app
+
+
+def stage_merge_template(stage: Stage, options: Options) -> dict[str, Any]:
+    return merge_template(stage, stage_app(stage), options)
 
 
 def generate(stage_name: str, out: Path, options: Options) -> Path:
@@ -70,6 +74,10 @@ def package(stage_name: str, out: Path, options: Options) -> None:
         env=env,
         check=True,
     )
+    packaged = out / "sam.json"
+    template = json.loads(packaged.read_text())
+    link_event_sources(template, load_stage(stage_name), stage_app(load_stage(stage_name)))
+    packaged.write_text(render(template))
 
 
 def main(argv: list[str] | None = None) -> None:

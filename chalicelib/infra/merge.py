@@ -55,20 +55,38 @@ def _function(stage: Stage, timeout_s: int) -> dict[str, Any]:
     }
 
 
+def _sqs_event_id(config: SQSEventConfig) -> str:
+    return to_cfn_resource_name(f"{config.name}-sqs-event-source")  # as Chalice names it
+
+
 def _sqs_consumer(stage: Stage, config: SQSEventConfig, spec: QueueSpec) -> dict[str, Any]:
     function = _function(stage, spec.function_timeout_s)
-    event = to_cfn_resource_name(f"{config.name}-sqs-event-source")
     function["Properties"]["Events"] = {
-        event: {
+        _sqs_event_id(config): {
             "Properties": {
                 "FunctionResponseTypes": ["ReportBatchItemFailures"],
                 "ScalingConfig": {"MaximumConcurrency": spec.max_concurrency},
             }
         }
     }
-    # The mapping needs the queue; Chalice only names it.
-    function["DependsOn"] = [names.queue_id(spec.role)]
     return function
+
+
+def link_event_sources(template: dict[str, Any], stage: Stage, app: Chalice) -> None:
+    """Point each SQS event source at the stack's queue resource instead of a name.
+
+    Chalice writes the queue's ARN as a string (``Fn::Sub`` of its name), which tells
+    CloudFormation nothing about order: the mapping could be created before its queue.
+    A ``GetAtt`` makes the dependency real. The merge template cannot do this (a deep merge
+    would keep Chalice's ``Fn::Sub`` beside it), so ``package`` applies it afterwards.
+    """
+    by_queue = {spec.name: spec for spec in queue_specs(stage.settings)}
+    for config in app.event_sources:
+        if isinstance(config, SQSEventConfig):
+            function = template["Resources"][to_cfn_resource_name(config.name)]
+            event = function["Properties"]["Events"][_sqs_event_id(config)]
+            spec = by_queue[config.queue or ""]
+            event["Properties"]["Queue"] = {"Fn::GetAtt": [names.queue_id(spec.role), "Arn"]}
 
 
 def function_overrides(stage: Stage, app: Chalice) -> dict[str, Any]:

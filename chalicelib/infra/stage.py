@@ -50,7 +50,7 @@ def stage_environment(stage: str, project_dir: Path = PROJECT_DIR) -> dict[str, 
 
 
 @contextmanager
-def _environment(overrides: dict[str, str]) -> Iterator[None]:
+def stage_env(overrides: dict[str, str]) -> Iterator[None]:
     saved = dict(os.environ)
     try:
         for name in STACK_OWNED:
@@ -66,6 +66,6 @@ def _environment(overrides: dict[str, str]) -> Iterator[None]:
 
 def load_stage(stage: str, project_dir: Path = PROJECT_DIR) -> Stage:
     environment = stage_environment(stage, project_dir)
-    with _environment(environment):
+    with stage_env(environment):
         settings = get_settings()
     return Stage(stage, environment, settings)

@@ -24,11 +24,12 @@ def _sqs_events(packaged: Packaged) -> list[tuple[str, dict[str, Any], dict[str,
 
 
 def _queue_by_arn(packaged: Packaged, arn: dict[str, Any]) -> dict[str, Any]:
-    queue_name = arn["Fn::Sub"].rsplit(":", 1)[-1]
-    for queue in packaged.of_type("AWS::SQS::Queue").values():
-        if queue["Properties"]["QueueName"] == queue_name:
-            return dict(queue["Properties"])
-    raise AssertionError(f"no queue named {queue_name} in the stack")
+    """The stack's queue an event source reads: a reference, so CloudFormation orders them."""
+    logical_id, attribute = arn["Fn::GetAtt"]
+    assert attribute == "Arn"
+    queue = packaged.resources[logical_id]
+    assert queue["Type"] == "AWS::SQS::Queue"
+    return dict(queue["Properties"])
 
 
 def test_cfn_lint_finds_nothing(packaged: Packaged) -> None:
@@ -48,7 +49,6 @@ def test_every_queue_consumer_reports_batch_item_failures_and_is_bounded(
         queue = _queue_by_arn(packaged, properties["Queue"])
         timeout = function["Properties"]["Timeout"]
         assert queue["VisibilityTimeout"] >= VISIBILITY_FACTOR * timeout >= 6 * timeout, name
-        assert function["DependsOn"], f"{name}'s mapping may be created before its queue"
 
 
 def test_every_queue_has_a_dead_letter_queue_and_alarms(packaged: Packaged) -> None:
