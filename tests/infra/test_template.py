@@ -8,7 +8,7 @@ from typing import Any
 from chalicelib.api.gateway_responses import GATEWAY_RESPONSES
 from chalicelib.infra.definitions import MAX_RECEIVE_COUNT, VISIBILITY_FACTOR
 from chalicelib.store.base import registered_models
-from tests.infra.conftest import Packaged
+from tests.infra.conftest import PROJECT, Packaged
 
 FUNCTION = "AWS::Serverless::Function"
 STORAGE_SERVICES = ("dynamodb:", "sqs:", "s3:")
@@ -176,3 +176,17 @@ def test_gateway_responses_are_pawls_error_envelope(packaged: Packaged) -> None:
         body = json.loads(response["ResponseTemplates"]["application/json"])
         assert body == {"error": {"code": code, "message": message, "meta": {}}}
     assert responses["MISSING_AUTHENTICATION_TOKEN"]["StatusCode"] == 404
+
+
+def test_the_readme_deploy_section_names_what_the_stack_and_makefile_have(
+    packaged: Packaged,
+) -> None:
+    readme = (PROJECT / "README.md").read_text()
+    section = readme.split("## Deploy to AWS", 1)[1].split("\n## ", 1)[0]
+    for output in ("AdminKeySecretArn", "EndpointURL", "AlarmTopicArn"):
+        assert output in section and output in packaged.template["Outputs"], output
+    makefile = (PROJECT / "Makefile").read_text()
+    for target in ("package:", "deploy:"):
+        assert f"\n{target}" in makefile
+    assert "make package STAGE=dev" in section and "make deploy STAGE=dev" in section
+    assert "delete-stack --stack-name pawl-dev" in section
