@@ -2,25 +2,28 @@
 
 Locally (and in tests) a secret such as ``PAWL_ADMIN_KEY`` is a plain environment
 variable. The deployed stack never puts a secret in a Lambda's environment (readable by
-anyone who may read the function's configuration); it sets ``<NAME>_SECRET_ARN`` instead,
-and the value is fetched from Secrets Manager once per container, when settings are first
-read (cold start). A set variable wins over an ARN, so an operator can override it.
+anyone who may read the function's configuration); it sets the secret's ARN instead
+(:func:`arn_variable`), and the value is fetched from Secrets Manager once per container,
+when settings are first read (cold start). A set variable wins over an ARN.
 """
 
 from __future__ import annotations
 
 import os
 
-#: Appended to a secret setting's variable name to name the Secrets Manager secret holding it.
-ARN_SUFFIX = "_SECRET_ARN"
+
+def arn_variable(name: str) -> str:
+    """The variable naming the secret behind ``name``: ``PAWL_ADMIN_KEY_SECRET_ARN``,
+    ``PAWL_SERVER_SECRET_ARN`` (not ``..._SECRET_SECRET_ARN``)."""
+    return f"{name}_ARN" if name.endswith("_SECRET") else f"{name}_SECRET_ARN"
 
 
 def secret_from_env(name: str) -> str | None:
-    """The value of secret setting ``name``: ``$name``, else the secret ``$name_SECRET_ARN``."""
+    """``$name`` if set, else the value of the secret :func:`arn_variable` names, else None."""
     value = os.environ.get(name)
     if value:
         return value
-    arn = os.environ.get(name + ARN_SUFFIX)
+    arn = os.environ.get(arn_variable(name))
     if not arn:
         return None
     return _fetch(arn)

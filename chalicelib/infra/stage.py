@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from chalicelib.secrets_source import ARN_SUFFIX
+from chalicelib.secrets_source import arn_variable
 from chalicelib.settings import Settings, get_settings, reset_settings
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -26,9 +26,9 @@ STACK_OWNED = [
     "PAWL_ITEM_QUEUE",
     "PAWL_WEBHOOK_QUEUE",
     "PAWL_ADMIN_KEY",
-    "PAWL_ADMIN_KEY" + ARN_SUFFIX,
+    arn_variable("PAWL_ADMIN_KEY"),
     "PAWL_SERVER_SECRET",
-    "PAWL_SERVER_SECRET" + ARN_SUFFIX,
+    arn_variable("PAWL_SERVER_SECRET"),
     "AWS_ENDPOINT_URL",
 ]
 

@@ -15,7 +15,7 @@ from typing import Any
 from chalicelib.infra import names
 from chalicelib.infra.definitions import OLDEST_MESSAGE_ALARM_S, QueueSpec, TableSpec
 from chalicelib.infra.stage import Stage
-from chalicelib.secrets_source import ARN_SUFFIX
+from chalicelib.secrets_source import arn_variable
 
 #: Timeout of scheduled handlers (the reaper may settle a run).
 SCHEDULE_TIMEOUT_S = 900
@@ -220,7 +220,7 @@ def function_environment(stage: Stage) -> dict[str, Any]:
         "PAWL_ITEM_QUEUE": settings.item_queue,
         "PAWL_WEBHOOK_QUEUE": settings.webhook_queue,
         "PAWL_BUCKET": {"Ref": names.BUCKET},
-        "PAWL_ADMIN_KEY" + ARN_SUFFIX: {"Ref": names.ADMIN_KEY_SECRET},
-        "PAWL_SERVER_SECRET" + ARN_SUFFIX: {"Ref": names.SERVER_SECRET},
+        arn_variable("PAWL_ADMIN_KEY"): {"Ref": names.ADMIN_KEY_SECRET},
+        arn_variable("PAWL_SERVER_SECRET"): {"Ref": names.SERVER_SECRET},
         "PAWL_KMS_KEY_ID": {"Ref": names.SECRETS_KEY},
     }

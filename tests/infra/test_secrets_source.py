@@ -44,7 +44,7 @@ def test_a_set_variable_wins_over_the_arn(secret_arn: str, monkeypatch: pytest.M
 
 def test_neither_set_is_none(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PAWL_SERVER_SECRET", raising=False)
-    monkeypatch.delenv("PAWL_SERVER_SECRET_SECRET_ARN", raising=False)
+    monkeypatch.delenv("PAWL_SERVER_SECRET_ARN", raising=False)
     assert secret_from_env("PAWL_SERVER_SECRET") is None
 
 

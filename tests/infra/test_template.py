@@ -153,7 +153,7 @@ def test_functions_get_secret_references_never_secrets(packaged: Packaged) -> No
         variables = function["Properties"]["Environment"]["Variables"]
         assert "PAWL_ADMIN_KEY" not in variables and "PAWL_SERVER_SECRET" not in variables
         assert variables["PAWL_ADMIN_KEY_SECRET_ARN"]["Ref"] in secrets, name
-        assert variables["PAWL_SERVER_SECRET_SECRET_ARN"]["Ref"] in secrets, name
+        assert variables["PAWL_SERVER_SECRET_ARN"]["Ref"] in secrets, name
         assert variables["PAWL_KMS_KEY_ID"] == {"Ref": "SecretsKey"}, name
         assert variables["PAWL_TABLE_PREFIX"] == "pawl-dev", name
     for secret in secrets.values():
