@@ -10,6 +10,8 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from chalicelib.secrets_source import secret_from_env
+
 #: The admin key the local runtime uses when ``PAWL_ADMIN_KEY`` is unset (documented in README).
 LOCAL_DEFAULT_ADMIN_KEY = "pawl-local-admin-key"
 
@@ -78,7 +80,7 @@ def get_settings() -> Settings:
         table_prefix=prefix,
         region=os.environ.get("AWS_DEFAULT_REGION") or os.environ.get("AWS_REGION", "us-east-1"),
         aws_endpoint_url=os.environ.get("AWS_ENDPOINT_URL") or None,
-        admin_key=os.environ.get("PAWL_ADMIN_KEY") or None,
+        admin_key=secret_from_env("PAWL_ADMIN_KEY"),
         python_agent_modules=_names(os.environ.get("PAWL_PYTHON_AGENT_MODULES", "")),
         # "" = public addresses only; "loopback" also allows 127.0.0.0/8 and ::1;
         # "all" allows every private range (never link-local/metadata unless "all").
@@ -99,7 +101,7 @@ def get_settings() -> Settings:
         embedding_base_url=os.environ.get("PAWL_EMBEDDING_BASE_URL") or None,
         embedding_api_key_env=os.environ.get("PAWL_EMBEDDING_API_KEY_ENV") or None,
         embedding_threads=max(1, int(os.environ.get("PAWL_EMBEDDING_THREADS", "1"))),
-        server_secret=os.environ.get("PAWL_SERVER_SECRET") or None,
+        server_secret=secret_from_env("PAWL_SERVER_SECRET"),
         kms_key_id=os.environ.get("PAWL_KMS_KEY_ID") or None,
     )
 

@@ -6,9 +6,9 @@ read this one table, so a refusal has the same status, ``/api/v1`` envelope and 
 whichever front answered it:
 
 - :data:`GATEWAY_RESPONSES` maps API Gateway response types to what pawl answers.
-  :func:`cloudformation_resources` turns it into ``AWS::ApiGateway::GatewayResponse``
-  resources for the infrastructure generator (the message is API Gateway's own
-  ``$context.error.messageString``: the message, already quoted as a JSON string).
+  :func:`response_template` is the body API Gateway answers with; the stack generator
+  (:mod:`chalicelib.infra.merge`) sets one per row on the REST API (the message is API
+  Gateway's own ``$context.error.messageString``: the message, already quoted as JSON).
 - :data:`FRONT_ERRORS` maps HTTP statuses the local server's request parsing produces
   (a URI or header over its limits, a malformed request line) to the same shape. On AWS
   these never reach API Gateway's configurable responses (CloudFront answers them).
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -92,21 +91,3 @@ def response_template(answer: FrontAnswer) -> str:
         .replace('"__MESSAGE__"', "$context.error.messageString")
         .replace('"__REQUEST_ID__"', '"$context.requestId"')
     )
-
-
-def cloudformation_resources(rest_api_ref: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """``AWS::ApiGateway::GatewayResponse`` resources, one per row of the table."""
-    resources = {}
-    for response_type, answer in GATEWAY_RESPONSES.items():
-        name = "GatewayResponse" + "".join(p.title() for p in response_type.split("_"))
-        resources[name] = {
-            "Type": "AWS::ApiGateway::GatewayResponse",
-            "Properties": {
-                "RestApiId": rest_api_ref,
-                "ResponseType": response_type,
-                "StatusCode": str(answer.status),
-                "ResponseParameters": {"gatewayresponse.header.Content-Type": "'application/json'"},
-                "ResponseTemplates": {"application/json": response_template(answer)},
-            },
-        }
-    return resources

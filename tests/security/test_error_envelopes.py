@@ -16,7 +16,6 @@ from moto import mock_aws
 from chalicelib.api.gateway_responses import (
     FRONT_ERRORS,
     GATEWAY_RESPONSES,
-    cloudformation_resources,
     response_template,
 )
 from chalicelib.local.gateway import GatewayServer
@@ -140,10 +139,7 @@ def test_an_unsupported_http_version_is_the_505_envelope(gateway: GatewayServer)
 
 
 def test_the_gateway_response_table_yields_valid_templates() -> None:
-    resources = cloudformation_resources({"Ref": "RestAPI"})
-    assert len(resources) == len(GATEWAY_RESPONSES)
-    missing_route = resources["GatewayResponseMissingAuthenticationToken"]["Properties"]
-    assert missing_route["StatusCode"] == "404"
+    assert GATEWAY_RESPONSES["MISSING_AUTHENTICATION_TOKEN"].status == 404
     for answer in [*GATEWAY_RESPONSES.values(), *FRONT_ERRORS.values()]:
         # API Gateway substitutes a quoted JSON string for the message and the request id.
         template = response_template(answer)
