@@ -147,6 +147,9 @@ class GatewayServer(ThreadingHTTPServer):
     """A threaded HTTP server that fronts one Chalice app."""
 
     daemon_threads = True
+    #: The listen backlog. socketserver's default of 5 resets connections when a CI job
+    #: starts a few dozen runs at once (tests/e2e/test_concurrent_starts.py).
+    request_queue_size = 128
 
     def __init__(
         self,
