@@ -29,6 +29,7 @@ from chalicelib.local.quiesce import Quiesce
 from chalicelib.local.scheduler import Scheduler
 from chalicelib.local.standin import AwsStandIn, EnvPatch, reset_aws_state, stand_in_environment
 from chalicelib.settings import LOCAL_DEFAULT_ADMIN_KEY, get_settings
+from chalicelib.webhooks import resume
 
 log = logging.getLogger("pawl.local")
 
@@ -76,6 +77,7 @@ class LocalRuntime:
         self._journal_behind = False
         self._snapshot_lock = threading.Lock()
         self.redrive_result: Any = None
+        self.resumed_deliveries = 0
         self._threads: list[threading.Thread] = []
         self._stopping = threading.Event()
         self._state_lock: IO[bytes] | None = None
@@ -92,6 +94,9 @@ class LocalRuntime:
             self.redrive_result = redrive_in_flight_runs()
             if self.redrive_result is not None:
                 log.info("re-drove in-flight runs: %s", self.redrive_result)
+            if self.standin is not None:
+                # Queued messages did not survive the restart: the delivery rows did.
+                self.resumed_deliveries = resume.resume_after_restart().resumed
             app = self.config.app or _default_app()
             self._start_workers(app)
             self._start_gateway(app)
