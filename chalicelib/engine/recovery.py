@@ -10,17 +10,25 @@ from __future__ import annotations
 import logging
 
 from chalicelib.domain.runs import ACTIVE_STATUSES
-from chalicelib.engine import fanout, messages
+from chalicelib.engine import fanout, lifecycle, messages
 from chalicelib.store import runs
 
 log = logging.getLogger("pawl.engine.recovery")
 
 
 def redrive_run(run_id: str) -> bool:
-    """Resume one run: re-send its fan-out, or re-enqueue its items without a result."""
+    """Resume one run: re-send its fan-out, or re-enqueue its items without a result.
+
+    A terminal run still in ``active_runs`` stopped between settling and handing its
+    event to the sinks: the event is handed over now (its id is the run's, so a sink
+    that already has it records nothing twice).
+    """
     state = runs.find_run(run_id)
-    if state is None or state.status not in ACTIVE_STATUSES:
+    if state is None:
         return False
+    if state.status not in ACTIVE_STATUSES:
+        lifecycle.emit(state)
+        return True
     if not state.fanout_done:
         messages.send_fanout(messages.FanoutMessage(run_id=run_id))
     else:

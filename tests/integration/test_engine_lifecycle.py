@@ -14,6 +14,7 @@ from chalicelib.engine.context import load_context
 from chalicelib.settings import get_settings, reset_settings
 from chalicelib.store import results as result_store
 from chalicelib.store import runs as run_store
+from chalicelib.store.models import RunModel
 from tests.support import agents
 from tests.support.drain import deliver, drain_queues, receive
 from tests.support.runs import (
@@ -208,6 +209,20 @@ def test_recovery_re_enqueues_lost_items(
     assert len(agents.CALLS) == 3  # only the two lost items ran again
     assert plugins.events.of(run["id"]) == ["eval_run.completed"]
     assert recovery.redrive_active_runs() == 0
+
+
+def test_recovery_hands_over_the_event_of_a_run_that_settled_just_before_a_crash(
+    api: Any, app: Any, project: Any, plugins: Plugins
+) -> None:
+    suite = make_suite(api, project, [("echo:a", "a")])
+    run = _start(api, suite)
+    drain_queues(app)
+    assert plugins.events.of(run["id"]) == ["eval_run.completed"]
+    # The state a crash between settling and emitting leaves: terminal, still in the index.
+    RunModel(id=run["id"]).update(actions=[RunModel.active.set(run_store.ACTIVE_MARK)])
+    assert recovery.redrive_active_runs() == 1
+    assert plugins.events.of(run["id"]) == ["eval_run.completed"] * 2  # same event id
+    assert recovery.redrive_active_runs() == 0  # out of the index again
 
 
 def test_recovery_resends_a_lost_fan_out(
