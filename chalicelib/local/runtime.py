@@ -345,4 +345,4 @@ def redrive_in_flight_runs() -> Any:
     if redrive is None:
         log.warning("chalicelib.engine.recovery has no redrive_active_runs(): nothing re-driven")
         return None
-    return redrive()
+    return redrive(after_restart=True)

@@ -118,6 +118,8 @@ class Harness:
 
     def agent(self, request: Request) -> Reply:
         payload = request.json()
+        if not isinstance(payload, dict):  # a request cut short by the kill
+            return Reply(status=400, body={})
         with self.lock:
             trigger = self.trigger
             trigger.agent_calls += 1

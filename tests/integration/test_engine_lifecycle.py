@@ -225,6 +225,32 @@ def test_recovery_hands_over_the_event_of_a_run_that_settled_just_before_a_crash
     assert recovery.redrive_active_runs() == 0  # out of the index again
 
 
+def test_recovery_after_a_restart_takes_over_a_settle_its_claimant_never_finished(
+    api: Any, app: Any, project: Any, plugins: Plugins
+) -> None:
+    suite = make_suite(api, project, [("echo:a", "a"), ("echo:b", "b")])
+    run = _start(api, suite)
+    drain_queues(app)
+    # The state a crash right after claiming the settle leaves: every item recorded, the
+    # settle claimed, the run still running and in the index.
+    RunModel(id=run["id"]).update(
+        actions=[
+            RunModel.status.set("running"),
+            RunModel.settle_claimed.set(True),
+            RunModel.active.set(run_store.ACTIVE_MARK),
+            RunModel.aggregate_scores.remove(),
+        ]
+    )
+    assert recovery.redrive_active_runs() == 1
+    drain_queues(app)
+    assert _run(api, suite, run["id"])["status"] == "running"  # a live claimant may finish
+    assert recovery.redrive_active_runs(after_restart=True) == 1  # nobody survived it
+    done = _run(api, suite, run["id"])
+    assert done["status"] == "completed" and done["aggregate_scores"] is not None
+    assert len(agents.CALLS) == 2  # nothing ran again
+    assert recovery.redrive_active_runs() == 0
+
+
 def test_recovery_resends_a_lost_fan_out(
     api: Any, app: Any, project: Any, plugins: Plugins
 ) -> None:
