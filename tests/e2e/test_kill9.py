@@ -122,13 +122,13 @@ class Harness:
             return Reply(status=400, body={})
         with self.lock:
             trigger = self.trigger
-            trigger.agent_calls += 1
+            mine = payload["run_id"] == trigger.run_id
+            trigger.agent_calls += mine  # this round's run only: its 201 came first
             items = trigger.seen_items[payload["run_id"]]
             items.add(payload["dataset_item_id"])
-            if trigger.kind == "agent_call" and trigger.agent_calls == trigger.argument:
+            if mine and trigger.kind == "agent_call" and trigger.agent_calls == trigger.argument:
                 self._kill_once()
-            last = payload["run_id"] == trigger.run_id and len(items) == RUN_ITEMS
-            if trigger.kind == "last_item" and last:
+            if trigger.kind == "last_item" and mine and len(items) == RUN_ITEMS:
                 self._kill_once(trigger.argument)
         return Reply(body={"output": payload["input"][-1]["content"]})
 
