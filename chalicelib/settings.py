@@ -50,6 +50,9 @@ class Settings:
     embedding_model: str | None
     #: Seconds before the 2nd webhook attempt; the 3rd waits 4x that (0 in tests: no waiting).
     webhook_retry_base_s: int = 1
+    #: How overdue a pending delivery's next attempt must be before the sweeper re-enqueues
+    #: it (its message was lost): well past the queue's redelivery of a failed message.
+    webhook_sweep_grace_s: int = 300
     #: Outbound HTTP: first retry waits about this long, doubling after (tiny in tests).
     http_backoff_base_s: float = 0.5
     http_max_attempts: int = 3
@@ -96,6 +99,7 @@ def get_settings() -> Settings:
         serialize_transactions=_flag("PAWL_SERIALIZE_TRANSACTIONS"),
         embedding_model=os.environ.get("PAWL_EMBEDDING_MODEL") or None,
         webhook_retry_base_s=int(os.environ.get("PAWL_WEBHOOK_RETRY_BASE_S", "1")),
+        webhook_sweep_grace_s=int(os.environ.get("PAWL_WEBHOOK_SWEEP_GRACE_S", "300")),
         http_backoff_base_s=float(os.environ.get("PAWL_HTTP_BACKOFF_BASE_S", "0.5")),
         http_max_attempts=max(1, int(os.environ.get("PAWL_HTTP_MAX_ATTEMPTS", "3"))),
         embedding_base_url=os.environ.get("PAWL_EMBEDDING_BASE_URL") or None,

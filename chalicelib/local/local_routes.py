@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from chalicelib.local.runtime import LocalRuntime
 
 #: How long a requested snapshot waits for in-flight invocations.
-SNAPSHOT_REQUEST_TIMEOUT_S = 20.0
 
 
 def _json_safe(value: Any) -> Any:
@@ -97,5 +96,5 @@ class LocalRoutesHandler:
         if not self.runtime.persists_state:
             message = "this runtime uses an external endpoint: it keeps no snapshot"
             return 409, error_body("NO_STAND_IN", message)
-        written = self.runtime.snapshot_now(SNAPSHOT_REQUEST_TIMEOUT_S)
+        written = self.runtime.snapshot_now()
         return 200, {"written": written, "state_dir": str(self.runtime.state_dir)}

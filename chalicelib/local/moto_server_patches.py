@@ -21,6 +21,10 @@ from collections.abc import Callable
 from typing import Any
 
 _applied = False
+#: Taken by every DynamoDB call (below) and, in the journal, by every S3 request and around
+#: each mutation until its record is durable (``local/journal_wsgi.py``). Re-entrant: a
+#: journaled DynamoDB mutation holds it when moto's dispatch takes it again.
+STATE_LOCK = threading.RLock()
 #: moto's (and SQS's documented maximum) receipt handle length.
 RECEIPT_HANDLE_LENGTH = 185
 
@@ -68,10 +72,8 @@ def _serialized(call_action: Callable[[Any], Any]) -> Callable[[Any], Any]:
     # moto's DynamoDB backend is not safe under concurrent requests (a transaction iterating
     # a table while another request writes it raises "dictionary changed size during
     # iteration"); one request at a time costs little since they share one GIL anyway.
-    lock = threading.Lock()
-
     def locked_call_action(self: Any) -> Any:
-        with lock:
+        with STATE_LOCK:
             return call_action(self)
 
     return locked_call_action

@@ -29,12 +29,12 @@ from chalicelib.local.quiesce import Quiesce
 from chalicelib.local.scheduler import Scheduler
 from chalicelib.local.standin import AwsStandIn, EnvPatch, reset_aws_state, stand_in_environment
 from chalicelib.settings import LOCAL_DEFAULT_ADMIN_KEY, get_settings
+from chalicelib.webhooks import resume
 
 log = logging.getLogger("pawl.local")
 
-#: How long a snapshot waits for in-flight invocations before trying again later.
-SNAPSHOT_QUIET_TIMEOUT_S = 20.0
-FINAL_SNAPSHOT_QUIET_TIMEOUT_S = 60.0
+#: Where, under the state dir, the stand-in journals every acknowledged write.
+JOURNAL_DIR = "journal"
 
 
 @dataclass
@@ -73,13 +73,17 @@ class LocalRuntime:
         self.scheduler: Scheduler | None = None
         self.snapshots: snapshot.SnapshotWriter | None = None
         self.restored: snapshot.RestoreSummary | None = None
+        #: What replaying the journal at start found (segments, records, torn tails).
+        self.replayed: dict[str, Any] | None = None
+        #: Replayed journal segments not yet folded into a snapshot.
+        self._journal_behind = False
+        self._snapshot_lock = threading.Lock()
         self.redrive_result: Any = None
+        self.resumed_deliveries = 0
         self._threads: list[threading.Thread] = []
         self._stopping = threading.Event()
         self._state_lock: IO[bytes] | None = None
         self._started = False
-        #: ``quiesce.entered`` at the last snapshot (None: none taken yet).
-        self._snapshot_generation: int | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -88,10 +92,13 @@ class LocalRuntime:
             self._prepare_environment()
             bootstrap.ensure_resources()
             if self.standin is not None:
-                self._restore()
+                self._open_journal(self._restore())
             self.redrive_result = redrive_in_flight_runs()
             if self.redrive_result is not None:
                 log.info("re-drove in-flight runs: %s", self.redrive_result)
+            if self.standin is not None:
+                # Queued messages did not survive the restart: the delivery rows did.
+                self.resumed_deliveries = resume.resume_after_restart().resumed
             app = self.config.app or _default_app()
             self._start_workers(app)
             self._start_gateway(app)
@@ -118,7 +125,7 @@ class LocalRuntime:
         for thread in self._threads:
             thread.join(timeout=30)
         if self.snapshots is not None and self._started:
-            self.snapshot_now(FINAL_SNAPSHOT_QUIET_TIMEOUT_S, even_if_busy=True)
+            self.snapshot_now()
         if self.gateway is not None:
             self.gateway.server_close()
         if self.standin is not None:
@@ -163,7 +170,7 @@ class LocalRuntime:
             self.aws_endpoint = endpoint
         else:
             self._lock_state_dir()
-            self.standin = AwsStandIn()
+            self.standin = AwsStandIn(journal_dir=self.state_dir / JOURNAL_DIR)
             self.aws_endpoint = self.standin.start()
             self.env.update(stand_in_environment(self.aws_endpoint))
             self.snapshots = snapshot.SnapshotWriter(self.state_dir, "")
@@ -200,11 +207,12 @@ class LocalRuntime:
             self._state_lock.close()
             self._state_lock = None
 
-    def _restore(self) -> None:
+    def _restore(self) -> int:
+        """Restore the last snapshot; returns the journal segment it was cut at."""
         document = snapshot.read_snapshot(self.state_dir)
         if document is None:
             log.info("no snapshot in %s: starting empty", self.state_dir)
-            return
+            return 0
         self.restored = snapshot.restore(document)
         log.info(
             "restored %d items and %d objects from %s (taken %s)",
@@ -213,6 +221,22 @@ class LocalRuntime:
             self.state_dir,
             document.get("taken_at", "?"),
         )
+        return int(document.get("journal_from", 0))
+
+    def _open_journal(self, journal_from: int) -> None:
+        """Replay what was acknowledged after the snapshot, then journal from here on."""
+        assert self.standin is not None
+        self.replayed = self.standin.control("open", **{"from": journal_from})
+        self._journal_behind = bool(self.replayed["segments"])
+        if self.replayed["replayed"] or self.replayed["torn"]:
+            log.info(
+                "replayed %d journaled writes (segments %s, torn tails dropped in %s)",
+                self.replayed["replayed"],
+                self.replayed["segments"],
+                self.replayed["torn"] or "none",
+            )
+        if self.replayed["refused"]:
+            log.error("%d journaled writes were refused on replay", self.replayed["refused"])
 
     def _workers_for(self, queue: str) -> int:
         if queue in self.config.workers:
@@ -261,27 +285,32 @@ class LocalRuntime:
 
     def _snapshot_loop(self) -> None:
         while not self._stopping.wait(self.config.snapshot_interval_s):
-            self.snapshot_now(SNAPSHOT_QUIET_TIMEOUT_S)
+            self.snapshot_now()
 
-    def snapshot_now(self, quiet_timeout_s: float, even_if_busy: bool = False) -> bool:
-        """Write a snapshot between invocations. Returns whether a file was written."""
-        if self.snapshots is None:
+    def snapshot_now(self) -> bool:
+        """Compact: snapshot at an exact journal cut, then drop the journal before it.
+
+        The stand-in holds mutations back (reads go on) while the tables are scanned, so
+        the capture is one instant of the journal's order. Returns whether a file was
+        written.
+        """
+        if self.snapshots is None or self.standin is None:
             return False
-        with self.quiesce.paused(quiet_timeout_s) as quiet:
-            if not quiet and not even_if_busy:
-                log.info("snapshot postponed: invocations still running")
-                return False
-            if not quiet:
-                log.warning("snapshot taken while invocations were still running")
-            entered = self.quiesce.entered
-            if quiet and entered == self._snapshot_generation:
-                return False  # no invocation since the last snapshot: skip the scan
+        with self._snapshot_lock:
             try:
-                written = self.snapshots.save()
+                cut = self.standin.control("freeze")
+                try:
+                    if not (cut["changed"] or self._journal_behind):
+                        return False  # nothing written since the last cut
+                    document = snapshot.capture(self.snapshots.bucket)
+                finally:
+                    self.standin.control("thaw")
+                written = self.snapshots.write(document, journal_from=cut["segment"])
+                self._journal_behind = False
+                self.standin.control("drop_below", segment=cut["segment"])
             except Exception:
                 log.exception("snapshot to %s failed", self.state_dir)
                 return False
-            self._snapshot_generation = entered
             return written
 
     # --- waiting ---------------------------------------------------------------------------
@@ -327,4 +356,4 @@ def redrive_in_flight_runs() -> Any:
     if redrive is None:
         log.warning("chalicelib.engine.recovery has no redrive_active_runs(): nothing re-driven")
         return None
-    return redrive()
+    return redrive(after_restart=True)

@@ -5,6 +5,10 @@ DynamoDB JSON) and every object of pawl's bucket into one file in the state dir,
 atomically (temp file, fsync, rename), so a crash mid-write leaves the previous snapshot
 intact. On start, after the tables exist, :func:`restore` writes them back. SQS messages
 are not captured: in-flight runs are re-driven instead (see ``docs/local-runtime.md``).
+
+Writes between snapshots are not lost: the stand-in journals each one before answering
+(``local/journal.py``), and a snapshot records where in the journal it was cut
+(``journal_from``), so a snapshot is compaction, not the durability mechanism.
 """
 
 from __future__ import annotations
@@ -222,9 +226,19 @@ class SnapshotWriter:
         self._last_digest: str | None = None
         self.written = 0
 
-    def save(self) -> bool:
-        """Capture and write if the content changed. Returns whether a file was written."""
-        document = capture(self.bucket)
+    def save(self, journal_from: int | None = None) -> bool:
+        """Capture and write if the content changed. Returns whether a file was written.
+
+        ``journal_from``: the first journal segment *not* in this capture (the runtime
+        froze mutations and cut the journal there before capturing); a restart restores
+        the snapshot, then replays segments from that one on.
+        """
+        return self.write(capture(self.bucket), journal_from)
+
+    def write(self, document: dict[str, Any], journal_from: int | None = None) -> bool:
+        """Write a captured document (unless it is the one written last)."""
+        if journal_from is not None:
+            document["journal_from"] = journal_from
         digest = hashlib.sha256(encode_document(document)).hexdigest()
         if digest == self._last_digest:
             return False

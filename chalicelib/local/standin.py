@@ -13,8 +13,10 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger("pawl.local")
 
@@ -37,10 +39,13 @@ class AwsStandIn:
     way round). See :mod:`chalicelib.local.standin_process`.
     """
 
-    def __init__(self, port: int = 0) -> None:
+    def __init__(self, port: int = 0, journal_dir: Path | None = None) -> None:
         self.port = port
+        #: Where the child journals every acknowledged mutation (None: no journal).
+        self.journal_dir = journal_dir
         self.endpoint: str | None = None
         self._process: subprocess.Popen[str] | None = None
+        self._control_lock = threading.Lock()
 
     def start(self) -> str:
         project_root = str(Path(__file__).resolve().parents[2])
@@ -50,8 +55,12 @@ class AwsStandIn:
                 filter(None, [project_root, os.environ.get("PYTHONPATH")])
             ),
         }
+        command = [sys.executable, "-m", "chalicelib.local.standin_process"]
+        command += ["--port", str(self.port)]
+        if self.journal_dir is not None:
+            command += ["--journal-dir", str(self.journal_dir)]
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "chalicelib.local.standin_process", "--port", str(self.port)],
+            command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -66,6 +75,22 @@ class AwsStandIn:
         self.endpoint = f"http://127.0.0.1:{port}"
         log.info("AWS stand-in (moto, pid %d) listening on %s", self._process.pid, self.endpoint)
         return self.endpoint
+
+    def control(self, op: str, **arguments: Any) -> dict[str, Any]:
+        """Send one control command to the child (its stdin) and read its answer (stdout)."""
+        process = self._process
+        if process is None or process.stdin is None or process.stdout is None:
+            raise RuntimeError("the AWS stand-in is not running")
+        with self._control_lock:
+            process.stdin.write(json.dumps({"op": op, **arguments}) + "\n")
+            process.stdin.flush()
+            line = process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the AWS stand-in exited during {op!r}")
+        reply: dict[str, Any] = json.loads(line)
+        if not reply.get("ok"):
+            raise RuntimeError(f"the AWS stand-in refused {op!r}: {reply.get('error')}")
+        return reply
 
     @property
     def pid(self) -> int | None:

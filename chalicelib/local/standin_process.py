@@ -6,6 +6,12 @@ one process each AWS call waited for the workers' Python and the other way round
 child prints ``{"port": N}`` on its first line once it accepts connections, and exits when
 its stdin closes, so it never outlives the runtime that started it (even one killed with
 SIGKILL).
+
+With ``--journal-dir`` every acknowledged mutation is journaled (``local/journal.py``),
+and stdin carries the runtime's control commands, one JSON object a line, each answered
+on one stdout line: ``open`` (replay the journal over the restored snapshot, then start a
+new segment), ``freeze``/``thaw`` (a snapshot's exact cut) and ``drop_below``
+(compaction). A pipe only the parent holds: no network surface.
 """
 
 from __future__ import annotations
@@ -13,14 +19,18 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import threading
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 from chalicelib.local import moto_patches, moto_server_patches
+from chalicelib.local.journal import Journal
+from chalicelib.local.journal_wsgi import JournalMiddleware, handle_command
 
 
-def serve(port: int) -> None:
+def serve(port: int, journal_dir: Path | None = None) -> None:
     from moto.moto_server.werkzeug_app import (
         DomainDispatcherApplication,
         MotoRequestHandler,
@@ -28,26 +38,64 @@ def serve(port: int) -> None:
     )
     from werkzeug.serving import make_server
 
+    control_out = _claim_stdout()
     moto_patches.apply()
     moto_server_patches.apply()
-    app = moto_server_patches.JsonProtocolFront(DomainDispatcherApplication(create_backend_app))
+    dispatcher = DomainDispatcherApplication(create_backend_app)
+    moto_app = moto_server_patches.JsonProtocolFront(dispatcher)
+    app: Any = moto_app
+    journal = None
+    if journal_dir is not None:
+        journal = Journal(journal_dir, moto_server_patches.STATE_LOCK)
+        app = JournalMiddleware(moto_app, journal)
     server = make_server("127.0.0.1", port, app, threaded=True, request_handler=MotoRequestHandler)
-    threading.Thread(target=_exit_with_parent, args=(server,), daemon=True).start()
-    print(json.dumps({"port": server.server_address[1]}), flush=True)
+    control = threading.Thread(
+        target=_obey_parent, args=(server, journal, moto_app, control_out), daemon=True
+    )
+    control.start()
+    _say(control_out, {"port": server.server_address[1]})
     server.serve_forever(poll_interval=0.2)
 
 
-def _exit_with_parent(server: Any) -> None:
-    sys.stdin.read()  # returns at EOF: the parent closed the pipe or died
+def _claim_stdout() -> IO[str]:
+    """Keep the real stdout for the control protocol and send stray prints to stderr."""
+    control_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return control_out
+
+
+def _say(out: IO[str], message: dict[str, Any]) -> None:
+    out.write(json.dumps(message) + "\n")
+    out.flush()
+
+
+def _obey_parent(server: Any, journal: Journal | None, moto_app: Any, control_out: IO[str]) -> None:
+    """Answer control commands until stdin closes (the parent stopped or died), then exit."""
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            if journal is None:
+                raise RuntimeError("this stand-in keeps no journal")
+            reply = handle_command(journal, moto_app, json.loads(line))
+        except Exception as exc:
+            logging.getLogger("pawl.local").exception("control command failed")
+            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        _say(control_out, reply)
+    if journal is not None:
+        journal.close()
     server.shutdown()
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--journal-dir", type=Path, default=None, help="journal mutations here")
     args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="stand-in %(levelname)s %(name)s %(message)s")
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
-    serve(args.port)
+    serve(args.port, args.journal_dir)
 
 
 if __name__ == "__main__":

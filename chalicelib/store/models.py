@@ -345,6 +345,17 @@ class _DeliveriesByWebhook(GlobalSecondaryIndex["DeliveryModel"]):
     created_key = UnicodeAttribute(range_key=True)
 
 
+class _PendingDeliveries(GlobalSecondaryIndex["DeliveryModel"]):
+    """Sparse: only pending deliveries carry ``pending``; the sweeper finds overdue ones."""
+
+    class Meta:
+        index_name = "pending"
+        projection = KeysOnlyProjection()
+
+    pending = UnicodeAttribute(hash_key=True)
+    next_attempt_at = UnicodeAttribute(range_key=True)
+
+
 @register
 class DeliveryModel(IdModel):
     """One webhook delivery (an event handed to one webhook) and its attempts.
@@ -369,7 +380,14 @@ class DeliveryModel(IdModel):
     created_at = UnicodeAttribute()
     updated_at = UnicodeAttribute()
     created_key = UnicodeAttribute()
+    #: ``"1"`` while pending (the sparse ``pending`` index), removed once final.
+    pending = UnicodeAttribute(null=True)
+    #: The attempt a worker is making now, and until when its claim holds: a duplicate
+    #: message for the same attempt (stale, or re-enqueued by the sweeper) does not POST.
+    claimed_attempt = NumberAttribute(null=True)
+    claim_expires_at = UnicodeAttribute(null=True)
     by_webhook = _DeliveriesByWebhook()
+    pending_deliveries = _PendingDeliveries()
 
 
 @register

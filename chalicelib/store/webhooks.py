@@ -9,10 +9,12 @@ sealed in place the first time the delivery path reads it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from datetime import timedelta
 from typing import cast
 
 from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
+from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 
 from chalicelib import clock, ids, secretbox
@@ -32,6 +34,8 @@ from chalicelib.webhooks.types import (
 _PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
 _WEBHOOK_INDEX_KEYS = {"id", "webhook_id", "created_key"}
 _CONDITION_FAILED = "ConditionalCheckFailedException"
+#: The value of ``pending`` (the sparse index's key) on every pending delivery.
+PENDING_MARK = "1"
 
 
 def _webhook(model: WebhookModel) -> Webhook:
@@ -166,6 +170,7 @@ def create_delivery(
         status="pending",
         attempts=0,
         next_attempt_at=now,
+        pending=PENDING_MARK,
         payload=payload,
         created_at=now,
         updated_at=now,
@@ -198,7 +203,7 @@ def record_attempt(
     error: str | None,
     next_attempt_at: str | None,
 ) -> bool:
-    """Record attempt number ``attempt`` and its outcome.
+    """Record attempt number ``attempt`` and its outcome, releasing the attempt's claim.
 
     Conditional on the row still being pending with ``attempt - 1`` attempts, so a
     duplicate SQS message can never count an attempt twice. False when it lost that race.
@@ -214,8 +219,21 @@ def record_attempt(
         DeliveryModel.next_attempt_at.set(next_attempt_at)
         if next_attempt_at
         else DeliveryModel.next_attempt_at.remove(),
+        DeliveryModel.pending.set(PENDING_MARK)
+        if status == "pending"
+        else DeliveryModel.pending.remove(),
+        DeliveryModel.claimed_attempt.remove(),
+        DeliveryModel.claim_expires_at.remove(),
     ]
-    condition = (DeliveryModel.status == "pending") & (DeliveryModel.attempts == attempt - 1)
+    return _update_if(delivery_id, actions, _awaiting(attempt))
+
+
+def _awaiting(attempt: int) -> Condition:
+    """The row is pending and attempt ``attempt`` is the next one to make."""
+    return (DeliveryModel.status == "pending") & (DeliveryModel.attempts == attempt - 1)
+
+
+def _update_if(delivery_id: str, actions: list[Action], condition: Condition) -> bool:
     try:
         DeliveryModel(id=delivery_id).update(actions=actions, condition=condition)
     except UpdateError as exc:
@@ -225,23 +243,52 @@ def record_attempt(
     return True
 
 
+def claim_attempt(delivery_id: str, attempt: int, lease_s: float) -> bool:
+    """Claim the right to make attempt ``attempt`` for ``lease_s`` seconds.
+
+    Exactly one of two messages for the same attempt (a stale one and one re-enqueued
+    after a restart, say) gets True and POSTs; a claim whose holder died may be taken
+    over once its lease expired.
+    """
+    now = clock.now()
+    free = DeliveryModel.claim_expires_at.does_not_exist() | (
+        DeliveryModel.claim_expires_at < clock.iso(now)
+    )
+    actions: list[Action] = [
+        DeliveryModel.claimed_attempt.set(attempt),
+        DeliveryModel.claim_expires_at.set(clock.iso(now + timedelta(seconds=lease_s))),
+    ]
+    return _update_if(delivery_id, actions, _awaiting(attempt) & free)
+
+
+def release_claim(delivery_id: str, attempt: int) -> bool:
+    """Drop the claim on attempt ``attempt`` (its holder is known dead: a restart)."""
+    actions: list[Action] = [
+        DeliveryModel.claimed_attempt.remove(),
+        DeliveryModel.claim_expires_at.remove(),
+    ]
+    return _update_if(delivery_id, actions, _awaiting(attempt))
+
+
+def iter_pending_delivery_ids(due_before: str | None = None) -> Iterator[str]:
+    """Ids of pending deliveries, optionally only those whose next attempt was due before
+    ``due_before`` (the sparse ``pending`` index, oldest due first)."""
+    condition = None if due_before is None else DeliveryModel.next_attempt_at < due_before
+    index = DeliveryModel.pending_deliveries
+    for model in index.query(PENDING_MARK, range_key_condition=condition):
+        yield model.id
+
+
 def abandon_delivery(delivery_id: str, reason: str) -> bool:
     """Fail a pending delivery without an attempt (its webhook is gone). False if not pending."""
     actions: list[Action] = [
         DeliveryModel.status.set("failed"),
         DeliveryModel.last_error.set(reason),
         DeliveryModel.next_attempt_at.remove(),
+        DeliveryModel.pending.remove(),
         DeliveryModel.updated_at.set(clock.now_iso()),
     ]
-    try:
-        DeliveryModel(id=delivery_id).update(
-            actions=actions, condition=DeliveryModel.status == "pending"
-        )
-    except UpdateError as exc:
-        if exc.cause_response_code == _CONDITION_FAILED:
-            return False
-        raise
-    return True
+    return _update_if(delivery_id, actions, DeliveryModel.status == "pending")
 
 
 def list_deliveries(

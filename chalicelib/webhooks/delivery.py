@@ -6,6 +6,10 @@ pending) is skipped, and the row is updated with a conditional write that a dupl
 cannot win twice. A failed attempt re-enqueues the next one with a growing
 ``DelaySeconds`` *before* recording the failure: a crash in between leaves a duplicate
 message (dropped later), never a delivery stuck in ``pending``.
+
+Before it POSTs, a worker claims the attempt (a conditional update with a lease), so of
+two messages for the same attempt — a stale one and one re-enqueued by the sweeper or
+a restart (:mod:`chalicelib.webhooks.resume`) — only one reaches the receiver.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ USER_AGENT = "pawl-webhooks/1"
 TIMEOUT_S = 10.0
 #: Only the status matters; a receiver's long answer is not read past this.
 MAX_ANSWER_BYTES = 64 * 1024
+#: How long a claimed attempt is reserved: the POST's timeout and room to record it.
+CLAIM_LEASE_S = TIMEOUT_S + 20.0
 
 Outcome = Literal["succeeded", "retrying", "failed", "skipped"]
 
@@ -132,6 +138,13 @@ def deliver(message: DeliveryMessage) -> Outcome:
     if target is None:
         store.abandon_delivery(message.delivery_id, "webhook was deleted before delivery")
         return "failed"
+    if not store.claim_attempt(message.delivery_id, message.attempt, CLAIM_LEASE_S):
+        log.info(
+            "delivery %s attempt %d is being made by another worker; skipped",
+            message.delivery_id,
+            message.attempt,
+        )
+        return "skipped"
     body = pending.payload.encode()
     result = post_once(target.url, body, _headers(target, pending, body))
     log.info(

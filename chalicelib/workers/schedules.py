@@ -1,4 +1,4 @@
-"""Scheduled handlers of the run engine: the reaper, every minute."""
+"""Scheduled handlers: the run engine's reaper and the webhook sweeper, every minute."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 from chalice import Blueprint, Rate
 
 from chalicelib.engine import reaper
+from chalicelib.webhooks import resume
 
 log = logging.getLogger("pawl.workers.schedules")
 
@@ -25,3 +26,10 @@ def reap_quiet_runs(event: Any) -> dict[str, int]:
         "failed": report.failed,
         "events_delivered": report.events_delivered,
     }
+
+
+@bp.schedule(Rate(1, unit=Rate.MINUTES))
+def resume_stalled_deliveries(event: Any) -> dict[str, int]:
+    """Re-enqueue webhook deliveries overdue by ``PAWL_WEBHOOK_SWEEP_GRACE_S`` (lost messages)."""
+    report = resume.sweep()
+    return {"resumed": report.resumed}

@@ -27,9 +27,15 @@ REPO = Path(__file__).resolve().parents[2]
 class ServeProcess:
     """One `python -m chalicelib.cli serve` child with its output read on a thread."""
 
-    def __init__(self, state_dir: Path, cwd: Path) -> None:
+    def __init__(
+        self,
+        state_dir: Path,
+        cwd: Path,
+        extra_env: dict[str, str] | None = None,
+        new_session: bool = False,
+    ) -> None:
         env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
-        env.update({"PAWL_ADMIN_KEY": ADMIN_KEY, "PYTHONUNBUFFERED": "1"})
+        env.update({"PAWL_ADMIN_KEY": ADMIN_KEY, "PYTHONUNBUFFERED": "1", **(extra_env or {})})
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
         command = [sys.executable, "-m", "chalicelib.cli", "serve", "--port", "0"]
         command += ["--state-dir", str(state_dir), "--no-schedules"]
@@ -40,6 +46,7 @@ class ServeProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            start_new_session=new_session,  # its own process group: kill -9 takes it all
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self.output: list[str] = []

@@ -14,6 +14,7 @@ from chalicelib.engine.context import load_context
 from chalicelib.settings import get_settings, reset_settings
 from chalicelib.store import results as result_store
 from chalicelib.store import runs as run_store
+from chalicelib.store.models import RunModel
 from tests.support import agents
 from tests.support.drain import deliver, drain_queues, receive
 from tests.support.runs import (
@@ -207,6 +208,46 @@ def test_recovery_re_enqueues_lost_items(
     assert done["status"] == "completed" and done["completed_count"] == 3
     assert len(agents.CALLS) == 3  # only the two lost items ran again
     assert plugins.events.of(run["id"]) == ["eval_run.completed"]
+    assert recovery.redrive_active_runs() == 0
+
+
+def test_recovery_hands_over_the_event_of_a_run_that_settled_just_before_a_crash(
+    api: Any, app: Any, project: Any, plugins: Plugins
+) -> None:
+    suite = make_suite(api, project, [("echo:a", "a")])
+    run = _start(api, suite)
+    drain_queues(app)
+    assert plugins.events.of(run["id"]) == ["eval_run.completed"]
+    # The state a crash between settling and emitting leaves: terminal, still in the index.
+    RunModel(id=run["id"]).update(actions=[RunModel.active.set(run_store.ACTIVE_MARK)])
+    assert recovery.redrive_active_runs() == 1
+    assert plugins.events.of(run["id"]) == ["eval_run.completed"] * 2  # same event id
+    assert recovery.redrive_active_runs() == 0  # out of the index again
+
+
+def test_recovery_after_a_restart_takes_over_a_settle_its_claimant_never_finished(
+    api: Any, app: Any, project: Any, plugins: Plugins
+) -> None:
+    suite = make_suite(api, project, [("echo:a", "a"), ("echo:b", "b")])
+    run = _start(api, suite)
+    drain_queues(app)
+    # The state a crash right after claiming the settle leaves: every item recorded, the
+    # settle claimed, the run still running and in the index.
+    RunModel(id=run["id"]).update(
+        actions=[
+            RunModel.status.set("running"),
+            RunModel.settle_claimed.set(True),
+            RunModel.active.set(run_store.ACTIVE_MARK),
+            RunModel.aggregate_scores.remove(),
+        ]
+    )
+    assert recovery.redrive_active_runs() == 1
+    drain_queues(app)
+    assert _run(api, suite, run["id"])["status"] == "running"  # a live claimant may finish
+    assert recovery.redrive_active_runs(after_restart=True) == 1  # nobody survived it
+    done = _run(api, suite, run["id"])
+    assert done["status"] == "completed" and done["aggregate_scores"] is not None
+    assert len(agents.CALLS) == 2  # nothing ran again
     assert recovery.redrive_active_runs() == 0
 
 

@@ -1,0 +1,133 @@
+"""The journal's record format: whole records read back, a torn or corrupt tail is dropped."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from chalicelib.local.journal import (
+    Journal,
+    JournalClosed,
+    Record,
+    pending_segments,
+    read_segment,
+    segment_numbers,
+    segment_path,
+)
+from chalicelib.local.journal_wsgi import DROPPED_HEADERS, classify, replay_environ
+from chalicelib.local.journal_wsgi import _record_of as record_of
+
+
+def _records(count: int) -> list[Record]:
+    return [
+        Record(meta={"environ": {"PATH_INFO": f"/{n}"}, "n": n}, body=bytes(range(n % 256)) * 3)
+        for n in range(count)
+    ]
+
+
+def _journal_with(tmp_path: Path, records: list[Record]) -> Path:
+    journal = Journal(tmp_path, threading.RLock())
+    journal.open_segment(1)
+    with journal.lock:
+        for record in records:
+            journal.append(record)
+    journal.close()
+    return segment_path(tmp_path, 1)
+
+
+def test_records_read_back_in_order(tmp_path: Path) -> None:
+    written = _records(20)
+    found = read_segment(_journal_with(tmp_path, written))
+    assert found.torn_at is None
+    assert found.records == written
+
+
+@pytest.mark.parametrize("cut", [1, 5, 12, 13, 40])
+def test_a_torn_last_record_is_dropped(tmp_path: Path, cut: int) -> None:
+    written = _records(5)
+    path = _journal_with(tmp_path, written)
+    whole = path.read_bytes()
+    last = written[-1].encode()
+    path.write_bytes(whole[: len(whole) - len(last) + min(cut, len(last) - 1)])
+    found = read_segment(path)
+    assert found.records == written[:-1]
+    assert found.torn_at == len(whole) - len(last)
+
+
+def test_a_zero_filled_or_corrupt_tail_is_not_a_record(tmp_path: Path) -> None:
+    written = _records(3)
+    path = _journal_with(tmp_path, written)
+    whole = path.read_bytes()
+    path.write_bytes(whole + b"\x00" * 64)  # a filesystem may extend a file with zeros
+    assert read_segment(path).records == written
+    flipped = bytearray(whole)
+    flipped[-2] ^= 0xFF  # a bit flip inside the last record's body
+    path.write_bytes(bytes(flipped))
+    assert read_segment(path).records == written[:-1]
+
+
+def test_freeze_rotates_only_after_a_write_and_holds_mutations_back(tmp_path: Path) -> None:
+    journal = Journal(tmp_path, threading.RLock())
+    journal.open_segment(3)
+    assert journal.freeze() == (3, False)  # nothing written: no new segment
+    journal.thaw()
+    with journal.lock:
+        journal.append(_records(2)[1])
+    assert journal.freeze() == (4, True)
+    waiting = threading.Event()
+    passed = threading.Event()
+
+    def mutate() -> None:
+        with journal.lock:
+            waiting.set()
+            journal.wait_until_thawed()
+            passed.set()
+
+    worker = threading.Thread(target=mutate)
+    worker.start()
+    assert waiting.wait(5)
+    assert not passed.wait(0.2)  # frozen: the mutation waits (and holds no lock meanwhile)
+    with journal.lock:  # a reader still gets the lock while frozen
+        pass
+    journal.thaw()
+    assert passed.wait(5)
+    worker.join()
+    assert segment_numbers(tmp_path) == [3, 4]
+    assert journal.drop_below(4) == 1
+    assert segment_numbers(tmp_path) == [4]
+    assert [n for n, _ in pending_segments(tmp_path, 4)] == [4]
+    journal.close()
+    with pytest.raises(JournalClosed):
+        journal.append(_records(1)[0])
+
+
+def test_what_is_journaled_and_that_credentials_are_not() -> None:
+    signed = "AWS4-HMAC-SHA256 Credential=AKIDSECRETISH/20260101/eu-west-1/s3/aws4_request, x"
+    s3_put = {
+        "REQUEST_METHOD": "PUT",
+        "PATH_INFO": "/bucket/key with space",
+        "HTTP_AUTHORIZATION": signed,
+        "HTTP_X_AMZ_SECURITY_TOKEN": "token",
+        "HTTP_X_AMZ_META_K": "v",
+        "CONTENT_TYPE": "text/plain",
+    }
+    assert classify(s3_put) == "write"
+    assert classify({**s3_put, "REQUEST_METHOD": "GET"}) == "s3-read"
+    assert classify({"HTTP_X_AMZ_TARGET": "DynamoDB_20120810.UpdateItem"}) == "write"
+    assert classify({"HTTP_X_AMZ_TARGET": "DynamoDB_20120810.TransactWriteItems"}) == "write"
+    assert classify({"HTTP_X_AMZ_TARGET": "DynamoDB_20120810.Query"}) == "pass"
+    assert classify({"HTTP_X_AMZ_TARGET": "AmazonSQS.SendMessage"}) == "pass"
+    sqs_query = {"REQUEST_METHOD": "POST", "HTTP_AUTHORIZATION": signed.replace("/s3/", "/sqs/")}
+    assert classify(sqs_query) == "pass"
+
+    record = record_of(s3_put, b"hello")
+    stored = record.encode()
+    assert b"AKIDSECRETISH" not in stored and b"token" not in stored
+    assert not DROPPED_HEADERS & set(record.meta["environ"])
+    environ = replay_environ(Record.decode(stored[12:]))
+    assert environ["PATH_INFO"] == "/bucket/key with space"
+    assert environ["HTTP_X_AMZ_META_K"] == "v" and environ["CONTENT_TYPE"] == "text/plain"
+    assert "/eu-west-1/s3/" in environ["HTTP_AUTHORIZATION"]
+    assert environ["wsgi.input"].read() == b"hello"
