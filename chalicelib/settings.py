@@ -51,6 +51,10 @@ class Settings:
     #: Torch threads of the ``local`` embedding backend (1: item workers run side by side,
     #: and a busy 2-core machine is far slower with more).
     embedding_threads: int = 1
+    #: pawl's own endpoints (``host:port`` or URLs, comma-separated) that no outbound call
+    #: may reach, whatever ``allow_private_urls`` says; the local runtime sets it to what it
+    #: binds. ``aws_endpoint_url`` always counts too (see chalicelib/outbound/allowlist.py).
+    reserved_endpoints: str = ""
 
     def table_name(self, name: str) -> str:
         return f"{self.table_prefix}-{name}"
@@ -68,8 +72,8 @@ def get_settings() -> Settings:
         aws_endpoint_url=os.environ.get("AWS_ENDPOINT_URL") or None,
         admin_key=os.environ.get("PAWL_ADMIN_KEY") or None,
         allow_python_agents=_flag("PAWL_ALLOW_PYTHON_AGENTS"),
-        # "" = public addresses only; "loopback" also allows 127.0.0.0/8 and ::1;
-        # "all" allows every private range (never link-local/metadata unless "all").
+        # "" = public addresses only; "loopback:PORT,...", CIDRs, "loopback", "all": the
+        # grammar is in chalicelib/outbound/allowlist.py (an invalid value is public only).
         allow_private_urls=os.environ.get("PAWL_ALLOW_PRIVATE_URLS", "").strip().lower(),
         bucket=os.environ.get("PAWL_BUCKET", f"{prefix}-blobs"),
         run_queue=os.environ.get("PAWL_RUN_QUEUE", f"{prefix}-runs"),
@@ -87,6 +91,7 @@ def get_settings() -> Settings:
         embedding_base_url=os.environ.get("PAWL_EMBEDDING_BASE_URL") or None,
         embedding_api_key_env=os.environ.get("PAWL_EMBEDDING_API_KEY_ENV") or None,
         embedding_threads=max(1, int(os.environ.get("PAWL_EMBEDDING_THREADS", "1"))),
+        reserved_endpoints=os.environ.get("PAWL_RESERVED_ENDPOINTS", "").strip(),
     )
 
 

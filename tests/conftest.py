@@ -29,7 +29,10 @@ os.environ["PAWL_ADMIN_KEY"] = ADMIN_KEY
 # request; use the same table prefix so settings read in or out of a request agree.
 os.environ["PAWL_TABLE_PREFIX"] = "pawl-dev"
 os.environ["PAWL_ALLOW_PYTHON_AGENTS"] = "1"
-os.environ["PAWL_ALLOW_PRIVATE_URLS"] = "loopback"
+# Public addresses only, plus port 9 (discard): the placeholder URL that config-only tests
+# give agents, tools and webhooks and never call. A test server adds its own port for its
+# lifetime (tests.support.servers.serve), as an operator names the ports pawl may call.
+os.environ["PAWL_ALLOW_PRIVATE_URLS"] = PLACEHOLDER_ALLOW_LIST = "loopback:9"
 # moto in-process is not safe under concurrent writes from several threads (the local
 # runtime's stand-in serializes them in its own process): see store.base.serialized_writes.
 os.environ["PAWL_SERIALIZE_TRANSACTIONS"] = "1"

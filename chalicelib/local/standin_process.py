@@ -3,9 +3,10 @@
 The local runtime starts this as a child (``python -m chalicelib.local.standin_process``)
 so that moto's request handling and pawl's workers do not share one interpreter lock: in
 one process each AWS call waited for the workers' Python and the other way round. The
-child prints ``{"port": N}`` on its first line once it accepts connections, and exits when
-its stdin closes, so it never outlives the runtime that started it (even one killed with
-SIGKILL).
+child reads its credentials (one JSON line) from stdin, prints ``{"port": N}`` on its first
+line once it accepts connections, and exits when its stdin closes, so it never outlives the
+runtime that started it (even one killed with SIGKILL). Every request must be signed with
+those credentials (:mod:`chalicelib.local.standin_auth`, the outermost WSGI layer).
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ import sys
 import threading
 from typing import Any
 
-from chalicelib.local import moto_patches, moto_server_patches
+from chalicelib.local import moto_patches, moto_server_patches, standin_auth
+from chalicelib.local.standin import StandInCredentials
 
 
-def serve(port: int) -> None:
+def serve(port: int, credentials: StandInCredentials) -> None:
     from moto.moto_server.werkzeug_app import (
         DomainDispatcherApplication,
         MotoRequestHandler,
@@ -31,6 +33,7 @@ def serve(port: int) -> None:
     moto_patches.apply()
     moto_server_patches.apply()
     app = moto_server_patches.JsonProtocolFront(DomainDispatcherApplication(create_backend_app))
+    app = standin_auth.RequireSignature(app, credentials)  # outermost: unsigned stops here
     server = make_server("127.0.0.1", port, app, threaded=True, request_handler=MotoRequestHandler)
     threading.Thread(target=_exit_with_parent, args=(server,), daemon=True).start()
     print(json.dumps({"port": server.server_address[1]}), flush=True)
@@ -47,7 +50,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     args = parser.parse_args(argv)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
-    serve(args.port)
+    credentials = StandInCredentials.from_json(sys.stdin.readline())
+    serve(args.port, credentials)
 
 
 if __name__ == "__main__":
