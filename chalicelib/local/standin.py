@@ -31,9 +31,7 @@ STOP_TIMEOUT_S = 10.0
 CREDENTIAL_OVERRIDES = ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN")
 
 
-_CHILD_DROPS = frozenset(
-    {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", *CREDENTIAL_OVERRIDES}
-)
+_CHILD_DROPS = frozenset({"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", *CREDENTIAL_OVERRIDES})
 
 
 @dataclass(frozen=True)
@@ -157,9 +155,7 @@ class EnvPatch:
         self._previous.clear()
 
 
-def stand_in_environment(
-    endpoint: str, credentials: StandInCredentials
-) -> dict[str, str | None]:
+def stand_in_environment(endpoint: str, credentials: StandInCredentials) -> dict[str, str | None]:
     """The variables that point boto3 (and so all of pawl) at the stand-in and its key."""
     values: dict[str, str | None] = {
         "AWS_ENDPOINT_URL": endpoint,

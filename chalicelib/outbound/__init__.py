@@ -52,6 +52,13 @@ Behaviour
 - Logs name the method, scheme, host and path only: never headers or the query string.
 """
 
+from chalicelib.outbound.addresses import address_category, normalize
+from chalicelib.outbound.allowlist import (
+    InvalidAllowList,
+    OutboundPolicy,
+    current_policy,
+    validate_allow_list,
+)
 from chalicelib.outbound.answers import UnusableAnswer, decode_json
 from chalicelib.outbound.client import (
     CONNECT_TIMEOUT_CAP_S,
@@ -68,13 +75,6 @@ from chalicelib.outbound.errors import (
     OutboundTimeout,
     OutboundTooLarge,
     OutboundUnreachable,
-)
-from chalicelib.outbound.addresses import address_category, normalize
-from chalicelib.outbound.allowlist import (
-    InvalidAllowList,
-    OutboundPolicy,
-    current_policy,
-    validate_allow_list,
 )
 from chalicelib.outbound.policy import (
     OWN_ENDPOINT_MESSAGE,
@@ -94,9 +94,9 @@ __all__ = [
     "CONNECT_TIMEOUT_CAP_S",
     "MAX_BACKOFF_S",
     "MAX_RESPONSE_BYTES",
+    "OWN_ENDPOINT_MESSAGE",
     "RETRY_AFTER_CAP_S",
     "RETRY_STATUSES",
-    "OWN_ENDPOINT_MESSAGE",
     "USER_AGENT",
     "InvalidAllowList",
     "OutboundError",

@@ -134,7 +134,9 @@ def _endpoint(entry: str) -> tuple[str, int] | None:
     return (url.host, port) if url.host else None
 
 
-def reserved_endpoints(entries: list[str]) -> tuple[frozenset[int], frozenset[tuple[IPAddress, int]]]:
+def reserved_endpoints(
+    entries: list[str],
+) -> tuple[frozenset[int], frozenset[tuple[IPAddress, int]]]:
     """Ports refused on non-public addresses, and public (address, port) pairs refused."""
     ports: set[int] = set()
     pairs: set[tuple[IPAddress, int]] = set()

@@ -13,6 +13,7 @@ from typing import Any
 import httpcore
 import httpx
 
+from chalicelib.outbound.allowlist import OutboundPolicy, current_policy
 from chalicelib.outbound.errors import (
     OutboundError,
     OutboundRefused,
@@ -20,7 +21,6 @@ from chalicelib.outbound.errors import (
     OutboundTooLarge,
     OutboundUnreachable,
 )
-from chalicelib.outbound.allowlist import OutboundPolicy, current_policy
 from chalicelib.outbound.policy import (
     check_addresses,
     check_connected,

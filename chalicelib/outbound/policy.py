@@ -82,12 +82,25 @@ def check_addresses(
         check_address(host, ip, port, policy)
 
 
-def check_connected(sock: socket.socket | None, port: int, policy: OutboundPolicy) -> None:
-    """Refuse a connection that reached this very host on an address it did not vet as local.
+def connection_refusal(
+    local: IPAddress, peer: IPAddress, port: int, policy: OutboundPolicy
+) -> OutboundRefused | None:
+    """Why a made connection must not be used, or None.
 
     A connection whose two ends have the same address went to one of this host's own
     addresses (a public one too, when pawl binds 0.0.0.0): it is judged as loopback.
     """
+    if normalize(local) != normalize(peer) or address_category(peer) != "public":
+        return None  # another host, or an address already judged by its own category
+    if not category_allowed(ipaddress.ip_address("127.0.0.1"), port, policy):
+        return OutboundRefused(f"refused to call {peer}: it is this host ({_HINT})")
+    if port in policy.reserved_ports:
+        return OutboundRefused(OWN_ENDPOINT_MESSAGE)
+    return None
+
+
+def check_connected(sock: socket.socket | None, port: int, policy: OutboundPolicy) -> None:
+    """Raise :class:`OutboundRefused` if ``sock`` reached this host where it may not."""
     if sock is None:
         return
     try:
@@ -95,13 +108,9 @@ def check_connected(sock: socket.socket | None, port: int, policy: OutboundPolic
         peer = ipaddress.ip_address(str(sock.getpeername()[0]).split("%", 1)[0])
     except (OSError, ValueError, IndexError):
         return
-    if normalize(local) != normalize(peer) or address_category(peer) != "public":
-        return  # another host, or an address already judged by its own category
-    loopback = ipaddress.ip_address("127.0.0.1")
-    if not category_allowed(loopback, port, policy):
-        raise OutboundRefused(f"refused to call {peer}: it is this host ({_HINT})")
-    if port in policy.reserved_ports:
-        raise OutboundRefused(OWN_ENDPOINT_MESSAGE)
+    refusal = connection_refusal(local, peer, port, policy)
+    if refusal is not None:
+        raise refusal
 
 
 def _literal_ip(host: str) -> IPAddress | None:
