@@ -248,8 +248,8 @@ class LocalRuntime:
         port is added here once it is known (``--port 0`` picks one at bind time).
         """
         assert self.gateway is not None
-        host, port = self.gateway.server_address[:2]
-        own = [f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"]
+        host, port = self.config.host, self.gateway.server_port
+        own = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
         if self.aws_endpoint:
             own.append(self.aws_endpoint)
         existing = os.environ.get("PAWL_RESERVED_ENDPOINTS", "")

@@ -33,8 +33,10 @@ def serve(port: int, credentials: StandInCredentials) -> None:
     moto_patches.apply()
     moto_server_patches.apply()
     app = moto_server_patches.JsonProtocolFront(DomainDispatcherApplication(create_backend_app))
-    app = standin_auth.RequireSignature(app, credentials)  # outermost: unsigned stops here
-    server = make_server("127.0.0.1", port, app, threaded=True, request_handler=MotoRequestHandler)
+    guarded = standin_auth.RequireSignature(app, credentials)  # outermost: unsigned stops here
+    server = make_server(
+        "127.0.0.1", port, guarded, threaded=True, request_handler=MotoRequestHandler
+    )
     threading.Thread(target=_exit_with_parent, args=(server,), daemon=True).start()
     print(json.dumps({"port": server.server_address[1]}), flush=True)
     server.serve_forever(poll_interval=0.2)
