@@ -143,6 +143,7 @@ def reserved_endpoints(
     for entry in entries:
         parsed = _endpoint(entry.strip())
         if parsed is None:
+            log.warning("PAWL_RESERVED_ENDPOINTS: %r is not host:port or a URL, ignored", entry)
             continue
         host, port = parsed
         addresses = _endpoint_addresses(host, port)
