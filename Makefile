@@ -5,14 +5,17 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PLUGIN_DIRS := $(wildcard plugins/*/pyproject.toml)
 
-.PHONY: install test lint typecheck unit demo serve bench clean
+STAGE ?= dev
+
+.PHONY: install test lint typecheck unit demo serve bench clean package deploy
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml $(PLUGIN_DIRS)
+$(STAMP): pyproject.toml requirements-infra.txt $(PLUGIN_DIRS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,embeddings]' $(foreach p,$(PLUGIN_DIRS),-e $(dir $(p)))
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-infra.txt
 	touch $(STAMP)
 
 lint: install
@@ -37,5 +40,19 @@ bench: install
 	$(BIN)/python bench/run_throughput.py
 	$(BIN)/python bench/settle.py
 
+# dist/$(STAGE)/: sam.json (SAM template, cfn-lint clean) and deployment.zip.
+package: install
+	$(BIN)/python -m chalicelib.infra package --stage $(STAGE) $(PACKAGE_ARGS)
+
+# Needs the AWS CLI, credentials, and an S3 bucket for the code (ARTIFACT_BUCKET).
+# Not run in CI. README "Deploy to AWS".
+deploy: package
+	test -n "$(ARTIFACT_BUCKET)" || (echo "set ARTIFACT_BUCKET=<an S3 bucket for the code zip>" && exit 2)
+	aws cloudformation package --template-file dist/$(STAGE)/sam.json \
+		--s3-bucket $(ARTIFACT_BUCKET) --s3-prefix pawl-$(STAGE) \
+		--output-template-file dist/$(STAGE)/packaged.yaml
+	aws cloudformation deploy --template-file dist/$(STAGE)/packaged.yaml \
+		--stack-name pawl-$(STAGE) --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND
+
 clean:
-	rm -rf $(VENV) .pawl-state
+	rm -rf $(VENV) .pawl-state dist

@@ -265,6 +265,7 @@ def _measure(args: argparse.Namespace, agent: dict[str, Any], children: dict[str
             run_schedules=False,
             item_workers=args.workers,
             poll_wait_s=1,
+            python_agent_modules=("run_throughput",) if args.agent == "python" else (),
         )
         with LocalRuntime(config) as runtime:
             assert runtime.standin is not None and runtime.standin.pid is not None

@@ -1,37 +1,84 @@
 """Idempotent creation of what pawl needs in AWS: tables, queues (each with a DLQ), bucket.
 
-Real deployments get these from ``infra/``; the local runtime and the tests call
-:func:`ensure_resources` against the stand-in.
+Everything is read from :mod:`chalicelib.infra.definitions`, the same definitions the
+deployed stack's CloudFormation is generated from, so the local runtime and a deployment
+cannot drift. The local runtime and the tests call :func:`ensure_resources` against the
+stand-in; a deployment gets these resources from its stack (``make package``).
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
+
+from botocore.exceptions import ClientError
 
 from chalicelib import aws
+from chalicelib.infra.definitions import MAX_RECEIVE_COUNT, TableSpec, queue_specs, table_specs
 from chalicelib.settings import get_settings
-from chalicelib.store.base import create_tables
+from chalicelib.store.base import bind, connection
 
-MAX_RECEIVE_COUNT = 5
-VISIBILITY_TIMEOUT_S = 360
+_QUEUE_EXISTS = {"QueueAlreadyExists", "QueueNameExists", "AWS.SimpleQueueService.QueueNameExists"}
+
+__all__ = ["MAX_RECEIVE_COUNT", "ensure_bucket", "ensure_queues", "ensure_resources"]
+
+
+def _create_table(client: Any, spec: TableSpec) -> None:
+    kwargs: dict[str, Any] = {
+        "TableName": spec.name,
+        "KeySchema": spec.key_schema,
+        "AttributeDefinitions": spec.attribute_definitions,
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+    if spec.global_secondary_indexes:
+        kwargs["GlobalSecondaryIndexes"] = spec.global_secondary_indexes
+    client.create_table(**kwargs)
+    # Tables are usable once ACTIVE; the stand-in creates them ACTIVE, real AWS within
+    # seconds, so only real AWS needs the wait.
+    if get_settings().aws_endpoint_url is None:
+        client.get_waiter("table_exists").wait(TableName=spec.name)
+    if spec.ttl_attribute:
+        client.update_time_to_live(
+            TableName=spec.name,
+            TimeToLiveSpecification={"Enabled": True, "AttributeName": spec.ttl_attribute},
+        )
+
+
+def ensure_tables() -> list[str]:
+    """Create every missing table (idempotent). Returns the names it created."""
+    bind()
+    client = connection().client
+    existing: set[str] = set()
+    for page in client.get_paginator("list_tables").paginate():
+        existing.update(page.get("TableNames", []))
+    created = []
+    for spec in table_specs():
+        if spec.name not in existing:
+            _create_table(client, spec)
+            created.append(spec.name)
+    return created
 
 
 def ensure_queues() -> None:
     sqs = aws.client("sqs")
-    for name in get_settings().queue_names():
-        dlq_url = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
+    for spec in queue_specs():
+        dlq_url = sqs.create_queue(QueueName=spec.dlq_name)["QueueUrl"]
         dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])[
             "Attributes"
         ]["QueueArn"]
-        sqs.create_queue(
-            QueueName=name,
-            Attributes={
-                "VisibilityTimeout": str(VISIBILITY_TIMEOUT_S),
-                "RedrivePolicy": json.dumps(
-                    {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(MAX_RECEIVE_COUNT)}
-                ),
-            },
-        )
+        redrive = {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(spec.max_receive_count)}
+        attributes = {
+            "VisibilityTimeout": str(spec.visibility_timeout_s),
+            "RedrivePolicy": json.dumps(redrive),
+        }
+        try:
+            sqs.create_queue(QueueName=spec.name, Attributes=attributes)
+        except ClientError as exc:
+            # Made by an older definition (another visibility timeout): converge to this one.
+            if exc.response.get("Error", {}).get("Code") not in _QUEUE_EXISTS:
+                raise
+            url = sqs.get_queue_url(QueueName=spec.name)["QueueUrl"]
+            sqs.set_queue_attributes(QueueUrl=url, Attributes=attributes)
 
 
 def ensure_bucket() -> None:
@@ -43,6 +90,6 @@ def ensure_bucket() -> None:
 
 
 def ensure_resources() -> None:
-    create_tables()
+    ensure_tables()
     ensure_queues()
     ensure_bucket()

@@ -148,13 +148,16 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from chalicelib.local.demo import DemoFailed, DemoOptions, run_demo
+    from chalicelib.local.demo import AGENT_MODULE, DemoFailed, DemoOptions, run_demo
     from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 
     options = DemoOptions(report_path=Path(args.report), quick=args.quick)
     with tempfile.TemporaryDirectory(prefix="pawl-demo-") as temp_dir:
         state_dir = Path(args.state_dir or temp_dir)
-        runtime = LocalRuntime(RuntimeConfig(port=args.port, state_dir=state_dir))
+        config = RuntimeConfig(
+            port=args.port, state_dir=state_dir, python_agent_modules=(AGENT_MODULE,)
+        )
+        runtime = LocalRuntime(config)
         with _stop_on_signals() as stop, runtime:
             print(f"pawl demo: runtime on {runtime.url} (state in {state_dir})", flush=True)
             try:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 import string
+from typing import Annotated
+
+from pydantic import Field
 
 _ALPHABET = string.ascii_letters + string.digits
 
@@ -50,3 +54,45 @@ def random_token(length: int = 16) -> str:
 def new_id(kind: str) -> str:
     """A fresh id for a resource kind named in :data:`PREFIXES`."""
     return f"{PREFIXES[kind]}_{random_token()}"
+
+
+#: What the API accepts as an id of a kind: its prefix, ``_``, then 1 to 64 letters or
+#: digits. Minted ids have 16; the wider range keeps hand-written test ids readable. A
+#: value of another shape can name nothing, so it never reaches the store (an empty
+#: string, for one, is not a valid DynamoDB key and used to answer 500).
+ID_BODY = "[A-Za-z0-9]{1,64}"
+
+
+def id_pattern(kind: str) -> str:
+    return f"^{PREFIXES[kind]}_{ID_BODY}$"
+
+
+def is_id(kind: str, value: str) -> bool:
+    return re.fullmatch(id_pattern(kind), value) is not None
+
+
+ProjectId = Annotated[str, Field(pattern=id_pattern("project"))]
+AgentId = Annotated[str, Field(pattern=id_pattern("agent"))]
+DatasetId = Annotated[str, Field(pattern=id_pattern("dataset"))]
+EvalRunId = Annotated[str, Field(pattern=id_pattern("eval_run"))]
+GenerationId = Annotated[str, Field(pattern=id_pattern("generation"))]
+AiProviderId = Annotated[str, Field(pattern=id_pattern("ai_provider"))]
+ToolId = Annotated[str, Field(pattern=id_pattern("tool"))]
+DeciderId = Annotated[str, Field(pattern=id_pattern("decider"))]
+
+#: Path parameter name -> the kind of id it holds (a malformed one is a 404 at the edge).
+PATH_PARAMETER_KINDS = {
+    "project_id": "project",
+    "key_id": "api_key",
+    "agent_id": "agent",
+    "dataset_id": "dataset",
+    "item_id": "dataset_item",
+    "eval_id": "eval",
+    "run_id": "eval_run",
+    "generation_id": "generation",
+    "webhook_id": "webhook",
+    "provider_id": "ai_provider",
+    "tool_id": "tool",
+    "decider_id": "decider",
+    "decision_id": "decision",
+}

@@ -7,8 +7,10 @@ local runtime change the environment and call :func:`reset_settings`.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+
+from chalicelib.secrets_source import secret_from_env
 
 #: The admin key the local runtime uses when ``PAWL_ADMIN_KEY`` is unset (documented in README).
 LOCAL_DEFAULT_ADMIN_KEY = "pawl-local-admin-key"
@@ -21,13 +23,20 @@ def _flag(name: str, default: bool = False) -> bool:
     return raw.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def _names(raw: str) -> tuple[str, ...]:
+    """A comma-separated list, blanks dropped."""
+    return tuple(name.strip() for name in raw.split(",") if name.strip())
+
+
 @dataclass(frozen=True)
 class Settings:
     table_prefix: str
     region: str
     aws_endpoint_url: str | None
     admin_key: str | None
-    allow_python_agents: bool
+    #: ``PAWL_PYTHON_AGENT_MODULES``: the modules whose callables ``python`` agents may name
+    #: (exact names, or ``pkg.*`` for the modules below ``pkg``); empty: none.
+    python_agent_modules: tuple[str, ...]
     allow_private_urls: str
     bucket: str
     run_queue: str
@@ -51,6 +60,11 @@ class Settings:
     #: Torch threads of the ``local`` embedding backend (1: item workers run side by side,
     #: and a busy 2-core machine is far slower with more).
     embedding_threads: int = 1
+    #: ``PAWL_SERVER_SECRET``: the root of the keys that encrypt secrets at rest and hash API
+    #: keys (see :mod:`chalicelib.secretbox`). Never shown in a repr.
+    server_secret: str | None = field(default=None, repr=False)
+    #: ``PAWL_KMS_KEY_ID``: when set, secrets at rest are encrypted with this KMS key instead.
+    kms_key_id: str | None = None
     #: pawl's own endpoints (``host:port`` or URLs, comma-separated) that no outbound call
     #: may reach, whatever ``allow_private_urls`` says; the local runtime sets it to what it
     #: binds. ``aws_endpoint_url`` always counts too (see chalicelib/outbound/allowlist.py).
@@ -70,8 +84,8 @@ def get_settings() -> Settings:
         table_prefix=prefix,
         region=os.environ.get("AWS_DEFAULT_REGION") or os.environ.get("AWS_REGION", "us-east-1"),
         aws_endpoint_url=os.environ.get("AWS_ENDPOINT_URL") or None,
-        admin_key=os.environ.get("PAWL_ADMIN_KEY") or None,
-        allow_python_agents=_flag("PAWL_ALLOW_PYTHON_AGENTS"),
+        admin_key=secret_from_env("PAWL_ADMIN_KEY"),
+        python_agent_modules=_names(os.environ.get("PAWL_PYTHON_AGENT_MODULES", "")),
         # "" = public addresses only; "loopback:PORT,...", CIDRs, "loopback", "all": the
         # grammar is in chalicelib/outbound/allowlist.py (an invalid value is public only).
         allow_private_urls=os.environ.get("PAWL_ALLOW_PRIVATE_URLS", "").strip().lower(),
@@ -91,6 +105,8 @@ def get_settings() -> Settings:
         embedding_base_url=os.environ.get("PAWL_EMBEDDING_BASE_URL") or None,
         embedding_api_key_env=os.environ.get("PAWL_EMBEDDING_API_KEY_ENV") or None,
         embedding_threads=max(1, int(os.environ.get("PAWL_EMBEDDING_THREADS", "1"))),
+        server_secret=secret_from_env("PAWL_SERVER_SECRET"),
+        kms_key_id=os.environ.get("PAWL_KMS_KEY_ID") or None,
         reserved_endpoints=os.environ.get("PAWL_RESERVED_ENDPOINTS", "").strip(),
     )
 

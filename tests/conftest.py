@@ -19,6 +19,7 @@ from chalicelib.local import moto_patches
 moto_patches.apply()
 
 ADMIN_KEY = "test-admin-key"
+SERVER_SECRET = "test-server-secret-0123456789abcdefghijklmnop"
 
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
@@ -28,7 +29,18 @@ os.environ["PAWL_ADMIN_KEY"] = ADMIN_KEY
 # chalice.test.Client applies the dev stage's environment (.chalice/config.json) during each
 # request; use the same table prefix so settings read in or out of a request agree.
 os.environ["PAWL_TABLE_PREFIX"] = "pawl-dev"
-os.environ["PAWL_ALLOW_PYTHON_AGENTS"] = "1"
+# The modules whose callables the tests' python agents name (nothing else may run in-process).
+os.environ["PAWL_PYTHON_AGENT_MODULES"] = ",".join(
+    [
+        "tests.support.agents",
+        "tests.integration.test_agent_adapters",
+        "tests.integration.test_structured_output",
+        "chalicelib.demo.agent",
+    ]
+)
+# Keys for secrets at rest and API key hashes derive from it (a deployment must set one).
+os.environ["PAWL_SERVER_SECRET"] = SERVER_SECRET
+os.environ.pop("PAWL_KMS_KEY_ID", None)
 # Public addresses only, plus port 9 (discard): the placeholder URL that config-only tests
 # give agents, tools and webhooks and never call. A test server adds its own port for its
 # lifetime (tests.support.servers.serve), as an operator names the ports pawl may call.

@@ -9,7 +9,6 @@ from chalicelib.agents import configs, http_agent, lambda_agent, model_agent, py
 from chalicelib.agents.contract import AdapterConfig, AgentAdapter, AgentReply, AgentRequest
 from chalicelib.errors import ValidationFailed
 from chalicelib.plugins.markers import hookimpl
-from chalicelib.settings import get_settings
 
 
 def _refuse_unsafe_url(url: str, field: str) -> None:
@@ -65,11 +64,14 @@ class PythonAdapter(_Adapter):
     _invoke = staticmethod(python_agent.invoke)
 
     def check(self, config: AdapterConfig) -> None:
-        if not get_settings().allow_python_agents:
+        if not isinstance(config, configs.PythonAgentConfig):
+            return
+        try:
+            python_agent.check_allowed(config.callable)
+        except python_agent.CallableRefused as exc:
             raise ValidationFailed(
-                "python agents are accepted only where PAWL_ALLOW_PYTHON_AGENTS=1",
-                field="type",
-            )
+                str(exc), field="config.callable", variable=python_agent.ALLOW_LIST_VARIABLE
+            ) from None
 
 
 @hookimpl

@@ -9,7 +9,9 @@ from pydantic import Field, HttpUrl, field_validator
 from chalicelib.agents.contract import AdapterConfig
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_CALLABLE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+#: ``module.path:attribute``: dotted identifiers, then one identifier not starting with ``_``
+#: (no ``os:__dict__``-style reach into a module's internals).
+CALLABLE_PATH = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z]\w*$", re.ASCII)
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 
 
@@ -52,6 +54,8 @@ class PythonAgentConfig(AdapterConfig):
     @field_validator("callable")
     @classmethod
     def _callable_path(cls, value: str) -> str:
-        if not _CALLABLE.match(value):
-            raise ValueError("must be 'module:function'")
+        if not CALLABLE_PATH.match(value):
+            raise ValueError(
+                "must be 'module:function' (the function a plain identifier not starting with '_')"
+            )
         return value

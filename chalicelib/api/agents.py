@@ -1,8 +1,11 @@
-"""Agents under test and their immutable versions (``/api/v1/agents``)."""
+"""Agents under test and their immutable versions (``/api/v1/agents``).
+
+Every answer shows secret header values masked (:mod:`chalicelib.domain.secret_headers`).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from chalice import Blueprint
 from jsonschema.exceptions import SchemaError
@@ -15,7 +18,9 @@ from chalicelib.api.envelope import validation_error_from_pydantic
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import Agent, AgentVersion, Eval
+from chalicelib.domain.secret_headers import masked_config, restore_masked
 from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.ids import ProjectId
 from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.validation import evals_needing_output_schema
 from chalicelib.store import agents
@@ -25,9 +30,16 @@ bp = Blueprint(__name__)
 
 TAG = "agents"
 
+Shown = TypeVar("Shown", Agent, AgentVersion)
+
+
+def shown(resource: Shown) -> Shown:
+    """The agent (or version) as an answer shows it: secret header values masked."""
+    return resource.model_copy(update={"config": masked_config(resource.config)})
+
 
 class CreateAgent(RequestBody):
-    project_id: str | None = Field(None, description="Required with the admin key")
+    project_id: ProjectId | None = Field(None, description="Required with the admin key")
     name: str = Field(min_length=1, max_length=200)
     type: str = Field(min_length=1, description="The adapter that calls the agent")
     config: dict[str, Any] = Field(default_factory=dict, description="The adapter's config")
@@ -92,20 +104,21 @@ def create_agent(call: Call[CreateAgent, Any]) -> Agent:
     project_id = target_project(call.caller, body.project_id)
     config = validated_config(body.type, body.config)
     check_output_schema(body.output_schema)
-    return agents.create_agent(project_id, body.name, body.type, config, body.output_schema)
+    return shown(agents.create_agent(project_id, body.name, body.type, config, body.output_schema))
 
 
 @endpoint(bp, "/api/v1/agents", "GET", query=ProjectListQuery, response=Page[Agent], tag=TAG)
 def list_agents(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's agents, oldest first."""
     project_id = call.caller.listing_project(call.query.project_id)
-    return page(*agents.list_agents(project_id, call.query.limit, call.query.cursor))
+    found, cursor = agents.list_agents(project_id, call.query.limit, call.query.cursor)
+    return page([shown(agent) for agent in found], cursor)
 
 
 @endpoint(bp, "/api/v1/agents/{agent_id}", "GET", response=Agent, tag=TAG)
 def get_agent(call: Call[Any, Any]) -> Agent:
     """Get an agent at its current version."""
-    return visible_agent(call.caller, call.path["agent_id"])
+    return shown(visible_agent(call.caller, call.path["agent_id"]))
 
 
 @endpoint(bp, "/api/v1/agents/{agent_id}", "PUT", body=UpdateAgent, response=Agent, tag=TAG)
@@ -120,7 +133,10 @@ def update_agent(call: Call[UpdateAgent, Any]) -> Agent:
         basis = agents.load_for_update(agent_id)
         current = basis.agent
         agent_type = body.type or current.type
-        config = current.config if body.config is None else body.config
+        # A secret header sent back masked (as every read shows it) keeps its stored value.
+        config = (
+            current.config if body.config is None else restore_masked(body.config, current.config)
+        )
         if "type" in given or "config" in given:
             config = validated_config(agent_type, config)
         schema = body.output_schema if "output_schema" in given else current.output_schema
@@ -130,7 +146,7 @@ def update_agent(call: Call[UpdateAgent, Any]) -> Agent:
         return agents.update_agent(basis, body.name or current.name, agent_type, config, schema)
 
     result: Agent = run_with_retry(attempt)
-    return result
+    return shown(result)
 
 
 @endpoint(bp, "/api/v1/agents/{agent_id}", "DELETE", status=204, tag=TAG)
@@ -154,7 +170,8 @@ def delete_agent(call: Call[Any, Any]) -> None:
 def list_agent_versions(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List an agent's versions, oldest (1) first."""
     agent = visible_agent(call.caller, call.path["agent_id"])
-    return page(*agents.list_versions(agent.id, call.query.limit, call.query.cursor))
+    found, cursor = agents.list_versions(agent.id, call.query.limit, call.query.cursor)
+    return page([shown(version) for version in found], cursor)
 
 
 @endpoint(bp, "/api/v1/agents/{agent_id}/versions/{version}", "GET", response=AgentVersion, tag=TAG)
@@ -166,4 +183,4 @@ def get_agent_version(call: Call[Any, Any]) -> AgentVersion:
         raise NotFound(
             f"agent {agent.id} has no version {raw!r}", resource_type="agent_version", id=agent.id
         )
-    return agents.get_agent_version(agent.id, int(raw))
+    return shown(agents.get_agent_version(agent.id, int(raw)))

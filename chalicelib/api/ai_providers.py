@@ -24,6 +24,7 @@ from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
 from chalicelib.domain.ai_providers import AiProvider, AiProviderSpec
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.errors import ValidationFailed
+from chalicelib.ids import ProjectId
 from chalicelib.scoring.validation import register_lookup
 from chalicelib.store import ai_providers as store
 from chalicelib.store import tenancy
@@ -44,7 +45,7 @@ def _env_name(value: str | None) -> str | None:
 
 
 class CreateAiProvider(RequestBody):
-    project_id: str | None = Field(None, description="Required with the admin key")
+    project_id: ProjectId | None = Field(None, description="Required with the admin key")
     name: str = Field(min_length=1, max_length=200)
     base_url: str = Field(min_length=1, max_length=MAX_URL_LENGTH)
     api_key_env: str | None = Field(None, max_length=256, description="Variable NAME, not a key")

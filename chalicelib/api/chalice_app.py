@@ -1,10 +1,12 @@
 """The Chalice application class, with pawl's error envelope on every failure path.
 
 Route views map their own errors (see :mod:`chalicelib.api.routing`); Chalice itself
-still answers a wrong method and a crash outside a view with its own shapes. This
-subclass routes both through :mod:`chalicelib.api.envelope`, so the API has one
-error shape. (Unknown routes never reach Lambda: API Gateway answers them; ``infra/``
-sets its gateway response and the local runtime's HTTP front does the same.)
+still answers a wrong method, a body whose Content-Type the route does not take (415) and
+a crash outside a view with its own ``{"Code", "Message"}`` shape. This subclass answers
+the wrong method itself and turns any other Chalice-shaped error into the envelope
+(:data:`CHALICE_CODES`), so the API has one error shape. (Unknown routes never reach
+Lambda: API Gateway answers them with the gateway responses of
+:mod:`chalicelib.api.gateway_responses`; the local runtime's HTTP front uses the same table.)
 """
 
 from __future__ import annotations
@@ -15,6 +17,29 @@ from chalice import Chalice, Response
 from chalice.app import RestAPIEventHandler
 
 from chalicelib.api.envelope import error_response, response_for
+
+#: Chalice's own error codes -> the envelope's.
+CHALICE_CODES = {
+    "UnsupportedMediaType": "UNSUPPORTED_MEDIA_TYPE",
+    "MethodNotAllowedError": "METHOD_NOT_ALLOWED",
+    "BadRequest": "BAD_REQUEST",
+    "InternalServerError": "INTERNAL_ERROR",
+}
+
+
+def _as_envelope(response: Response) -> Response:
+    """A Chalice-shaped error body as the envelope; any other response unchanged."""
+    body = response.body
+    if response.status_code < 400 or not isinstance(body, dict) or set(body) != {"Code", "Message"}:
+        return response
+    code = CHALICE_CODES.get(str(body["Code"]), "INTERNAL_ERROR")
+    if code == "UNSUPPORTED_MEDIA_TYPE":
+        message = f"{body['Message']}; send the body as application/json"
+    else:
+        message = str(body["Message"])
+    enveloped = error_response(response.status_code, code, message)
+    enveloped.headers = {**(response.headers or {}), **enveloped.headers}
+    return enveloped
 
 
 class _PawlRestHandler(RestAPIEventHandler):
@@ -29,7 +54,7 @@ class _PawlRestHandler(RestAPIEventHandler):
                 f"{method} is not allowed on {resource_path}",
                 {"allowed": sorted(routes)},
             )
-        return super()._main_rest_api_handler(event, context)
+        return _as_envelope(super()._main_rest_api_handler(event, context))
 
     def _get_view_function_response(self, view_function: Any, function_args: Any) -> Response:
         try:

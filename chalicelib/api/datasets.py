@@ -12,6 +12,7 @@ from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import Dataset, DatasetItem
+from chalicelib.ids import ProjectId
 from chalicelib.store import datasets
 
 bp = Blueprint(__name__)
@@ -29,7 +30,7 @@ class MessageBody(RequestBody):
 
 
 class CreateDataset(RequestBody):
-    project_id: str | None = Field(None, description="Required with the admin key")
+    project_id: ProjectId | None = Field(None, description="Required with the admin key")
     name: str = NAME
     description: str | None = DESCRIPTION
 

@@ -27,6 +27,7 @@ from chalicelib.domain.deciders import (
     check_distinct_names,
 )
 from chalicelib.errors import not_found
+from chalicelib.ids import ProjectId
 from chalicelib.scoring.validation import register_lookup
 from chalicelib.store import deciders as store
 
@@ -42,7 +43,7 @@ MAX_METADATA_BYTES = 16 * 1024
 
 
 class CreateDecider(RequestBody):
-    project_id: str | None = Field(None, description="Required with the admin key")
+    project_id: ProjectId | None = Field(None, description="Required with the admin key")
     name: str = NAME
     description: str | None = DESCRIPTION
     questions: Questions

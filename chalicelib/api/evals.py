@@ -19,6 +19,7 @@ from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import Agent, Eval, EvalSpec
 from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.ids import AgentId, DatasetId, ProjectId
 from chalicelib.scoring.validation import env_for_project, validate_scorers
 from chalicelib.store import agents, datasets, evals
 
@@ -33,10 +34,10 @@ ScorerList = Annotated[list[Any], Field(min_length=1, description="Scorer config
 
 
 class CreateEval(RequestBody):
-    project_id: str | None = Field(None, description="Required with the admin key")
+    project_id: ProjectId | None = Field(None, description="Required with the admin key")
     name: str = Field(min_length=1, max_length=200)
-    agent_id: str = Field(min_length=1)
-    dataset_id: str = Field(min_length=1)
+    agent_id: AgentId
+    dataset_id: DatasetId
     scorers: ScorerList
     pass_threshold: Fraction | None = None
     group_by: GroupBy | None = None
@@ -47,8 +48,8 @@ class CreateEval(RequestBody):
 
 class UpdateEval(RequestBody):
     name: str | None = Field(None, min_length=1, max_length=200)
-    agent_id: str | None = Field(None, min_length=1)
-    dataset_id: str | None = Field(None, min_length=1)
+    agent_id: AgentId | None = None
+    dataset_id: DatasetId | None = None
     scorers: ScorerList | None = None
     pass_threshold: Fraction | None = None
     group_by: GroupBy | None = Field(None, description="null clears it")

@@ -13,6 +13,7 @@ from chalicelib.domain.catalog import DatasetItem, Message
 from chalicelib.domain.runs import Generation
 from chalicelib.engine import generations as service
 from chalicelib.errors import not_found
+from chalicelib.ids import GenerationId
 from chalicelib.store import agents, datasets, generations
 
 bp = Blueprint(__name__)
@@ -26,7 +27,7 @@ class Generate(RequestBody):
 
 
 class ItemFromGeneration(RequestBody):
-    generation_id: str = Field(min_length=1, max_length=64)
+    generation_id: GenerationId
     expected_output: str | None = None
     metadata: dict[str, Any] | None = None
 

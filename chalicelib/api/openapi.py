@@ -46,18 +46,42 @@ def _parameters(spec: RouteSpec) -> list[dict[str, Any]]:
     return params
 
 
+#: What any route can refuse with, besides the codes of :func:`_error_responses`.
+COMMON_ERRORS = {
+    "400": "Validation failed (VALIDATION_FAILED, naming the field)",
+    "404": "Not found, or not visible to this key (RESOURCE_NOT_FOUND)",
+    "405": "Method not allowed on this path (METHOD_NOT_ALLOWED)",
+    "413": "Body over the size limit (PAYLOAD_TOO_LARGE)",
+    "415": "Body not application/json (UNSUPPORTED_MEDIA_TYPE)",
+}
+AUTH_ERRORS = {
+    "401": "Missing or invalid key (UNAUTHORIZED)",
+    "403": "Key not allowed here (FORBIDDEN, API_KEY_PROJECT_SCOPE)",
+}
+WRITE_ERRORS = {"409": "Conflict (NAME_CONFLICT, CONCURRENT_UPDATE, ...)"}
+
+
+def _error_responses(spec: RouteSpec) -> dict[str, Any]:
+    """Every error status the route can answer, each with the envelope's schema."""
+    described = dict(COMMON_ERRORS)
+    if not spec.public:
+        described.update(AUTH_ERRORS)
+    if spec.method in {"POST", "PUT", "PATCH", "DELETE"}:
+        described.update(WRITE_ERRORS)
+    described["default"] = "Any other error (INTERNAL_ERROR, ...), in the same envelope"
+    envelope = {"application/json": {"schema": {"$ref": REF.format(model="Error")}}}
+    return {
+        status: {"description": text, "content": envelope} for status, text in described.items()
+    }
+
+
 def _operation(spec: RouteSpec, components: dict[str, Any]) -> dict[str, Any]:
     op: dict[str, Any] = {
         "operationId": spec.name,
         "summary": spec.summary,
         "tags": [spec.tag] if spec.tag else [],
         "parameters": _parameters(spec),
-        "responses": {
-            "default": {
-                "description": "Error",
-                "content": {"application/json": {"schema": {"$ref": REF.format(model="Error")}}},
-            }
-        },
+        "responses": _error_responses(spec),
     }
     if not spec.public:
         op["security"] = [{"bearer": []}]

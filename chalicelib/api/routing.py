@@ -16,9 +16,12 @@ from typing import Any, Generic, TypeVar
 from chalice import Blueprint, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from chalicelib import ids
+from chalicelib.api import json_input
 from chalicelib.api.auth import Caller, authenticate
 from chalicelib.api.envelope import JSON_HEADERS, validation_error_from_pydantic
-from chalicelib.errors import PayloadTooLarge, ValidationFailed
+from chalicelib.errors import PayloadTooLarge, ValidationFailed, not_found
+from chalicelib.ids import ProjectId
 from chalicelib.settings import get_settings
 
 B = TypeVar("B", bound=BaseModel)
@@ -38,7 +41,7 @@ class ListQuery(BaseModel):
 
 
 class ProjectListQuery(ListQuery):
-    project_id: str | None = None
+    project_id: ProjectId | None = None
 
 
 @dataclass
@@ -103,10 +106,7 @@ def _parse_body(raw: bytes | None, model: type[B]) -> B:
         )
     if not raw or not raw.strip():
         raw = b"{}"
-    try:
-        decoded = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ValidationFailed(f"request body is not valid JSON: {exc}", field="body") from exc
+    decoded = json_input.parse_body(raw)
     if not isinstance(decoded, dict):
         raise ValidationFailed("request body must be a JSON object", field="body")
     try:
@@ -121,11 +121,30 @@ def _raw_bytes(raw: str | bytes | None) -> bytes:
     return raw.encode() if isinstance(raw, str) else raw
 
 
+def _single_values(params: Any) -> dict[str, str]:
+    """Query parameters, each given once: a repeated one is ambiguous, so refused (400)."""
+    if not params:
+        return {}
+    for name in params:
+        if len(params.getlist(name)) > 1:
+            raise ValidationFailed(f"query parameter {name} is given more than once", field=name)
+    return dict(params)
+
+
 def _parse_query(params: dict[str, str] | None, model: type[Q]) -> Q:
+    json_input.check_strings(params or {})
     try:
         return model.model_validate(dict(params or {}))
     except ValidationError as exc:
         raise validation_error_from_pydantic(exc) from exc
+
+
+def _check_path(path_params: dict[str, str]) -> None:
+    """A path id of the wrong shape names nothing: 404, before any read."""
+    for name, value in path_params.items():
+        kind = ids.PATH_PARAMETER_KINDS.get(name)
+        if kind is not None and not ids.is_id(kind, value):
+            raise not_found(kind, value)
 
 
 def endpoint(
@@ -162,12 +181,13 @@ def endpoint(
             request = bp.current_request
             headers = dict(request.headers or {})
             caller = Caller(is_admin=False) if public else authenticate(headers)
+            _check_path(path_params)
             raw = _raw_bytes(request.raw_body) if method in {"POST", "PUT", "PATCH"} else b""
             parsed_body = _parse_body(raw, body) if body is not None else None
             call: Call[Any, Any] = Call(
                 caller=caller,
                 body=parsed_body,
-                query=_parse_query(dict(request.query_params or {}), query),
+                query=_parse_query(_single_values(request.query_params), query),
                 path=path_params,
                 raw_body=raw or b"",
                 headers=headers,

@@ -19,6 +19,7 @@ from chalicelib.domain.runs import EvalResult, EvalRun, RunState
 from chalicelib.engine import lifecycle
 from chalicelib.engine.start import StartOptions, start_run
 from chalicelib.errors import not_found
+from chalicelib.ids import EvalRunId
 from chalicelib.store import datasets, evals, results, runs
 
 bp = Blueprint(__name__)
@@ -29,7 +30,7 @@ TAG = "runs"
 class StartRun(RequestBody):
     wait: StrictBool = False
     agent_version: StrictInt | None = Field(None, ge=1)
-    baseline_run_id: str | None = Field(None, min_length=1, max_length=64)
+    baseline_run_id: EvalRunId | None = None
     metadata: dict[str, Any] | None = None
     tool_context: dict[str, str] | None = None
 

@@ -12,6 +12,7 @@ from chalicelib.api.common import refuse_nulls
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.tenancy import ApiKey, CreatedApiKey, Project
+from chalicelib.ids import AiProviderId, ProjectId
 from chalicelib.store import tenancy
 
 bp = Blueprint(__name__)
@@ -25,11 +26,11 @@ class CreateProject(RequestBody):
 
 class UpdateProject(RequestBody):
     name: str | None = Field(None, min_length=1, max_length=200)
-    default_ai_provider_id: str | None = Field(None, min_length=1, description="null clears it")
+    default_ai_provider_id: AiProviderId | None = Field(None, description="null clears it")
 
 
 class CreateApiKey(RequestBody):
-    project_id: str = Field(min_length=1)
+    project_id: ProjectId
     name: str = NAME
 
 

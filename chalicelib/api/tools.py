@@ -17,8 +17,10 @@ from chalicelib.api.common import refuse_nulls
 from chalicelib.api.envelope import validation_error_from_pydantic
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
+from chalicelib.domain.secret_headers import masked_config, restore_masked
 from chalicelib.domain.tools import CONFIG_MODELS, HttpToolConfig, Tool, ToolType
 from chalicelib.errors import ValidationFailed
+from chalicelib.ids import ProjectId
 from chalicelib.scoring.validation import register_lookup
 from chalicelib.store import tenancy
 from chalicelib.store import tools as store
@@ -35,7 +37,7 @@ DESCRIPTION = Field(None, max_length=10_000)
 
 
 class CreateTool(RequestBody):
-    project_id: str | None = Field(None, description="Required with the admin key")
+    project_id: ProjectId | None = Field(None, description="Required with the admin key")
     name: str = NAME
     description: str | None = DESCRIPTION
     type: ToolType
@@ -77,6 +79,11 @@ def validated_config(tool_type: str, config: dict[str, Any]) -> dict[str, Any]:
     return parsed.model_dump(mode="json")
 
 
+def shown(tool: Tool) -> Tool:
+    """The tool as an answer shows it: secret header values masked."""
+    return tool.model_copy(update={"config": masked_config(tool.config)})
+
+
 def visible_tool(call: Call[Any, Any]) -> Tool:
     tool = store.get_tool(call.path["tool_id"])
     call.caller.check_visible(tool.project_id, "tool", tool.id)
@@ -90,20 +97,21 @@ def create_tool(call: Call[CreateTool, Any]) -> Tool:
     project_id = call.caller.listing_project(body.project_id)
     config = validated_config(body.type, body.config)
     tenancy.get_project(project_id)
-    return store.create_tool(project_id, body.name, body.description, body.type, config)
+    return shown(store.create_tool(project_id, body.name, body.description, body.type, config))
 
 
 @endpoint(bp, "/api/v1/tools", "GET", query=ProjectListQuery, response=Page[Tool], tag=TAG)
 def list_tools(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's tools, oldest first."""
     project_id = call.caller.listing_project(call.query.project_id)
-    return page(*store.list_tools(project_id, call.query.limit, call.query.cursor))
+    found, cursor = store.list_tools(project_id, call.query.limit, call.query.cursor)
+    return page([shown(tool) for tool in found], cursor)
 
 
 @endpoint(bp, "/api/v1/tools/{tool_id}", "GET", response=Tool, tag=TAG)
 def get_tool(call: Call[Any, Any]) -> Tool:
     """Get a tool."""
-    return visible_tool(call)
+    return shown(visible_tool(call))
 
 
 @endpoint(bp, "/api/v1/tools/{tool_id}", "PUT", body=UpdateTool, response=Tool, tag=TAG)
@@ -122,8 +130,10 @@ def update_tool(call: Call[UpdateTool, Any]) -> Tool:
         raise ValidationFailed("changing type needs the new type's config", field="config")
     if body.config is not None:
         changes["type"] = new_type
-        changes["config"] = validated_config(new_type, body.config)
-    return store.update_tool(tool, changes)
+        # A secret header sent back masked (as every read shows it) keeps its stored value.
+        config = restore_masked(body.config, tool.config)
+        changes["config"] = validated_config(new_type, config)
+    return shown(store.update_tool(tool, changes))
 
 
 @endpoint(bp, "/api/v1/tools/{tool_id}", "DELETE", status=204, tag=TAG)

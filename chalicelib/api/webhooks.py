@@ -14,6 +14,7 @@ from chalicelib import outbound
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.errors import ValidationFailed
+from chalicelib.ids import ProjectId
 from chalicelib.store import tenancy
 from chalicelib.store import webhooks as store
 from chalicelib.webhooks import signing
@@ -26,7 +27,7 @@ MAX_URL_LENGTH = 2048
 
 
 class CreateWebhook(RequestBody):
-    project_id: str = Field(min_length=1)
+    project_id: ProjectId
     url: str = Field(min_length=1, max_length=MAX_URL_LENGTH)
     events: list[EventPattern] = Field(min_length=1, max_length=10)
     secret: str | None = Field(None, min_length=16, max_length=256)

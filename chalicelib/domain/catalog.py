@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.domain.base import Resource
+from chalicelib.domain.secret_headers import masked_config_field
 
 
 class Message(Resource):
@@ -17,7 +18,7 @@ class Agent(Resource):
     project_id: str
     name: str
     type: str
-    config: dict[str, Any]
+    config: dict[str, Any] = masked_config_field()
     output_schema: dict[str, Any] | None = None
     version: int
     created_at: str
@@ -31,7 +32,7 @@ class AgentVersion(Resource):
     version: int
     name: str
     type: str
-    config: dict[str, Any]
+    config: dict[str, Any] = masked_config_field()
     output_schema: dict[str, Any] | None = None
     created_at: str
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from chalicelib.domain.base import Resource
+from chalicelib.ids import AiProviderId, ToolId
 
 QUESTION_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 MAX_QUESTIONS = 20
@@ -79,7 +80,7 @@ class AiProviderBackend(Resource):
     """Answered by one JSON chat completion through a project AI provider."""
 
     type: Literal["ai_provider"]
-    ai_provider_id: str = Field(min_length=1)
+    ai_provider_id: AiProviderId
     model: str | None = Field(None, min_length=1, description="Default: the provider's model")
 
 
@@ -87,7 +88,7 @@ class ToolBackend(Resource):
     """Answered by an ``http`` tool, sent ``{input, questions}``."""
 
     type: Literal["tool"]
-    tool_id: str = Field(min_length=1)
+    tool_id: ToolId
 
 
 Backend = Annotated[AiProviderBackend | ToolBackend, Field(discriminator="type")]

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, ValidationInfo, field_validator
 
 from chalicelib.domain.base import Resource
+from chalicelib.domain.secret_headers import masked_config_field
 
 ToolType = Literal["http", "lambda", "builtin", "client"]
 TOOL_TYPES: tuple[str, ...] = ("http", "lambda", "builtin", "client")
@@ -155,7 +156,7 @@ class Tool(Resource):
     name: str
     description: str | None = None
     type: ToolType
-    config: dict[str, Any]
+    config: dict[str, Any] = masked_config_field()
     created_at: str
     updated_at: str
 

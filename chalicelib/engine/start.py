@@ -201,8 +201,15 @@ def start_run(evaluation: Eval, options: StartOptions) -> EvalRun:
     plan = plan_run(evaluation, options)
     state = plan.state
     if not options.wait:
+        # The run row first, then the message that makes it execute. A message that cannot
+        # be sent withdraws the row, so the refusal (5xx) leaves nothing behind and a
+        # client's retry starts the only run.
         runs.create_run(state)
-        messages.send_fanout(messages.FanoutMessage(run_id=state.id))
+        try:
+            messages.send_fanout(messages.FanoutMessage(run_id=state.id))
+        except Exception:
+            runs.withdraw_run(state.id)
+            raise
         return state.run
     runs.create_run(state, plan.items)
     # The path a queue worker takes, in batches of the size it receives, each executed

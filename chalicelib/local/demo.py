@@ -27,8 +27,11 @@ from chalicelib.demo.report import write_report
 from chalicelib.demo.summary import build_comparison
 
 DEMO_PROJECT = "pawl-demo"
-AGENT_V1 = "chalicelib.demo.agent:answer_v1"
-AGENT_V2 = "chalicelib.demo.agent:answer_v2"
+#: The demo's python agent module: the runtime ``pawl demo`` starts allow-lists it (and only
+#: it) in ``PAWL_PYTHON_AGENT_MODULES``; a server the demo is pointed at must list it too.
+AGENT_MODULE = "chalicelib.demo.agent"
+AGENT_V1 = f"{AGENT_MODULE}:answer_v1"
+AGENT_V2 = f"{AGENT_MODULE}:answer_v2"
 DEFAULT_REPORT = Path("pawl-report.html")
 REPORT_TITLE = "pawl demo: support agent v1 → v2"
 #: Cases in ``--quick`` mode (spread over every kind; see ``cases.sample_indices``).

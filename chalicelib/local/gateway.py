@@ -9,7 +9,11 @@ Gateway Responses):
 - query strings become ``queryStringParameters`` (last value wins) and
   ``multiValueQueryStringParameters``; path parameters are URL-decoded;
 - bodies are binary-safe: a body that is not UTF-8, or whose type is one of the app's
-  binary types, travels base64-encoded with ``isBase64Encoded``.
+  binary types, travels base64-encoded with ``isBase64Encoded``;
+- every method reaches the app (which answers one no route takes with its 405
+  envelope), and the HTTP layer's own refusals — malformed request line (400), URI too
+  long (414), header line too long or too many headers (431), bad version (505) — are the
+  envelope too, from the table in :mod:`chalicelib.api.gateway_responses`.
 
 Chalice keeps ``app.current_request`` in one process-global attribute, which Lambda never
 shares between requests. Here many HTTP threads share one app, so calls into it are
@@ -37,6 +41,7 @@ from chalice import Chalice
 from chalice.local import LambdaContext, RouteMatcher
 
 from chalicelib.api.envelope import error_body
+from chalicelib.api.gateway_responses import front_answer
 from chalicelib.local.quiesce import Quiesce
 from chalicelib.settings import get_settings
 
@@ -142,6 +147,9 @@ class GatewayServer(ThreadingHTTPServer):
     """A threaded HTTP server that fronts one Chalice app."""
 
     daemon_threads = True
+    #: The listen backlog. socketserver's default of 5 resets connections when a CI job
+    #: starts a few dozen runs at once (tests/e2e/test_concurrent_starts.py).
+    request_queue_size = 128
 
     def __init__(
         self,
@@ -211,7 +219,25 @@ class GatewayHandler(BaseHTTPRequestHandler):
             return
         self._send(*response_parts(response))
 
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _handle
+    def __getattr__(self, name: str) -> Any:
+        # BaseHTTPRequestHandler dispatches METHOD to ``do_METHOD`` and answers a missing
+        # one with 501. Every method goes to the app instead, which answers one that a
+        # route does not take (TRACE, QUERY, any token) with its 405 envelope, listing
+        # the allowed methods, and an unknown path with 404.
+        if name.startswith("do_"):
+            return self._handle
+        raise AttributeError(name)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The HTTP layer's own refusals (malformed request line, URI or headers over the
+        limits, unsupported version) as the envelope, never the stdlib's HTML page."""
+        self.log_error("refused: %d %s", code, message or "")
+        if self.request_version == "HTTP/0.9":
+            # Parsing failed before the version was read: answer with a status line anyway.
+            self.request_version = self.protocol_version
+        answer = front_answer(code)
+        meta = {"reason": message} if message else {}
+        self._send_error(answer.status, answer.code, answer.message, close=True, **meta)
 
     def _read_body(self) -> bytes | None:
         """The request body, or None when the request was refused (the reply is sent)."""

@@ -21,7 +21,7 @@ from typing import IO, Any
 from chalice import Chalice
 
 from chalicelib import aws, bootstrap, queues
-from chalicelib.local import snapshot
+from chalicelib.local import server_secret, snapshot
 from chalicelib.local.gateway import GatewayServer
 from chalicelib.local.local_routes import LocalRoutesHandler
 from chalicelib.local.pollers import QueuePoller, sqs_sources
@@ -57,6 +57,8 @@ class RuntimeConfig:
     run_schedules: bool = True
     #: The Chalice app to serve (default: ``app.app``, imported once the env is set).
     app: Chalice | None = None
+    #: Modules added to ``PAWL_PYTHON_AGENT_MODULES`` (the demo names its own agent module).
+    python_agent_modules: tuple[str, ...] = ()
 
 
 class LocalRuntime:
@@ -154,9 +156,10 @@ class LocalRuntime:
 
     def _prepare_environment(self) -> None:
         self.env.set_default("PAWL_ADMIN_KEY", LOCAL_DEFAULT_ADMIN_KEY)
-        self.env.set_default("PAWL_ALLOW_PYTHON_AGENTS", "1")
         # No default for PAWL_ALLOW_PRIVATE_URLS: unset or empty means public addresses only.
+        # Checked first: an invalid value stops the runtime before it touches the state dir.
         _check_allow_list()
+        self._prepare_secrets()
         self.env.set_default("AWS_DEFAULT_REGION", "us-east-1")
         endpoint = self.config.aws_endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
         if self.config.use_real_aws:
@@ -173,6 +176,15 @@ class LocalRuntime:
         reset_aws_state()
         if self.snapshots is not None:
             self.snapshots.bucket = get_settings().bucket
+
+    def _prepare_secrets(self) -> None:
+        """The state dir's server secret (unless configured) and the python agent allow-list."""
+        if not os.environ.get("PAWL_SERVER_SECRET"):
+            self.env.set("PAWL_SERVER_SECRET", server_secret.load_or_create(self.state_dir))
+        if self.config.python_agent_modules:
+            listed = os.environ.get("PAWL_PYTHON_AGENT_MODULES", "").split(",")
+            names = [n.strip() for n in [*listed, *self.config.python_agent_modules] if n.strip()]
+            self.env.set("PAWL_PYTHON_AGENT_MODULES", ",".join(dict.fromkeys(names)))
 
     def _lock_state_dir(self) -> None:
         # Two runtimes on one state dir would overwrite each other's snapshots.

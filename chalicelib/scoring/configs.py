@@ -14,13 +14,13 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 from pydantic import ConfigDict, Field, field_validator
 
+from chalicelib.ids import AiProviderId, DeciderId, ToolId
 from chalicelib.scoring import jsonlogic
 from chalicelib.scoring.contract import ScorerConfig
 
 Threshold = Annotated[float, Field(ge=0, le=1)]
 #: A tool/decider scorer's key in results and aggregates: short, and safe as a JSON key path.
 ScorerName = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")]
-ResourceId = Annotated[str, Field(min_length=1, max_length=100)]
 #: Keys the engine injects into a tool scorer's input; presets may not overwrite them.
 RESERVED_TOOL_KEYS = frozenset({"input", "output", "object", "expected", "item"})
 
@@ -91,14 +91,14 @@ class LlmJudgeConfig(BuiltinConfig):
     type: Literal["llm_judge"]
     prompt: str = Field(min_length=1, max_length=100_000)
     pass_threshold: Threshold
-    ai_provider_id: ResourceId | None = None
+    ai_provider_id: AiProviderId | None = None
     model: str | None = Field(None, min_length=1, max_length=200)
 
 
 class ToolScorerConfig(BuiltinConfig):
     type: Literal["tool"]
     name: ScorerName
-    tool_id: ResourceId
+    tool_id: ToolId
     action: str | None = Field(None, min_length=1, max_length=200)
     preset_parameters: dict[str, Any] | None = None
     pass_threshold: Threshold | None = None
@@ -118,7 +118,7 @@ class ToolScorerConfig(BuiltinConfig):
 class DeciderScorerConfig(BuiltinConfig):
     type: Literal["decider"]
     name: ScorerName
-    decider_id: ResourceId
+    decider_id: DeciderId
     score: Any = Field(description="JSON Logic over {answers, answers_by_name}")
     pass_threshold: Threshold
     input: dict[str, Any] | None = Field(

@@ -7,6 +7,7 @@ so the same classes serve moto in-process, a moto server and real AWS.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -14,10 +15,14 @@ from typing import Any, TypeVar
 
 from pynamodb.attributes import UnicodeAttribute
 from pynamodb.connection import Connection
+from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.operand import Path, Value
+from pynamodb.expressions.update import Action, SetAction
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.settings import get_settings
+from chalicelib.store import item_size
 
 _REGISTRY: list[type[Model]] = []
 _bound_for: tuple[str, str, str | None] | None = None
@@ -148,11 +153,62 @@ def transaction() -> Iterator[TransactWrite]:
 
 
 class PawlModel(Model):
-    """Base for every table: binds lazily before the first call."""
+    """Base for every table: binds lazily before the first call; measures every write.
+
+    Puts (``save``, transactions, batch writes) all serialize through :meth:`serialize`;
+    updates go through :meth:`update` or, in a transaction,
+    :meth:`get_update_kwargs_from_instance`. Each measures the item it would leave and
+    refuses one over DynamoDB's limit before anything is sent (see :mod:`.item_size`).
+    """
 
     class Meta:
         short_name = "unset"
         billing_mode = "PAY_PER_REQUEST"
+
+    def serialize(self, null_check: bool = True) -> dict[str, dict[str, Any]]:
+        attributes: dict[str, dict[str, Any]] = super().serialize(null_check=null_check)
+        item_size.check_item(attributes, self._decoded)
+        return attributes
+
+    def update(self, actions: list[Any], condition: Any = None, **kwargs: Any) -> Any:
+        self._check_update(actions)
+        return super().update(actions, condition, **kwargs)
+
+    def get_update_kwargs_from_instance(
+        self,
+        actions: list[Action],
+        condition: Condition | None = None,
+        return_values_on_condition_failure: str | None = None,
+        *,
+        add_version_condition: bool = True,
+    ) -> dict[str, Any]:
+        self._check_update(actions)
+        return super().get_update_kwargs_from_instance(
+            actions,
+            condition,
+            return_values_on_condition_failure,
+            add_version_condition=add_version_condition,
+        )
+
+    def _decoded(self) -> dict[str, Any]:
+        return {a.attr_name: getattr(self, name) for name, a in self.get_attributes().items()}
+
+    def _check_update(self, actions: list[Any]) -> None:
+        attributes = super().serialize(null_check=False)
+        new_values: dict[str, dict[str, Any]] = {}
+        for action in actions:
+            if not isinstance(action, SetAction):
+                continue
+            path, value = action.values
+            if not isinstance(path, Path) or len(path.path) != 1 or not isinstance(value, Value):
+                continue
+            new_values[path.path[0]] = value.values[0]
+        attributes.update(new_values)
+
+        def decoded() -> dict[str, Any]:
+            return {**self._decoded(), **{k: _decode(v) for k, v in new_values.items()}}
+
+        item_size.check_item(attributes, decoded)
 
     @classmethod
     def _get_connection(cls) -> Any:
@@ -165,6 +221,17 @@ class PawlModel(Model):
                 shared.add_meta_table(meta)
             table_connection.connection = shared
         return table_connection
+
+
+def _decode(value: dict[str, Any]) -> Any:
+    """A set value as Python, for naming the field: JSON attributes are JSON strings."""
+    ((kind, raw),) = value.items()
+    if kind == "S":
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
 
 
 class IdModel(PawlModel):

@@ -16,8 +16,8 @@ from pynamodb.exceptions import DeleteError, DoesNotExist, PynamoDBException, Up
 
 from chalicelib import clock, ids
 from chalicelib.domain.catalog import Dataset, DatasetItem, Message
-from chalicelib.errors import PayloadTooLarge, concurrent_update, not_found
-from chalicelib.store import names
+from chalicelib.errors import concurrent_update, not_found
+from chalicelib.store import item_size, names
 from chalicelib.store.evals import creation_stamp, delete_evals_of_dataset
 from chalicelib.store.models import DatasetItemModel, DatasetModel
 from chalicelib.store.pagination import page_of
@@ -26,7 +26,8 @@ from chalicelib.store.transactions import TxnRefused, labelled_transaction
 KIND = "dataset"
 _PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
 _DATASET_INDEX_KEYS = {"id", "dataset_id", "created_key"}
-#: Room left under DynamoDB's 400 KB item limit for an item's own content.
+#: An item's own content; the rest of DynamoDB's 400 KB is room for the run and result rows
+#: that copy it.
 MAX_ITEM_CONTENT_BYTES = 350_000
 _BATCH_GET = 100
 
@@ -146,14 +147,11 @@ def _item(model: DatasetItemModel) -> DatasetItem:
 
 
 def _check_size(input: list[dict[str, Any]], expected: str | None, meta: dict[str, Any]) -> None:
+    """Keep room in the result rows that copy an item's content (see MAX_ITEM_CONTENT_BYTES)."""
     size = len(json.dumps([input, expected, meta]).encode())
     if size > MAX_ITEM_CONTENT_BYTES:
-        raise PayloadTooLarge(
-            f"a dataset item's input, expected_output and metadata may hold at most "
-            f"{MAX_ITEM_CONTENT_BYTES} bytes (got {size})",
-            field="input",
-            limit=MAX_ITEM_CONTENT_BYTES,
-        )
+        fields = {"input": input, "expected_output": expected, "metadata": meta}
+        raise item_size.too_large(item_size.largest_field(fields), size, MAX_ITEM_CONTENT_BYTES)
 
 
 def create_item(

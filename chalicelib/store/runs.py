@@ -147,6 +147,12 @@ def create_run(state: RunState, items: list[FrozenItem] | None = None) -> None:
             txn.save(_run_item_row(state.id, item))
 
 
+def withdraw_run(run_id: str) -> None:
+    """Delete a queued run whose fan-out could not be sent: nothing of it ever ran."""
+    with serialized_writes():
+        RunModel(id=run_id).delete(condition=RunModel.status == QUEUED)
+
+
 def find_run(run_id: str) -> RunState | None:
     try:
         return state_from_row(RunModel.get(run_id, consistent_read=True))

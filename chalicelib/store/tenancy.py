@@ -6,10 +6,10 @@ import hashlib
 import hmac
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist
+from pynamodb.exceptions import DoesNotExist, UpdateError
 from pynamodb.expressions.update import Action
 
-from chalicelib import clock, ids
+from chalicelib import clock, ids, secretbox
 from chalicelib.domain.tenancy import ApiKey, CreatedApiKey, Project
 from chalicelib.errors import ValidationFailed, not_found
 from chalicelib.store.base import IdModel
@@ -145,8 +145,37 @@ def update_project(
 # --- API keys -------------------------------------------------------------------------------
 
 
-def _hash(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
+def _hash(key_id: str, secret: str) -> str:
+    """``hmac1.<hex>``: HMAC-SHA256 under a key derived from ``PAWL_SERVER_SECRET``.
+
+    The key id is part of the message, so a hash is valid only on its own row.
+    """
+    return secretbox.keyed_hash(secretbox.API_KEY, f"{key_id}.{secret}")
+
+
+def _hash_matches(model: ApiKeyModel, secret: str) -> bool:
+    """Check ``secret`` against the row; a legacy unsalted SHA-256 that matches is upgraded.
+
+    Rows written before keyed hashes (an old local state dir) hold a bare SHA-256 hex
+    digest. A key presented against one is verified that way once, then the row is rewritten
+    with the keyed hash (conditional on it being unchanged), so old keys keep working and no
+    unkeyed hash outlives the key's next use.
+    """
+    stored = str(model.key_hash)
+    if stored.startswith(f"{secretbox.HASH_SCHEME}."):
+        return secretbox.verify_keyed_hash(secretbox.API_KEY, f"{model.id}.{secret}", stored)
+    legacy = hashlib.sha256(secret.encode()).hexdigest()
+    if not hmac.compare_digest(stored.encode(), legacy.encode()):
+        return False
+    upgraded = _hash(model.id, secret)
+    try:
+        ApiKeyModel(id=model.id).update(
+            actions=[ApiKeyModel.key_hash.set(upgraded)], condition=ApiKeyModel.key_hash == stored
+        )
+    except UpdateError as exc:
+        if exc.cause_response_code != "ConditionalCheckFailedException":
+            raise
+    return True
 
 
 def _api_key(model: ApiKeyModel) -> ApiKey:
@@ -160,7 +189,7 @@ def _api_key(model: ApiKeyModel) -> ApiKey:
 
 
 def create_api_key(project_id: str, name: str) -> CreatedApiKey:
-    """Create a key; the secret exists only in the return value (stored as a SHA-256)."""
+    """Create a key; the secret exists only in the return value (stored as a keyed hash)."""
     key_id = ids.new_id("api_key")
     secret = ids.random_token(32)
     token = f"{KEY_SCHEME}.{key_id}.{secret}"
@@ -169,7 +198,7 @@ def create_api_key(project_id: str, name: str) -> CreatedApiKey:
         id=key_id,
         project_id=project_id,
         name=name,
-        key_hash=_hash(secret),
+        key_hash=_hash(key_id, secret),
         prefix=token[: len(KEY_SCHEME) + 1 + len(key_id)],
         created_at=now,
         created_key=f"{now}#{key_id}",
@@ -211,6 +240,6 @@ def resolve_token(token: str) -> ApiKey | None:
         model = ApiKeyModel.get(parts[1])
     except DoesNotExist:
         return None
-    if not hmac.compare_digest(model.key_hash, _hash(parts[2])):
+    if not _hash_matches(model, parts[2]):
         return None
     return _api_key(model)

@@ -1,7 +1,10 @@
 """Webhooks and their deliveries.
 
-A webhook row holds its signing secret; only :func:`create_webhook` (once) and the
-delivery path (:func:`get_target`, :func:`project_targets`) ever read it out.
+A webhook row holds its signing secret *sealed* (:mod:`chalicelib.secretbox`); only
+:func:`create_webhook` (once, the value the caller gave) and the delivery path
+(:func:`get_target`, :func:`project_targets`) ever see it in clear. A row written before
+secrets were sealed (an old local state dir) still holds it in clear: it is used as is and
+sealed in place the first time the delivery path reads it.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from typing import cast
 from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
 from pynamodb.expressions.update import Action
 
-from chalicelib import clock, ids
+from chalicelib import clock, ids, secretbox
 from chalicelib.errors import not_found
 from chalicelib.store.models import DeliveryModel, WebhookModel
 from chalicelib.store.pagination import page_of
@@ -48,13 +51,34 @@ def _target(model: WebhookModel) -> WebhookTarget:
         project_id=model.project_id,
         url=model.url,
         events=tuple(str(e) for e in model.events),
-        secret=model.secret,
+        secret=_signing_secret(model),
     )
+
+
+def _signing_secret(model: WebhookModel) -> str:
+    stored = str(model.secret)
+    if secretbox.is_sealed(stored):
+        return secretbox.open_sealed(stored, secretbox.WEBHOOK_SECRET)
+    _seal_legacy_secret(model.id, stored)
+    return stored
+
+
+def _seal_legacy_secret(webhook_id: str, clear: str) -> None:
+    """Replace a clear secret by its sealed form, unless the row changed meanwhile."""
+    sealed = secretbox.seal(clear, secretbox.WEBHOOK_SECRET)
+    try:
+        WebhookModel(id=webhook_id).update(
+            actions=[WebhookModel.secret.set(sealed)], condition=WebhookModel.secret == clear
+        )
+    except UpdateError as exc:
+        if exc.cause_response_code != _CONDITION_FAILED:
+            raise
 
 
 def create_webhook(project_id: str, url: str, events: Sequence[str], secret: str) -> CreatedWebhook:
     """Create a webhook in an existing project (404 when the project is gone, 409
     ``CONCURRENT_UPDATE`` when the write lost a race; nothing is written either way)."""
+    sealed = secretbox.seal(secret, secretbox.WEBHOOK_SECRET)
     now = clock.now_iso()
     webhook_id = ids.new_id("webhook")
     row = WebhookModel(
@@ -62,7 +86,7 @@ def create_webhook(project_id: str, url: str, events: Sequence[str], secret: str
         project_id=project_id,
         url=url,
         events=list(events),
-        secret=secret,
+        secret=sealed,
         created_at=now,
         updated_at=now,
         created_key=f"{now}#{webhook_id}",

@@ -15,9 +15,9 @@ from chalice import Blueprint
 from chalice.app import SQSEvent, SQSRecord
 from pydantic import ValidationError
 
-from chalicelib.bootstrap import MAX_RECEIVE_COUNT
 from chalicelib.domain.runs import WorkItem
 from chalicelib.engine import fanout, messages, work
+from chalicelib.infra.definitions import MAX_RECEIVE_COUNT
 from chalicelib.settings import get_settings
 
 log = logging.getLogger("pawl.workers.queues")

@@ -102,18 +102,19 @@ def test_unknown_type_lists_known_types(api: Any, project: dict[str, Any]) -> No
     assert response.status == 400 and "http" in response.json["error"]["message"]
 
 
-def test_python_agents_need_the_deployment_flag(
+def test_python_agents_need_an_allow_listed_module(
     api: Any, project: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from chalicelib.settings import get_settings, reset_settings
 
-    monkeypatch.setenv("PAWL_ALLOW_PYTHON_AGENTS", "0")
+    monkeypatch.setenv("PAWL_PYTHON_AGENT_MODULES", "")
     reset_settings()
     # Load now: inside a request chalice.test.Client swaps in the stage's environment.
-    assert get_settings().allow_python_agents is False
+    assert get_settings().python_agent_modules == ()
     body = {"project_id": project["id"], "name": "py", "type": "python"}
-    response = api.post(AGENTS, {**body, "config": {"callable": "m:f"}})
-    assert response.status == 400 and _field(response) == "type"
+    response = api.post(AGENTS, {**body, "config": {"callable": "tests.support.agents:echo"}})
+    assert response.status == 400 and _field(response) == "config.callable"
+    assert "PAWL_PYTHON_AGENT_MODULES" in response.json["error"]["message"]
     assert api.get(f"{AGENTS}?project_id={project['id']}").json["data"] == []
 
 

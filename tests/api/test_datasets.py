@@ -212,7 +212,8 @@ def test_item_too_large_is_refused(api: Any, project: dict[str, Any]) -> None:
     dataset = _dataset(api, project)
     big = [{"role": "user", "content": "x" * 360_000}]
     response = api.post(f"{DATASETS}/{dataset['id']}/items", {"input": big})
-    assert response.status == 413 and response.json["error"]["meta"]["field"] == "input"
+    assert response.status == 400 and response.json["error"]["meta"]["field"] == "input.0.content"
+    assert response.json["error"]["meta"]["size_bytes"] > 350_000
     assert api.get(f"{DATASETS}/{dataset['id']}/items").json["data"] == []
 
 

@@ -281,12 +281,14 @@ def test_cross_project_references_are_refused(
                 EVALS, {**plain, "project_id": world["project"]["id"], **overrides}
             )
             assert response.status == 400 and _field(response) == field
+            # A well-formed id that names nothing reads exactly like another project's id.
+            absent = overrides[field].split("_")[0] + "_doesnotexist"
             missing = caller.post(
-                EVALS, {**plain, "project_id": world["project"]["id"], field: "x_doesnotexist"}
+                EVALS, {**plain, "project_id": world["project"]["id"], field: absent}
             )
-            assert missing.json["error"]["message"].replace(
-                "x_doesnotexist", "ID"
-            ) == response.json["error"]["message"].replace(overrides[field], "ID")
+            assert missing.json["error"]["message"].replace(absent, "ID") == response.json["error"][
+                "message"
+            ].replace(overrides[field], "ID")
     named_other = scoped.post(EVALS, {**plain, "project_id": other["id"]})
     assert named_other.status == 403 and named_other.code == "API_KEY_PROJECT_SCOPE"
     own = scoped.post(EVALS, plain)

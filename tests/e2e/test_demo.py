@@ -50,8 +50,10 @@ def _cells(line: str) -> list[str]:
 
 
 def test_quick_demo_prints_the_comparison_and_writes_the_report(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The demo's runtime allow-lists its own agent module: nothing else has to.
+    monkeypatch.delenv("PAWL_PYTHON_AGENT_MODULES")
     report = tmp_path / "out" / "report.html"
     args = ["demo", "--quick", "--state-dir", str(tmp_path / "state"), "--report", str(report)]
     code = cli.main(args)

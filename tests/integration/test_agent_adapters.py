@@ -7,6 +7,7 @@ this module; lambda agents run on moto's Docker-less Lambda (see the lambda sect
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -417,7 +418,11 @@ def test_python_agent_plain_string_is_the_output() -> None:
         ("tests.no_such_module:agent", "could not be loaded: ModuleNotFoundError"),
     ],
 )
-def test_python_agent_failures(target: str, expected: str) -> None:
+def test_python_agent_failures(target: str, expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Listed, so the import itself is what fails for the missing module.
+    listed = os.environ["PAWL_PYTHON_AGENT_MODULES"]
+    monkeypatch.setenv("PAWL_PYTHON_AGENT_MODULES", f"{listed},tests.no_such_module")
+    reset_settings()
     with pytest.raises(AdapterFailed, match=expected) as caught:
         call("python", {"callable": target}, agent_request())
     assert "tok-very-secret" not in str(caught.value)
@@ -425,13 +430,13 @@ def test_python_agent_failures(target: str, expected: str) -> None:
 
 
 def test_python_agent_refused_where_not_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PAWL_ALLOW_PYTHON_AGENTS", "0")
+    monkeypatch.setenv("PAWL_PYTHON_AGENT_MODULES", "tests.support.agents")
     reset_settings()
     adapter = plugins().adapter("python")
     config = PythonAgentConfig(callable=f"{PY}:str_agent")
-    with pytest.raises(ValidationFailed):
+    with pytest.raises(ValidationFailed, match="PAWL_PYTHON_AGENT_MODULES"):
         adapter.check(config)
-    with pytest.raises(AdapterFailed, match="PAWL_ALLOW_PYTHON_AGENTS"):
+    with pytest.raises(AdapterFailed, match="PAWL_PYTHON_AGENT_MODULES"):
         adapter.invoke(config, agent_request())
 
 

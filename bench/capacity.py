@@ -1,0 +1,166 @@
+"""Capacity model of a deployed pawl: per-item AWS work, cost per 1,000 items, ceilings.
+
+Computes ``docs/scaling.md``'s tables from the engine's measured calls per item
+(``bench/run_throughput.py``: 1,000 items, queued run) and AWS's published limits and
+on-demand list prices (us-east-1), so the doc is reproducible: ``python bench/capacity.py``
+prints the markdown the doc holds between its ``capacity:begin``/``capacity:end`` markers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+# --- measured: engine AWS calls per item (bench/run_throughput.py, queued run, 1,000 items)
+ENGINE_CALLS_PER_ITEM = {
+    ("dynamodb", "TransactWriteItems"): 0.104,  # one per batch of 10: results+generations+run
+    ("sqs", "SendMessageBatch"): 0.100,  # fan-out enqueues items 10 per call
+    ("dynamodb", "BatchGetItem"): 0.100,  # one per batch: run, existing results, frozen items
+    ("dynamodb", "BatchWriteItem"): 0.040,  # fan-out freezes run-items 25 per call
+    ("dynamodb", "Query"): 0.014,  # fan-out pages the dataset; settle streams results
+    ("dynamodb", "GetItem"): 0.009,
+    ("dynamodb", "UpdateItem"): 0.009,
+    ("dynamodb", "PutItem"): 0.001,
+    ("sqs", "SendMessage"): 0.001,
+}
+#: Lambda's event source mapping: ReceiveMessage + DeleteMessageBatch (measured, 0.215/item).
+EVENT_SOURCE_SQS_PER_ITEM = 0.215
+
+# --- the engine's shape (chalicelib/workers/queues.py, engine/fanout.py)
+ITEM_BATCH = 10
+FANOUT_CHUNK = 2000
+ITEM_MAX_CONCURRENCY = 50  # chalicelib/infra/definitions.py: the items mapping
+FUNCTION_MEMORY_GB = 0.5
+
+# --- item sizes the engine writes, for a typical item (1 KB input, 1 KB output)
+RESULT_KB = 2.5  # results row: input + expected + output + scores + keys
+GENERATION_KB = 2.5  # generations row: input + output + usage
+RUN_ITEM_KB = 1.2  # run-items row: frozen input + expected
+RUN_ROW_KB = 2.0  # runs row: counters, snapshot of the eval
+
+# --- AWS limits and on-demand list prices (us-east-1, checked when this was written)
+PARTITION_WCU_PER_S = 1000  # one partition (one hash key with no split) absorbs this
+TABLE_WCU_PER_S = 40_000  # on-demand table's default maximum (raisable by quota request)
+ACCOUNT_CONCURRENCY = 1000  # Lambda's default concurrent executions per region
+PRICE_PER_MILLION_WRU = 0.625
+PRICE_PER_MILLION_RRU = 0.125
+PRICE_PER_MILLION_SQS = 0.40  # per 64 KB chunk
+PRICE_PER_MILLION_LAMBDA = 0.20
+PRICE_PER_GB_S = 0.0000166667
+
+
+def wcu(size_kb: float, transactional: bool = False) -> float:
+    """Write request units of one item write (1 KB each, doubled in a transaction)."""
+    return math.ceil(size_kb) * (2 if transactional else 1)
+
+
+def rcu(size_kb: float, consistent: bool = True) -> float:
+    """Read request units of one item read (4 KB each; eventually consistent: half)."""
+    return math.ceil(size_kb / 4) * (1.0 if consistent else 0.5)
+
+
+@dataclass(frozen=True)
+class PerItem:
+    writes: float  # write request units
+    reads: float  # read request units
+    sqs_requests: float
+    invocations: float
+    gb_seconds: float
+
+
+def per_item(agent_latency_s: float = 1.0) -> PerItem:
+    """What one item costs on AWS. Items of a batch run side by side, so a batch's
+    invocation lasts about one agent call plus its own AWS round trips."""
+    writes = (
+        wcu(RESULT_KB, True) + wcu(GENERATION_KB, True)  # the batch transaction, per item
+        + wcu(RUN_ROW_KB, True) / ITEM_BATCH  # its one run-counter update
+        + wcu(RUN_ITEM_KB)  # fan-out freezes the item
+    )  # fmt: skip
+    reads = (
+        rcu(RUN_ITEM_KB)  # the batch reads its frozen items
+        + rcu(RESULT_KB)  # ... and whether results exist (a miss still costs a unit)
+        + rcu(RUN_ROW_KB) / ITEM_BATCH  # ... and the run
+        + rcu(RUN_ITEM_KB, consistent=False) / 3  # fan-out's dataset query (~3 per 4 KB)
+        + rcu(RESULT_KB, consistent=False) * RESULT_KB / 4  # settle streams results once
+    )  # fmt: skip
+    sqs = sum(n for (service, _), n in ENGINE_CALLS_PER_ITEM.items() if service == "sqs")
+    invocations = 1 / ITEM_BATCH + 1 / FANOUT_CHUNK
+    batch_seconds = agent_latency_s + 0.1  # + the batch's reads and its transaction
+    return PerItem(
+        writes=writes,
+        reads=reads,
+        sqs_requests=sqs + EVENT_SOURCE_SQS_PER_ITEM,
+        invocations=invocations,
+        gb_seconds=batch_seconds * FUNCTION_MEMORY_GB / ITEM_BATCH,
+    )
+
+
+def cost_per_1000(item: PerItem) -> dict[str, float]:
+    thousand = 1000 / 1_000_000
+    return {
+        "DynamoDB writes": item.writes * thousand * PRICE_PER_MILLION_WRU,
+        "DynamoDB reads": item.reads * thousand * PRICE_PER_MILLION_RRU,
+        "SQS": item.sqs_requests * thousand * PRICE_PER_MILLION_SQS,
+        "Lambda requests": item.invocations * thousand * PRICE_PER_MILLION_LAMBDA,
+        "Lambda duration": item.gb_seconds * 1000 * PRICE_PER_GB_S,
+    }
+
+
+def ceilings(agent_latency_s: float = 1.0) -> dict[str, float]:
+    """Items/s at which each shared resource of ONE run saturates."""
+    return {
+        # every result of a run shares the hash key run_id: one partition unless split
+        "results partition (run_id)": PARTITION_WCU_PER_S / wcu(RESULT_KB, True),
+        # one counter update per batch of 10, on the single runs row
+        "run counter item": PARTITION_WCU_PER_S / wcu(RUN_ROW_KB, True) * ITEM_BATCH,
+        # fan-out's frozen rows share the hash key run_id too
+        "run-items partition (fan-out)": PARTITION_WCU_PER_S / wcu(RUN_ITEM_KB),
+        # the items mapping's concurrency x batch / how long a batch lasts
+        "Lambda (items mapping)": ITEM_MAX_CONCURRENCY * ITEM_BATCH / (agent_latency_s + 0.1),
+    }
+
+
+def many_runs_ceilings(agent_latency_s: float = 1.0) -> dict[str, float]:
+    """Items/s for many concurrent runs: partitions spread, shared limits remain."""
+    return {
+        "results table": TABLE_WCU_PER_S / wcu(RESULT_KB, True),
+        "generations table": TABLE_WCU_PER_S / wcu(GENERATION_KB, True),
+        "Lambda (items mapping)": ITEM_MAX_CONCURRENCY * ITEM_BATCH / (agent_latency_s + 0.1),
+        "Lambda (account, mapping raised)": ACCOUNT_CONCURRENCY
+        * ITEM_BATCH
+        / (agent_latency_s + 0.1),
+    }
+
+
+def report(agent_latency_s: float = 1.0) -> str:
+    item = per_item(agent_latency_s)
+    lines = ["| per item | amount |", "| --- | --- |"]
+    lines += [
+        f"| DynamoDB write request units | {item.writes:.2f} |",
+        f"| DynamoDB read request units | {item.reads:.2f} |",
+        f"| SQS requests (engine {item.sqs_requests - EVENT_SOURCE_SQS_PER_ITEM:.3f}"
+        f" + event source {EVENT_SOURCE_SQS_PER_ITEM:.3f}) | {item.sqs_requests:.3f} |",
+        f"| Lambda invocations | {item.invocations:.4f} |",
+        f"| Lambda GB-seconds (agent {agent_latency_s:g} s) | {item.gb_seconds:.3f} |",
+        "",
+        "| cost per 1,000 items (USD) | |",
+        "| --- | --- |",
+    ]
+    costs = cost_per_1000(item)
+    lines += [f"| {name} | {value:.4f} |" for name, value in costs.items()]
+    lines += [f"| **total** | **{sum(costs.values()):.4f}** |", ""]
+    limits = ceilings(agent_latency_s)
+    lines += ["| one run saturates | items/s |", "| --- | --- |"]
+    lines += [f"| {name} | {value:,.0f} |" for name, value in limits.items()]
+    lines.append(f"| **one run's ceiling** | **{min(limits.values()):,.0f}** |")
+    many = many_runs_ceilings(agent_latency_s)
+    lines += ["", "| many concurrent runs saturate | items/s |", "| --- | --- |"]
+    lines += [f"| {name} | {value:,.0f} |" for name, value in many.items()]
+    lines.append(
+        f"| **as deployed (mapping at {ITEM_MAX_CONCURRENCY})** | **{min(many.values()):,.0f}** |"
+    )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(report())

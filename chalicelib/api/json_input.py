@@ -1,0 +1,170 @@
+"""The one check every JSON request body passes before its pydantic model sees it.
+
+A body is refused with 400 ``VALIDATION_FAILED`` (naming the offending field) when it holds
+anything the store could not keep or a later read could not answer:
+
+- nesting deeper than :data:`MAX_DEPTH` (DynamoDB's own limit for a map or list). The
+  depth is measured by an iterative scan *before* ``json.loads``, so a 100,000-deep
+  ``[[[[`` cannot exhaust the parser's recursion;
+- a lone UTF-16 surrogate (``"\\udfff"``) in any string, keys included: it is not
+  Unicode, cannot be encoded as UTF-8 and so can be neither stored nor answered;
+- a number DynamoDB cannot hold: ``NaN``, ``Infinity``, anything that overflows to
+  infinity (``1e400``) or underflows to zero (``1e-400``), more than 38 significant digits,
+  or a magnitude outside ``[1e-130, 1e126)``. Every number of a body is held to this rule,
+  free-form ``metadata`` included, so any value can become a DynamoDB number.
+
+Query parameters are held to the string rule too.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from chalicelib.errors import ValidationFailed
+
+#: DynamoDB allows 32 levels of nested maps/lists; the body object itself is level 1.
+MAX_DEPTH = 32
+#: DynamoDB number limits: 38 significant digits, magnitude 1E-130 .. 9.99...E+125.
+MAX_DIGITS = 38
+MIN_MAGNITUDE = 1e-130
+MAX_MAGNITUDE_EXCLUSIVE = 1e126
+
+# A JSON string (possibly unterminated: the parser reports that) or one bracket. The
+# string branch is the "unrolled loop" form, linear in the input.
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
+_KEY_FOLLOWS = re.compile(r"\s*:")
+
+
+class _Unstorable:
+    """What ``NaN``, ``Infinity`` and numbers that over/underflow parse to here.
+
+    Parsing them to a marker (not raising) lets the walk name the field they are in.
+    """
+
+    def __init__(self, literal: str) -> None:
+        self.literal = literal
+
+
+def _parse_float(literal: str) -> float | _Unstorable:
+    value = float(literal)
+    mantissa = re.split("[eE]", literal, maxsplit=1)[0]
+    underflowed = value == 0 and any(digit in mantissa for digit in "123456789")
+    return _Unstorable(literal) if underflowed or not math.isfinite(value) else value
+
+
+def parse_body(raw: bytes) -> Any:
+    """The decoded body after every check above; raises :class:`ValidationFailed`."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationFailed(f"request body is not valid JSON: {exc}", field="body") from exc
+    check_depth(text)
+    try:
+        decoded = json.loads(text, parse_constant=_Unstorable, parse_float=_parse_float)
+    except ValueError as exc:
+        raise ValidationFailed(f"request body is not valid JSON: {exc}", field="body") from exc
+    check_values(decoded)
+    return decoded
+
+
+def check_depth(text: str) -> None:
+    """Refuse nesting deeper than :data:`MAX_DEPTH`, naming the top-level field it is in."""
+    depth = 0
+    top_field = "body"
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ValidationFailed(
+                    f"{top_field} is nested deeper than {MAX_DEPTH} levels",
+                    field=top_field,
+                    limit=MAX_DEPTH,
+                )
+        elif token in "]}":
+            depth -= 1
+        elif depth == 1 and _KEY_FOLLOWS.match(text, match.end()):
+            top_field = _key_name(token)
+
+
+def _key_name(token: str) -> str:
+    try:
+        name = json.loads(token)
+    except ValueError:
+        return "body"
+    return name if isinstance(name, str) and _is_unicode(name) else "body"
+
+
+def check_values(value: Any, root: str = "") -> None:
+    """Refuse lone surrogates and unstorable numbers anywhere in ``value``."""
+    for path, node in _walk(value, root):
+        if isinstance(node, str):
+            if not _is_unicode(node):
+                _refuse_surrogate(path)
+        elif isinstance(node, _Unstorable):
+            _refuse_number(path, node.literal)
+        elif isinstance(node, bool):
+            continue
+        elif isinstance(node, int | float) and not storable_number(node):
+            _refuse_number(path, repr(node))
+
+
+def check_strings(params: Mapping[str, str], root: str = "") -> None:
+    """Refuse a lone surrogate in a flat string mapping (query or path parameters)."""
+    for name, value in params.items():
+        if not (_is_unicode(name) and _is_unicode(value)):
+            _refuse_surrogate(f"{root}{name}" if _is_unicode(name) else root or "query")
+
+
+def storable_number(number: int | float) -> bool:
+    if isinstance(number, float):
+        if not math.isfinite(number):
+            return False
+        magnitude = abs(number)
+        return number == 0 or MIN_MAGNITUDE <= magnitude < MAX_MAGNITUDE_EXCLUSIVE
+    digits = str(abs(number)).rstrip("0") or "0"
+    return len(digits) <= MAX_DIGITS and abs(number) < 10**126
+
+
+def _walk(value: Any, root: str) -> Iterator[tuple[str, Any]]:
+    """Every node with its dotted path, depth-first, without recursion."""
+    stack: list[tuple[str, Any]] = [(root, value)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            for key, child in node.items():
+                if not _is_unicode(key):
+                    _refuse_surrogate(path or "body")
+                stack.append((f"{path}.{key}" if path else key, child))
+        elif isinstance(node, list):
+            stack.extend((f"{path}.{i}" if path else str(i), c) for i, c in enumerate(node))
+        else:
+            yield path or "body", node
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _refuse_surrogate(path: str) -> None:
+    raise ValidationFailed(
+        f"{path} holds a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape); "
+        "strings must be valid Unicode",
+        field=path,
+    )
+
+
+def _refuse_number(path: str, literal: str) -> None:
+    raise ValidationFailed(
+        f"{path} is {literal}: numbers must be finite, have at most {MAX_DIGITS} significant "
+        "digits and a magnitude of 0 or between 1e-130 and 1e126 (DynamoDB's number range)",
+        field=path,
+    )

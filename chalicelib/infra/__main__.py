@@ -1,0 +1,111 @@
+"""``python -m chalicelib.infra {generate,package} --stage dev``: write or package the infra.
+
+``generate`` writes ``.chalice/policy-<stage>.json`` (the functions' IAM policy, which
+``chalice package`` embeds) and ``<out>/merge-template.json``; ``package`` then runs
+``chalice package --merge-template`` into ``<out>`` (default ``dist/<stage>``), leaving
+``sam.json`` and ``deployment.zip`` there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from chalice import Chalice
+
+from chalicelib.infra.definitions import queue_specs, table_specs
+from chalicelib.infra.merge import link_event_sources, merge_template
+from chalicelib.infra.policy import policy_document
+from chalicelib.infra.stage import PROJECT_DIR, Stage, load_stage, stage_env, stage_environment
+from chalicelib.infra.template import Options
+
+MERGE_TEMPLATE = "merge-template.json"
+
+
+def render(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True) + "\n"
+
+
+def policy_path(stage: str, project_dir: Path = PROJECT_DIR) -> Path:
+    return project_dir / ".chalice" / f"policy-{stage}.json"
+
+
+def stage_policy(stage: Stage, options: Options) -> dict[str, Any]:
+    settings = stage.settings
+    return policy_document(table_specs(settings), queue_specs(settings), options.invoke_functions)
+
+
+def stage_app(stage: Stage) -> Chalice:
+    """The app as `chalice package` imports it: under the stage's environment (its handlers'
+    queue names are read from settings at import time)."""
+    with stage_env(stage.environment):
+        from app import app
+
+        return app
+
+
+def stage_merge_template(stage: Stage, options: Options) -> dict[str, Any]:
+    return merge_template(stage, stage_app(stage), options)
+
+
+def generate(stage_name: str, out: Path, options: Options) -> Path:
+    stage = load_stage(stage_name)
+    policy_path(stage_name).write_text(render(stage_policy(stage, options)))
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / MERGE_TEMPLATE
+    target.write_text(render(stage_merge_template(stage, options)))
+    return target
+
+
+def package(stage_name: str, out: Path, options: Options) -> None:
+    merge = generate(stage_name, out, options)
+    env = dict(os.environ)
+    env.setdefault("AWS_DEFAULT_REGION", env.get("AWS_REGION", "us-east-1"))
+    stage_environment(stage_name)  # fail early on an unknown stage
+    chalice = Path(sys.executable).with_name("chalice")
+    subprocess.run(
+        [str(chalice), "package", "--stage", stage_name, "--merge-template", str(merge), str(out)],
+        cwd=PROJECT_DIR,
+        env=env,
+        check=True,
+    )
+    packaged = out / "sam.json"
+    template = json.loads(packaged.read_text())
+    link_event_sources(template, load_stage(stage_name), stage_app(load_stage(stage_name)))
+    packaged.write_text(render(template))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m chalicelib.infra", description=__doc__)
+    parser.add_argument("command", choices=["generate", "package"])
+    parser.add_argument("--stage", default="dev")
+    parser.add_argument("--out", type=Path, help="output directory (default dist/<stage>)")
+    parser.add_argument(
+        "--invoke-function",
+        action="append",
+        default=[],
+        help="a Lambda (name or ARN) agents/tools may invoke; repeat for more",
+    )
+    parser.add_argument(
+        "--retain-data",
+        choices=["yes", "no"],
+        help="keep tables and bucket on stack deletion (default: yes except for dev)",
+    )
+    args = parser.parse_args(argv)
+    retain = args.retain_data == "yes" if args.retain_data else args.stage != "dev"
+    options = Options(invoke_functions=args.invoke_function, retain_data=retain)
+    out = args.out or PROJECT_DIR / "dist" / args.stage
+    if args.command == "generate":
+        print(generate(args.stage, out, options))
+    else:
+        package(args.stage, out, options)
+        print(out / "sam.json")
+
+
+if __name__ == "__main__":
+    main()

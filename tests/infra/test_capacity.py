@@ -1,0 +1,47 @@
+"""docs/scaling.md's capacity tables are what bench/capacity.py computes; its arithmetic holds."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bench import capacity
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "scaling.md"
+
+
+def test_the_doc_holds_the_scripts_tables() -> None:
+    text = DOC.read_text()
+    found = re.search(r"<!-- capacity:begin -->\n(.*)\n<!-- capacity:end -->", text, re.S)
+    assert found, "docs/scaling.md lost its capacity markers"
+    assert found.group(1).strip() == capacity.report().strip(), (
+        "run `python bench/capacity.py` and paste its output into docs/scaling.md"
+    )
+
+
+def test_request_units_follow_dynamodb_rounding() -> None:
+    assert capacity.wcu(2.5) == 3 and capacity.wcu(2.5, transactional=True) == 6
+    assert capacity.wcu(1.0) == 1
+    assert capacity.rcu(4.0) == 1 and capacity.rcu(4.1) == 2
+    assert capacity.rcu(1.2, consistent=False) == 0.5
+
+
+def test_one_runs_ceiling_is_its_tightest_resource() -> None:
+    limits = capacity.ceilings()
+    assert limits["results partition (run_id)"] == pytest.approx(1000 / 6)
+    assert limits["run counter item"] == pytest.approx(1000 / 4 * 10)
+    assert min(limits, key=lambda k: limits[k]) == "results partition (run_id)"
+    # A slower agent moves the ceiling to Lambda concurrency.
+    slow = capacity.ceilings(agent_latency_s=9.9)
+    assert min(slow, key=lambda k: slow[k]) == "Lambda (items mapping)"
+    assert slow["Lambda (items mapping)"] == pytest.approx(50 * 10 / 10)
+
+
+def test_cost_adds_up_from_its_parts() -> None:
+    item = capacity.per_item()
+    costs = capacity.cost_per_1000(item)
+    assert costs["DynamoDB writes"] == pytest.approx(item.writes * 1000 * 0.625 / 1e6)
+    assert item.sqs_requests == pytest.approx(0.101 + 0.215)
+    assert max(costs, key=lambda k: costs[k]) == "DynamoDB writes"

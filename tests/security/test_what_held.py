@@ -1,0 +1,393 @@
+"""What the outside audit found holding, kept as regression tests.
+
+- Every route x method a project key can call, tried with another project's key against a
+  victim project's real resources: nothing of the victim's is returned and nothing changes.
+- Every route x method with bad credentials: 401 and the envelope, nothing written.
+- Secrets never reach the logs.
+
+The route table is read from the app itself, so a route added later is covered (or fails
+here until it is given a sample request).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.support.runs import Plugins, make_item, make_suite
+from tests.support.servers import Reply, Server, serve
+
+#: Routes every caller may read: nothing tenant-specific behind them.
+PUBLIC_ROUTES = {("GET", "/health"), ("GET", "/api/v1/openapi.json")}
+DECIDER_ANSWER = {"answers": [{"name": "ok", "type": "predicate", "probability": 0.9}]}
+SECRET_HEADER_VALUE = "Bearer victim-tool-secret-0000"
+
+
+@dataclass
+class Victim:
+    """One project with one of every resource, and the strings that must never leak."""
+
+    ids: dict[str, str]
+    names: list[str]
+    key: str
+    webhook_secret: str
+
+    def markers(self) -> list[str]:
+        """Strings whose presence in an answer to the attacker is a leak."""
+        return [*self.ids.values(), *self.names, self.webhook_secret]
+
+
+@pytest.fixture
+def decider_backend(aws_env: None) -> Iterator[Server]:
+    with serve(lambda request: Reply(200, DECIDER_ANSWER)) as server:
+        yield server
+
+
+def _created(response: Any) -> dict[str, Any]:
+    assert response.status == 201, response
+    return dict(response.json)
+
+
+@pytest.fixture
+def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
+    project = _created(api.post("/api/v1/projects", {"name": "victim-corp"}))
+    key = _created(api.post("/api/v1/api-keys", {"project_id": project["id"], "name": "ci"}))
+    suite = make_suite(api, project, [("echo:alpha", "alpha"), ("echo:beta", "beta")])
+    run = _created(api.post(suite.runs_path, {"wait": True}))
+    generated = api.post(
+        f"/api/v1/agents/{suite.agent['id']}/generate",
+        {"input": [{"role": "user", "content": "echo:gamma"}]},
+    )
+    generation = _created(generated)
+    tool = _created(
+        api.post(
+            "/api/v1/tools",
+            {
+                "project_id": project["id"],
+                "name": "victim-judge-tool",
+                "type": "http",
+                "config": {
+                    "url": decider_backend.url,
+                    "headers": {"Authorization": SECRET_HEADER_VALUE},
+                },
+            },
+        )
+    )
+    decider = _created(
+        api.post(
+            "/api/v1/deciders",
+            {
+                "project_id": project["id"],
+                "name": "victim-decider",
+                "questions": [{"name": "ok", "kind": "predicate", "prompt": "Is it fine?"}],
+                "backend": {"type": "tool", "tool_id": tool["id"]},
+            },
+        )
+    )
+    decision = _created(
+        api.post(f"/api/v1/deciders/{decider['id']}/decisions", {"input": "is it fine?"})
+    )
+    provider = _created(
+        api.post(
+            "/api/v1/ai-providers",
+            {
+                "project_id": project["id"],
+                "name": "victim-provider",
+                "base_url": "http://127.0.0.1:9/v1",
+                "default_model": "judge-1",
+            },
+        )
+    )
+    webhook = _created(
+        api.post(
+            "/api/v1/webhooks",
+            {"project_id": project["id"], "url": "http://127.0.0.1:9/h", "events": ["eval_run.*"]},
+        )
+    )
+    ids = {
+        "project_id": project["id"],
+        "key_id": key["id"],
+        "agent_id": suite.agent["id"],
+        "dataset_id": suite.dataset["id"],
+        "item_id": suite.items[0]["id"],
+        "eval_id": suite.eval["id"],
+        "run_id": run["id"],
+        "generation_id": generation["id"],
+        "tool_id": tool["id"],
+        "decider_id": decider["id"],
+        "decision_id": decision["id"],
+        "provider_id": provider["id"],
+        "webhook_id": webhook["id"],
+        "version": "1",
+    }
+    names = ["victim-corp", "victim-judge-tool", "victim-decider", "victim-provider"]
+    names += ["echo:alpha", "echo:gamma", SECRET_HEADER_VALUE]
+    return Victim(ids=ids, names=names, key=key["key"], webhook_secret=webhook["secret"])
+
+
+def _fill(template: str, ids: dict[str, str]) -> str:
+    return template.format(**ids)
+
+
+def sample_body(method: str, path: str, ids: dict[str, str]) -> dict[str, Any] | None:
+    """A request body that would be valid for the victim's own key (None: no body)."""
+    project = ids["project_id"]
+    bodies: dict[tuple[str, str], dict[str, Any]] = {
+        ("POST", "/api/v1/projects"): {"name": "stolen"},
+        ("PUT", "/api/v1/projects/{project_id}"): {"name": "renamed-by-attacker"},
+        ("POST", "/api/v1/api-keys"): {"project_id": project, "name": "stolen"},
+        ("POST", "/api/v1/agents"): {
+            "project_id": project,
+            "name": "stolen",
+            "type": "http",
+            "config": {"url": "http://example.com/agent"},
+        },
+        ("PUT", "/api/v1/agents/{agent_id}"): {"config": {"url": "http://example.com/x"}},
+        ("POST", "/api/v1/agents/{agent_id}/generate"): {
+            "input": [{"role": "user", "content": "echo:stolen"}]
+        },
+        ("POST", "/api/v1/ai-providers"): {
+            "project_id": project,
+            "name": "stolen",
+            "base_url": "http://example.com/v1",
+            "default_model": "m",
+        },
+        ("PUT", "/api/v1/ai-providers/{provider_id}"): {"name": "renamed-by-attacker"},
+        ("POST", "/api/v1/datasets"): {"project_id": project, "name": "stolen"},
+        ("PUT", "/api/v1/datasets/{dataset_id}"): {"name": "renamed-by-attacker"},
+        ("POST", "/api/v1/datasets/{dataset_id}/items"): {
+            "input": [{"role": "user", "content": "planted"}]
+        },
+        ("POST", "/api/v1/datasets/{dataset_id}/items/from-generation"): {
+            "generation_id": ids["generation_id"]
+        },
+        ("PUT", "/api/v1/datasets/{dataset_id}/items/{item_id}"): {"expected_output": "planted"},
+        ("POST", "/api/v1/deciders"): {
+            "project_id": project,
+            "name": "stolen",
+            "questions": [{"name": "ok", "kind": "predicate", "prompt": "?"}],
+            "backend": {"type": "tool", "tool_id": ids["tool_id"]},
+        },
+        ("PUT", "/api/v1/deciders/{decider_id}"): {"name": "renamed-by-attacker"},
+        ("POST", "/api/v1/deciders/{decider_id}/decisions"): {"input": "x"},
+        ("POST", "/api/v1/evals"): {
+            "project_id": project,
+            "name": "stolen",
+            "agent_id": ids["agent_id"],
+            "dataset_id": ids["dataset_id"],
+            "scorers": [{"type": "exact_match"}],
+        },
+        ("PUT", "/api/v1/evals/{eval_id}"): {"name": "renamed-by-attacker"},
+        ("POST", "/api/v1/evals/{eval_id}/runs"): {"wait": True},
+        ("POST", "/api/v1/evals/{eval_id}/runs/{run_id}/cancel"): {},
+        ("POST", "/api/v1/tools"): {
+            "project_id": project,
+            "name": "stolen",
+            "type": "http",
+            "config": {"url": "http://example.com/t"},
+        },
+        ("PUT", "/api/v1/tools/{tool_id}"): {"name": "renamed-by-attacker"},
+        ("POST", "/api/v1/webhooks"): {
+            "project_id": project,
+            "url": "http://example.com/h",
+            "events": ["eval_run.*"],
+        },
+    }
+    if method in {"GET", "DELETE"}:
+        return None
+    return bodies[(method, path)]
+
+
+#: Query strings for list routes, naming the victim's project where the route takes one.
+LIST_QUERIES = {
+    "/api/v1/agents",
+    "/api/v1/ai-providers",
+    "/api/v1/api-keys",
+    "/api/v1/datasets",
+    "/api/v1/deciders",
+    "/api/v1/evals",
+    "/api/v1/tools",
+    "/api/v1/webhooks",
+}
+
+
+def route_calls(app: Any, ids: dict[str, str]) -> list[tuple[str, str, dict[str, Any] | None]]:
+    """(method, concrete path, body) for every route x method of the app but the public ones."""
+    calls = []
+    for template, methods in sorted(app.routes.items()):
+        for method in sorted(methods):
+            if (method, template) in PUBLIC_ROUTES:
+                continue
+            path = _fill(template, ids)
+            if method == "GET" and template in LIST_QUERIES:
+                path += f"?project_id={ids['project_id']}"
+            calls.append((method, path, sample_body(method, template, ids)))
+    return calls
+
+
+def victim_state(api: Any, victim: Victim) -> str:
+    """Everything the admin can read of the victim's project, as one comparable string."""
+    project = victim.ids["project_id"]
+    parts = [api.get(f"/api/v1/projects/{project}").json]
+    for listing in sorted(LIST_QUERIES):
+        parts.append(api.get(f"{listing}?project_id={project}").json)
+    for path in (
+        "/api/v1/datasets/{dataset_id}/items",
+        "/api/v1/evals/{eval_id}/runs",
+        "/api/v1/evals/{eval_id}/runs/{run_id}/results",
+        "/api/v1/agents/{agent_id}/versions",
+        "/api/v1/deciders/{decider_id}/versions",
+        "/api/v1/generations/{generation_id}",
+        "/api/v1/decisions/{decision_id}",
+        "/api/v1/webhooks/{webhook_id}/deliveries",
+    ):
+        parts.append(api.get(_fill(path, victim.ids)).json)
+    return json.dumps(parts, sort_keys=True)
+
+
+def test_a_foreign_key_reaches_nothing_on_any_route(api: Any, victim: Victim) -> None:
+    from app import app
+
+    attacker_project = _created(api.post("/api/v1/projects", {"name": "attacker"}))
+    attacker_key = _created(
+        api.post("/api/v1/api-keys", {"project_id": attacker_project["id"], "name": "k"})
+    )
+    attacker = api.as_key(attacker_key["key"])
+    before = victim_state(api, victim)
+    calls = route_calls(app, victim.ids)
+    assert len(calls) >= 63  # the audit's 63 pairs; more once routes are added
+    leaks = []
+    for method, path, body in calls:
+        response = attacker.request(method, path, body)
+        # A listing may answer 200 with the attacker's own (empty) page; nothing else may.
+        own_listing = method == "GET" and path.split("?")[0] in LIST_QUERIES | {"/api/v1/projects"}
+        text = response.raw.decode("utf-8", "replace")
+        # Echoing what the attacker sent (an id in a 404's message) tells it nothing.
+        sent = path + json.dumps(body)
+        leaked = [m for m in victim.markers() if m in text and m not in sent]
+        if leaked or (200 <= response.status < 300 and not own_listing):
+            leaks.append((method, path, response.status, leaked))
+        elif not own_listing:
+            assert response.status in {403, 404}, (method, path, response)
+            assert response.code in {"RESOURCE_NOT_FOUND", "API_KEY_PROJECT_SCOPE", "FORBIDDEN"}, (
+                method,
+                path,
+                response,
+            )
+    assert leaks == []
+    assert victim_state(api, victim) == before
+
+
+def test_missing_project_and_foreign_project_look_the_same(api: Any, victim: Victim) -> None:
+    other = _created(api.post("/api/v1/projects", {"name": "other"}))
+    other_key = _created(api.post("/api/v1/api-keys", {"project_id": other["id"], "name": "k"}))
+    outsider = api.as_key(other_key["key"])
+    for template, real in (
+        ("/api/v1/agents/{}", victim.ids["agent_id"]),
+        ("/api/v1/evals/{}", victim.ids["eval_id"]),
+        ("/api/v1/generations/{}", victim.ids["generation_id"]),
+    ):
+        prefix = real.split("_", 1)[0]
+        hidden = outsider.get(template.format(real))
+        missing = outsider.get(template.format(f"{prefix}_0000000000000000"))
+        assert (
+            (hidden.status, hidden.code)
+            == (missing.status, missing.code)
+            == (
+                404,
+                "RESOURCE_NOT_FOUND",
+            )
+        )
+
+
+def bad_credentials(victim: Victim) -> dict[str, dict[str, str]]:
+    """Authorization headers (or none) that must all be refused the same way."""
+    key_id = victim.key.split(".")[1]
+    return {
+        "missing": {},
+        "empty bearer": {"Authorization": "Bearer "},
+        "wrong scheme": {"Authorization": f"Basic {victim.key}"},
+        "wrong secret": {"Authorization": f"Bearer pawl.{key_id}.not-the-secret"},
+        "malformed key": {"Authorization": "Bearer pawl..."},
+    }
+
+
+def test_bad_credentials_are_401_on_every_route(api: Any, victim: Victim) -> None:
+    from app import app
+
+    before = victim_state(api, victim)
+    calls = route_calls(app, victim.ids)
+    refused = 0
+    for label, headers in bad_credentials(victim).items():
+        for method, path, body in calls:
+            payload = json.dumps(body).encode() if body is not None else b""
+            response = getattr(api.client.http, method.lower())(
+                path, headers={"Content-Type": "application/json", **headers}, body=payload
+            )
+            assert response.status_code == 401, (label, method, path, response.body[:200])
+            assert json.loads(response.body)["error"]["code"] == "UNAUTHORIZED"
+            refused += 1
+    assert refused == 5 * len(calls) >= 315
+    assert victim_state(api, victim) == before
+
+
+def test_a_deleted_key_is_refused_everywhere(api: Any, victim: Victim) -> None:
+    from app import app
+
+    assert api.delete(f"/api/v1/api-keys/{victim.ids['key_id']}").status == 204
+    revoked = api.as_key(victim.key)
+    for method, path, body in route_calls(app, victim.ids):
+        response = revoked.request(method, path, body)
+        assert response.status == 401 and response.code == "UNAUTHORIZED", (method, path)
+
+
+def test_secrets_never_reach_the_logs(
+    api: Any, victim: Victim, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    scoped = api.as_key(victim.key)
+    suite_eval = victim.ids["eval_id"]
+    context = {"session_token": "tool-context-secret-1111"}
+    run = scoped.post(f"/api/v1/evals/{suite_eval}/runs", {"wait": True, "tool_context": context})
+    assert run.status == 201, run
+    decided = scoped.post(f"/api/v1/deciders/{victim.ids['decider_id']}/decisions", {"input": "y"})
+    assert decided.status == 201, decided
+    api.as_key("pawl.key_0000000000000000.wrong-secret-2222").get("/api/v1/agents")
+    # pawl's own logs, at every level. (botocore's DEBUG logs print whole request bodies;
+    # docs/security.md says never to enable them where secrets flow.)
+    ours = [r for r in caplog.records if r.name.startswith(("pawl", "chalicelib", "app"))]
+    assert ours, "the scenario logged nothing of pawl's: the check would be empty"
+    logged = "\n".join(f"{r.getMessage()} {r.exc_text or ''}" for r in ours)
+    for secret in (
+        victim.key,
+        victim.key.split(".")[-1],
+        victim.webhook_secret,
+        "tool-context-secret-1111",
+        SECRET_HEADER_VALUE,
+        "wrong-secret-2222",
+    ):
+        assert secret not in logged
+
+
+def test_items_of_a_foreign_dataset_are_not_reachable_by_id(api: Any, victim: Victim) -> None:
+    # An item id is only meaningful under its own dataset: the attacker's own dataset path
+    # with the victim's item id is the same 404 as a made-up one.
+    attacker_project = _created(api.post("/api/v1/projects", {"name": "attacker2"}))
+    key = _created(
+        api.post("/api/v1/api-keys", {"project_id": attacker_project["id"], "name": "k"})
+    )
+    attacker = api.as_key(key["key"])
+    own = _created(
+        attacker.post("/api/v1/datasets", {"project_id": attacker_project["id"], "name": "own"})
+    )
+    make_item(attacker, own["id"], "mine")
+    path = f"/api/v1/datasets/{own['id']}/items/{victim.ids['item_id']}"
+    for method in ("GET", "DELETE"):
+        response = attacker.request(method, path)
+        assert response.status == 404 and response.code == "RESOURCE_NOT_FOUND", response
+    assert attacker.put(path, {"expected_output": "x"}).status == 404
