@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
-from pydantic import Field, HttpUrl, field_validator
+from pydantic import Field, HttpUrl, WithJsonSchema, field_validator
 
 from chalicelib.agents.contract import AdapterConfig
 
@@ -33,7 +34,9 @@ class ModelAgentConfig(AdapterConfig):
     base_url: HttpUrl
     model: str = Field(min_length=1)
     instructions: str = ""
-    api_key_env: str | None = None
+    api_key_env: (
+        Annotated[str, WithJsonSchema({"type": "string", "pattern": _ENV_NAME.pattern})] | None
+    ) = None
     timeout_s: float = Field(60.0, gt=0, le=900)
 
     @field_validator("api_key_env")

@@ -10,8 +10,10 @@ from typing import Any, TypeVar
 from chalice import Blueprint
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, create_model
 
+from chalicelib.agents.configs import PythonAgentConfig
+from chalicelib.api import plugin_schemas
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.envelope import validation_error_from_pydantic
@@ -23,6 +25,7 @@ from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.ids import ProjectId
 from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.validation import evals_needing_output_schema
+from chalicelib.settings import get_settings
 from chalicelib.store import agents
 from chalicelib.store.evals import list_evals_for_agent, run_with_retry
 
@@ -53,6 +56,34 @@ class UpdateAgent(RequestBody):
     type: str | None = Field(None, min_length=1)
     config: dict[str, Any] | None = None
     output_schema: dict[str, Any] | None = Field(None, description="null removes it")
+
+
+def _adapter_configs() -> dict[str, type[BaseModel]]:
+    """Each registered agent type's config model, as far as this deployment accepts it."""
+    configs: dict[str, type[BaseModel]] = {}
+    for agent_type in plugins().adapter_types():
+        model = plugins().adapter(agent_type).config_model
+        if issubclass(model, PythonAgentConfig):
+            allowed = plugin_schemas.python_agent_config(get_settings().python_agent_modules)
+            if allowed is None:
+                continue  # no module allow-listed: every python agent is refused
+            model = allowed
+        configs[agent_type] = model
+    return configs
+
+
+def published_create() -> Any:
+    return plugin_schemas.discriminated_bodies(CreateAgent, _adapter_configs())
+
+
+def published_update() -> Any:
+    configs = _adapter_configs()
+    return create_model(
+        "UpdateAgentPublished",
+        __base__=UpdateAgent,
+        type=(plugin_schemas.optional_type(list(configs)), None),
+        config=(plugin_schemas.any_config(configs) | None, None),
+    )
 
 
 def validated_config(agent_type: str, config: dict[str, Any]) -> dict[str, Any]:
@@ -97,7 +128,16 @@ def _refuse_dropping_schema(agent_id: str, evals: list[Eval]) -> None:
         )
 
 
-@endpoint(bp, "/api/v1/agents", "POST", body=CreateAgent, response=Agent, status=201, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/agents",
+    "POST",
+    body=CreateAgent,
+    published_body=published_create,
+    response=Agent,
+    status=201,
+    tag=TAG,
+)
 def create_agent(call: Call[CreateAgent, Any]) -> Agent:
     """Register an agent under test (version 1)."""
     body = call.body
@@ -121,7 +161,15 @@ def get_agent(call: Call[Any, Any]) -> Agent:
     return shown(visible_agent(call.caller, call.path["agent_id"]))
 
 
-@endpoint(bp, "/api/v1/agents/{agent_id}", "PUT", body=UpdateAgent, response=Agent, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/agents/{agent_id}",
+    "PUT",
+    body=UpdateAgent,
+    published_body=published_update,
+    response=Agent,
+    tag=TAG,
+)
 def update_agent(call: Call[UpdateAgent, Any]) -> Agent:
     """Partially update an agent; every update writes a new immutable version."""
     body = call.body

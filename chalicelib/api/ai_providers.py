@@ -12,10 +12,10 @@ in the middle of a request.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from chalice import Blueprint
-from pydantic import Field, field_validator
+from pydantic import Field, WithJsonSchema, field_validator
 
 from chalicelib import outbound
 from chalicelib.api.auth import Caller
@@ -36,6 +36,17 @@ TAG = "ai-providers"
 ITEM = "/api/v1/ai-providers/{provider_id}"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MAX_URL_LENGTH = 2048
+#: What the document states of ``api_key_env`` (``_env_name`` enforces it) and of URLs
+#: (the outbound policy enforces more: a host, and an address it allows).
+EnvName = Annotated[
+    str, WithJsonSchema({"type": "string", "pattern": _ENV_NAME.pattern, "maxLength": 256})
+]
+HTTP_URL_SCHEMA = {
+    "type": "string",
+    "pattern": r"^https?://[^\x00-\x20\x7f/?#@]+(?:[/?#][^\x00-\x20\x7f]*)?$",
+    "maxLength": MAX_URL_LENGTH,
+}
+UrlText = Annotated[str, WithJsonSchema(HTTP_URL_SCHEMA)]
 
 
 def _env_name(value: str | None) -> str | None:
@@ -47,8 +58,10 @@ def _env_name(value: str | None) -> str | None:
 class CreateAiProvider(RequestBody):
     project_id: ProjectId | None = Field(None, description="Required with the admin key")
     name: str = Field(min_length=1, max_length=200)
-    base_url: str = Field(min_length=1, max_length=MAX_URL_LENGTH)
-    api_key_env: str | None = Field(None, max_length=256, description="Variable NAME, not a key")
+    base_url: UrlText = Field(min_length=1, max_length=MAX_URL_LENGTH)
+    api_key_env: EnvName | None = Field(
+        None, max_length=256, description="Variable NAME, not a key"
+    )
     default_model: str = Field(min_length=1, max_length=200)
 
     _check_env = field_validator("api_key_env")(_env_name)
@@ -56,8 +69,8 @@ class CreateAiProvider(RequestBody):
 
 class UpdateAiProvider(RequestBody):
     name: str | None = Field(None, min_length=1, max_length=200)
-    base_url: str | None = Field(None, min_length=1, max_length=MAX_URL_LENGTH)
-    api_key_env: str | None = Field(None, max_length=256, description="null: send no key")
+    base_url: UrlText | None = Field(None, min_length=1, max_length=MAX_URL_LENGTH)
+    api_key_env: EnvName | None = Field(None, max_length=256, description="null: send no key")
     default_model: str | None = Field(None, min_length=1, max_length=200)
 
     _check_env = field_validator("api_key_env")(_env_name)

@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from chalice import Blueprint
-from pydantic import Field
+from pydantic import Field, create_model
 
+from chalicelib.api import plugin_schemas
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
@@ -20,6 +21,7 @@ from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import Agent, Eval, EvalSpec
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.ids import AgentId, DatasetId, ProjectId
+from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.validation import env_for_project, validate_scorers
 from chalicelib.store import agents, datasets, evals
 
@@ -58,6 +60,31 @@ class UpdateEval(RequestBody):
     max_regression: Fraction | None = None
 
 
+def _published_scorers() -> Any:
+    """A non-empty list of scorers, each one of the registered types' config models."""
+    types = plugins().scorer_types()
+    variants = []
+    for scorer_type in types:
+        scorer = plugins().scorer(scorer_type)
+        model = scorer.config_model
+        variants.append(plugin_schemas.named_scorer(model, types) if scorer.named else model)
+    return Annotated[
+        list[plugin_schemas.one_of(variants, "type")],  # type: ignore[misc]
+        Field(min_length=1, description="Scorer configs"),
+    ]
+
+
+def published_create() -> Any:
+    return create_model(
+        "CreateEvalPublished", __base__=CreateEval, scorers=(_published_scorers(), ...)
+    )
+
+
+def published_update() -> Any:
+    scorers = _published_scorers()
+    return create_model("UpdateEvalPublished", __base__=UpdateEval, scorers=(scorers | None, None))
+
+
 _NOT_NULL = ("name", "agent_id", "dataset_id", "scorers", "trials", "trial_reducer")
 
 
@@ -89,7 +116,16 @@ def visible_eval(caller: Caller, eval_id: str) -> Eval:
     return found
 
 
-@endpoint(bp, "/api/v1/evals", "POST", body=CreateEval, response=Eval, status=201, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/evals",
+    "POST",
+    body=CreateEval,
+    published_body=published_create,
+    response=Eval,
+    status=201,
+    tag=TAG,
+)
 def create_eval(call: Call[CreateEval, Any]) -> Eval:
     """Bind an agent to a dataset and scorers (name unique in the project)."""
     body = call.body
@@ -128,7 +164,15 @@ def _updated_spec(current: Eval, body: UpdateEval) -> EvalSpec:
     return base.model_copy(update=changes)
 
 
-@endpoint(bp, "/api/v1/evals/{eval_id}", "PUT", body=UpdateEval, response=Eval, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/evals/{eval_id}",
+    "PUT",
+    body=UpdateEval,
+    published_body=published_update,
+    response=Eval,
+    tag=TAG,
+)
 def update_eval(call: Call[UpdateEval, Any]) -> Eval:
     """Partially update an eval; scorers are re-validated when they or the agent change."""
     refuse_nulls(call.body, *_NOT_NULL)

@@ -9,9 +9,12 @@ anything the store could not keep or a later read could not answer:
 - a lone UTF-16 surrogate (``"\\udfff"``) in any string, keys included: it is not
   Unicode, cannot be encoded as UTF-8 and so can be neither stored nor answered;
 - a number DynamoDB cannot hold: ``NaN``, ``Infinity``, anything that overflows to
-  infinity (``1e400``) or underflows to zero (``1e-400``), more than 38 significant digits,
-  or a magnitude outside ``[1e-130, 1e126)``. Every number of a body is held to this rule,
-  free-form ``metadata`` included, so any value can become a DynamoDB number.
+  infinity (``1e400``) or underflows to zero (``1e-400``), or a magnitude outside
+  ``[1e-130, 1e38)``. Every number of a body is held to this rule, free-form ``metadata``
+  included, so any value can become a DynamoDB number. DynamoDB itself goes to ``1e126``
+  but only with 38 significant digits, a rule JSON Schema cannot state; below ``1e38``
+  every integer has at most 38 digits, so the published document states this rule exactly
+  (:mod:`chalicelib.api.json_schema`).
 
 Query parameters are held to the string rule too.
 """
@@ -28,10 +31,10 @@ from chalicelib.errors import ValidationFailed
 
 #: DynamoDB allows 32 levels of nested maps/lists; the body object itself is level 1.
 MAX_DEPTH = 32
-#: DynamoDB number limits: 38 significant digits, magnitude 1E-130 .. 9.99...E+125.
-MAX_DIGITS = 38
+#: Magnitudes a number may have besides 0: DynamoDB's smallest, and 10**38 (exclusive), the
+#: bound under which DynamoDB's 38 significant digits hold for every integer.
 MIN_MAGNITUDE = 1e-130
-MAX_MAGNITUDE_EXCLUSIVE = 1e126
+MAX_MAGNITUDE_EXCLUSIVE = 10**38
 
 # A JSON string (possibly unterminated: the parser reports that) or one bracket. The
 # string branch is the "unrolled loop" form, linear in the input.
@@ -121,13 +124,10 @@ def check_strings(params: Mapping[str, str], root: str = "") -> None:
 
 
 def storable_number(number: int | float) -> bool:
-    if isinstance(number, float):
-        if not math.isfinite(number):
-            return False
-        magnitude = abs(number)
-        return number == 0 or MIN_MAGNITUDE <= magnitude < MAX_MAGNITUDE_EXCLUSIVE
-    digits = str(abs(number)).rstrip("0") or "0"
-    return len(digits) <= MAX_DIGITS and abs(number) < 10**126
+    if isinstance(number, float) and not math.isfinite(number):
+        return False
+    # int and float compare exactly in Python, so 10**38 bounds both without rounding.
+    return number == 0 or MIN_MAGNITUDE <= abs(number) < MAX_MAGNITUDE_EXCLUSIVE
 
 
 def _walk(value: Any, root: str) -> Iterator[tuple[str, Any]]:
@@ -164,7 +164,7 @@ def _refuse_surrogate(path: str) -> None:
 
 def _refuse_number(path: str, literal: str) -> None:
     raise ValidationFailed(
-        f"{path} is {literal}: numbers must be finite, have at most {MAX_DIGITS} significant "
-        "digits and a magnitude of 0 or between 1e-130 and 1e126 (DynamoDB's number range)",
+        f"{path} is {literal}: numbers must be finite with a magnitude of 0 or in "
+        "[1e-130, 1e38) (DynamoDB's number, stated exactly in the API document)",
         field=path,
     )

@@ -8,9 +8,14 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from chalicelib.api import json_schema
 from chalicelib.api.routing import ROUTES, RouteSpec
+from chalicelib.settings import get_settings
 
 REF = "#/components/schemas/{model}"
+#: Request-side components are named apart from response ones: only they state the input
+#: rules (:mod:`chalicelib.api.json_schema`), which say nothing about what is answered.
+INPUT_REF = "#/components/schemas/{model}.input"
 ERROR_SCHEMA = {
     "type": "object",
     "required": ["error"],
@@ -34,12 +39,19 @@ def _schema_of(annotation: Any, components: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+def _input_schema_of(annotation: Any, components: dict[str, Any]) -> dict[str, Any]:
+    schema = TypeAdapter(annotation).json_schema(ref_template=INPUT_REF)
+    for name, definition in schema.pop("$defs", {}).items():
+        components[f"{name}.input"] = json_schema.tighten(definition)
+    return dict(json_schema.tighten(schema))
+
+
 def _parameters(spec: RouteSpec) -> list[dict[str, Any]]:
     params = [
         {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
         for name in re.findall(r"{(\w+)}", spec.path)
     ]
-    query_schema = spec.query.model_json_schema()
+    query_schema = json_schema.tighten(spec.query.model_json_schema())
     required = set(query_schema.get("required", []))
     for name, prop in query_schema.get("properties", {}).items():
         params.append({"name": name, "in": "query", "required": name in required, "schema": prop})
@@ -86,9 +98,10 @@ def _operation(spec: RouteSpec, components: dict[str, Any]) -> dict[str, Any]:
     if not spec.public:
         op["security"] = [{"bearer": []}]
     if spec.body is not None:
+        body = spec.published_body() if spec.published_body else spec.body
         op["requestBody"] = {
             "required": True,
-            "content": {"application/json": {"schema": _schema_of(spec.body, components)}},
+            "content": {"application/json": {"schema": _input_schema_of(body, components)}},
         }
     success: dict[str, Any] = {"description": "OK"}
     if spec.response is not None and spec.status != 204:
@@ -97,9 +110,15 @@ def _operation(spec: RouteSpec, components: dict[str, Any]) -> dict[str, Any]:
     return op
 
 
-@lru_cache(maxsize=1)
 def build_document() -> dict[str, Any]:
-    components: dict[str, Any] = {"Error": ERROR_SCHEMA}
+    """The document of this deployment (its plugins and python-agent allow-list)."""
+    return _document(tuple(get_settings().python_agent_modules))
+
+
+@lru_cache(maxsize=4)
+def _document(python_agent_modules: tuple[str, ...]) -> dict[str, Any]:
+    # The argument only keys the cache: the published agent bodies read the same setting.
+    components: dict[str, Any] = {"Error": ERROR_SCHEMA, **json_schema.COMPONENTS}
     paths: dict[str, dict[str, Any]] = {}
     for spec in ROUTES:
         paths.setdefault(spec.path, {})[spec.method.lower()] = _operation(spec, components)

@@ -76,6 +76,9 @@ class RouteSpec:
     status: int
     tag: str
     public: bool
+    #: What the document publishes for the body when it is more exact than ``body`` (built
+    #: from the plugin registry when the document is built): see ``plugin_schemas``.
+    published_body: Callable[[], Any] | None = None
 
 
 ROUTES: list[RouteSpec] = []
@@ -159,6 +162,7 @@ def endpoint(
     summary: str = "",
     tag: str = "",
     public: bool = False,
+    published_body: Callable[[], Any] | None = None,
 ) -> Callable[[Callable[[Call[Any, Any]], Any]], Callable[..., Response]]:
     """Register ``handler(call)`` as ``method path`` on ``bp``."""
 
@@ -174,6 +178,7 @@ def endpoint(
             status=status,
             tag=tag,
             public=public,
+            published_body=published_body,
         )
         ROUTES.append(spec)
 

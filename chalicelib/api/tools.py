@@ -10,15 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 from chalice import Blueprint
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, create_model
 
 from chalicelib import outbound
+from chalicelib.api import plugin_schemas
 from chalicelib.api.common import refuse_nulls
 from chalicelib.api.envelope import validation_error_from_pydantic
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.secret_headers import masked_config, restore_masked
-from chalicelib.domain.tools import CONFIG_MODELS, HttpToolConfig, Tool, ToolType
+from chalicelib.domain.tools import CONFIG_MODELS, BuiltinToolConfig, HttpToolConfig, Tool, ToolType
 from chalicelib.errors import ValidationFailed
 from chalicelib.ids import ProjectId
 from chalicelib.scoring.validation import register_lookup
@@ -51,6 +52,31 @@ class UpdateTool(RequestBody):
     description: str | None = DESCRIPTION
     type: ToolType | None = None
     config: dict[str, Any] | None = None
+
+
+def _type_configs() -> dict[str, type[BaseModel]]:
+    """Each tool type's config model as this deployment accepts it (builtin: installed actions)."""
+    configs: dict[str, type[BaseModel]] = dict(CONFIG_MODELS)
+    builtin = plugin_schemas.builtin_actions_config(BuiltinToolConfig, sorted(available_actions()))
+    if builtin is None:
+        del configs["builtin"]  # no plugin provides an action: every builtin tool is refused
+    else:
+        configs["builtin"] = builtin
+    return configs
+
+
+def published_create() -> Any:
+    return plugin_schemas.discriminated_bodies(CreateTool, _type_configs())
+
+
+def published_update() -> Any:
+    configs = _type_configs()
+    return create_model(
+        "UpdateToolPublished",
+        __base__=UpdateTool,
+        type=(plugin_schemas.optional_type(list(configs)), None),
+        config=(plugin_schemas.any_config(configs) | None, None),
+    )
 
 
 def validated_config(tool_type: str, config: dict[str, Any]) -> dict[str, Any]:
@@ -90,7 +116,16 @@ def visible_tool(call: Call[Any, Any]) -> Tool:
     return tool
 
 
-@endpoint(bp, "/api/v1/tools", "POST", body=CreateTool, response=Tool, status=201, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/tools",
+    "POST",
+    body=CreateTool,
+    published_body=published_create,
+    response=Tool,
+    status=201,
+    tag=TAG,
+)
 def create_tool(call: Call[CreateTool, Any]) -> Tool:
     """Create a tool (name unique in the project)."""
     body = call.body
@@ -114,7 +149,15 @@ def get_tool(call: Call[Any, Any]) -> Tool:
     return shown(visible_tool(call))
 
 
-@endpoint(bp, "/api/v1/tools/{tool_id}", "PUT", body=UpdateTool, response=Tool, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/tools/{tool_id}",
+    "PUT",
+    body=UpdateTool,
+    published_body=published_update,
+    response=Tool,
+    tag=TAG,
+)
 def update_tool(call: Call[UpdateTool, Any]) -> Tool:
     """Rename a tool, change its description, or replace its config (and type)."""
     body = call.body

@@ -11,6 +11,7 @@ from chalice import Blueprint
 from pydantic import Field, field_validator
 
 from chalicelib import outbound
+from chalicelib.api.ai_providers import UrlText
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.errors import ValidationFailed
@@ -28,7 +29,7 @@ MAX_URL_LENGTH = 2048
 
 class CreateWebhook(RequestBody):
     project_id: ProjectId
-    url: str = Field(min_length=1, max_length=MAX_URL_LENGTH)
+    url: UrlText = Field(min_length=1, max_length=MAX_URL_LENGTH)
     events: list[EventPattern] = Field(min_length=1, max_length=10)
     secret: str | None = Field(None, min_length=16, max_length=256)
 

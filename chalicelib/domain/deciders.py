@@ -19,6 +19,8 @@ QUESTION_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 MAX_QUESTIONS = 20
 MAX_OPTIONS = 20
 Label = Annotated[str, Field(min_length=1, max_length=500)]
+#: What ``_distinct`` enforces, stated in the document.
+DISTINCT: dict[str, Any] = {"uniqueItems": True}
 
 
 def _distinct(values: list[str], what: str) -> list[str]:
@@ -42,7 +44,7 @@ class ScoreQuestion(_QuestionBase):
     """Where the input sits on an ordered scale: answered with a level index."""
 
     kind: Literal["score"]
-    levels: list[Label] = Field(min_length=2, max_length=MAX_OPTIONS)
+    levels: list[Label] = Field(min_length=2, max_length=MAX_OPTIONS, json_schema_extra=DISTINCT)
 
     @field_validator("levels")
     @classmethod
@@ -54,7 +56,7 @@ class ChoiceQuestion(_QuestionBase):
     """Which option applies: answered with one of ``options``."""
 
     kind: Literal["choice"]
-    options: list[Label] = Field(min_length=2, max_length=MAX_OPTIONS)
+    options: list[Label] = Field(min_length=2, max_length=MAX_OPTIONS, json_schema_extra=DISTINCT)
 
     @field_validator("options")
     @classmethod

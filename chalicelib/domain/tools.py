@@ -13,9 +13,17 @@ nothing server-side can call them: they pause for a calling client.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    HttpUrl,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+)
 
 from chalicelib.domain.base import Resource
 from chalicelib.domain.secret_headers import masked_config_field
@@ -27,6 +35,9 @@ SERVER_CALLABLE: frozenset[str] = frozenset({"http", "lambda", "builtin"})
 
 CONTEXT_TOKEN = re.compile(r"\{\{context:([^{}]*)\}\}")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+#: A header token as the document states it (``context_keys`` entries, header names); the
+#: validators below enforce the same pattern with their own messages.
+HeaderToken = Annotated[str, WithJsonSchema({"type": "string", "pattern": _HEADER_NAME.pattern})]
 MAX_PRESET_KEYS = 50
 
 
@@ -77,10 +88,10 @@ class HttpToolConfig(ToolConfig):
 
     url: HttpUrl
     # Declared before the fields holding tokens: their validators read it.
-    context_keys: list[str] | None = Field(
+    context_keys: list[HeaderToken] | None = Field(
         None, max_length=50, description="Only these tool_context keys reach the tool"
     )
-    headers: dict[str, str] = Field(default_factory=dict, max_length=50)
+    headers: dict[HeaderToken, str] = Field(default_factory=dict, max_length=50)
     preset_parameters: dict[str, Any] = Field(default_factory=dict, max_length=MAX_PRESET_KEYS)
     timeout_s: float = Field(30.0, gt=0, le=900)
 
@@ -114,7 +125,7 @@ class LambdaToolConfig(ToolConfig):
 
     function_name: str = Field(min_length=1, max_length=170)
     preset_parameters: dict[str, Any] = Field(default_factory=dict, max_length=MAX_PRESET_KEYS)
-    context_keys: list[str] = Field(default_factory=list, max_length=50)
+    context_keys: list[HeaderToken] = Field(default_factory=list, max_length=50)
 
     @field_validator("context_keys")
     @classmethod

@@ -12,8 +12,9 @@ from typing import Annotated, Any, Literal
 
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, WithJsonSchema, field_validator
 
+from chalicelib.api.json_schema import JSON_LOGIC_MAPPING, JSON_LOGIC_OPERATION, JSON_LOGIC_REF
 from chalicelib.ids import AiProviderId, DeciderId, ToolId
 from chalicelib.scoring import jsonlogic
 from chalicelib.scoring.contract import ScorerConfig
@@ -60,7 +61,7 @@ class ContainsConfig(BuiltinConfig):
 
 class JsonLogicConfig(BuiltinConfig):
     type: Literal["json_logic"]
-    expression: dict[str, Any]
+    expression: Annotated[dict[str, Any], WithJsonSchema(JSON_LOGIC_OPERATION)]
 
     @field_validator("expression")
     @classmethod
@@ -119,9 +120,11 @@ class DeciderScorerConfig(BuiltinConfig):
     type: Literal["decider"]
     name: ScorerName
     decider_id: DeciderId
-    score: Any = Field(description="JSON Logic over {answers, answers_by_name}")
+    score: Annotated[Any, WithJsonSchema(JSON_LOGIC_REF)] = Field(
+        description="JSON Logic over {answers, answers_by_name}"
+    )
     pass_threshold: Threshold
-    input: dict[str, Any] | None = Field(
+    input: Annotated[dict[str, Any], WithJsonSchema(JSON_LOGIC_MAPPING)] | None = Field(
         None,
         description="One JSON Logic operation, or {key: rule}, over the item context; "
         "omitted, the decision's input is the item context itself",
