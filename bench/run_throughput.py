@@ -39,6 +39,7 @@ from contextlib import ExitStack, contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -242,6 +243,8 @@ def main() -> None:
     with ExitStack() as stack:
         if args.agent == "http":
             url, agent_pid = stack.enter_context(instant_http_agent())
+            # Outbound calls reach public addresses only unless the operator names the port.
+            os.environ["PAWL_ALLOW_PRIVATE_URLS"] = f"loopback:{urlsplit(url).port}"
             agent: dict[str, Any] = {"type": "http", "config": {"url": url}}
             children = {"instant http agent": agent_pid}
         else:

@@ -16,6 +16,7 @@ from chalicelib.settings import get_settings
 
 _lock = threading.Lock()
 _clients: dict[str, Any] = {}
+_session: boto3.session.Session | None = None
 
 CLIENT_CONFIG = Config(
     connect_timeout=5,
@@ -23,6 +24,23 @@ CLIENT_CONFIG = Config(
     retries={"mode": "standard", "max_attempts": 5},
     max_pool_connections=32,
 )
+
+
+def session() -> boto3.session.Session:
+    """The boto3 session clients are made from, re-read from the environment after a reset.
+
+    Not boto3's default session: it resolves credentials once per process, so a runtime
+    started after anything else used boto3 would sign with stale keys (the stand-in checks
+    them: each runtime makes its own).
+    """
+    global _session
+    current = _session
+    if current is None:
+        with _lock:
+            if _session is None:
+                _session = boto3.session.Session()
+            current = _session
+    return current
 
 
 def client(service: str) -> Any:
@@ -35,9 +53,10 @@ def client(service: str) -> Any:
     existing = _clients.get(key)
     if existing is not None:
         return existing
+    made_from = session()
     with _lock:
         if key not in _clients:
-            _clients[key] = boto3.client(
+            _clients[key] = made_from.client(
                 service,
                 region_name=settings.region,
                 endpoint_url=settings.aws_endpoint_url,
@@ -47,6 +66,8 @@ def client(service: str) -> Any:
 
 
 def reset_clients() -> None:
-    """Drop every cached client (the endpoint or the stand-in changed)."""
+    """Drop every cached client and the session (the endpoint or credentials changed)."""
+    global _session
     with _lock:
         _clients.clear()
+        _session = None

@@ -81,6 +81,8 @@ def _stop_on_signals() -> Iterator[threading.Event]:
 
 
 def _banner(runtime: LocalRuntime) -> None:
+    from chalicelib.settings import get_settings
+
     print(f"pawl is serving on {runtime.url}", flush=True)
     print(f"  admin key   {runtime.admin_key}   (Authorization: Bearer <key>)", flush=True)
     if runtime.persists_state:
@@ -90,6 +92,9 @@ def _banner(runtime: LocalRuntime) -> None:
         print(
             f"  AWS         {runtime.aws_endpoint or 'real AWS'} (keeps its own state)", flush=True
         )
+    allowed = get_settings().allow_private_urls
+    outbound = f"public and PAWL_ALLOW_PRIVATE_URLS={allowed}" if allowed else "public only"
+    print(f"  outbound    {outbound} (never pawl's own ports)", flush=True)
     if runtime.restored is not None:
         restored = runtime.restored
         print(f"  restored    {restored.items} items, {restored.objects} objects", flush=True)

@@ -10,7 +10,6 @@ import json
 import threading
 from typing import Any
 
-import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -40,7 +39,7 @@ def invoke_client() -> Any:
     with _lock:
         if _cached is None or _cached[0] is not shared:
             settings = get_settings()
-            client = boto3.client(
+            client = aws.session().client(
                 "lambda",
                 region_name=settings.region,
                 endpoint_url=settings.aws_endpoint_url,

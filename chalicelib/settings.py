@@ -68,6 +68,10 @@ class Settings:
     server_secret: str | None = field(default=None, repr=False)
     #: ``PAWL_KMS_KEY_ID``: when set, secrets at rest are encrypted with this KMS key instead.
     kms_key_id: str | None = None
+    #: pawl's own endpoints (``host:port`` or URLs, comma-separated) that no outbound call
+    #: may reach, whatever ``allow_private_urls`` says; the local runtime sets it to what it
+    #: binds. ``aws_endpoint_url`` always counts too (see chalicelib/outbound/allowlist.py).
+    reserved_endpoints: str = ""
 
     def table_name(self, name: str) -> str:
         return f"{self.table_prefix}-{name}"
@@ -85,8 +89,8 @@ def get_settings() -> Settings:
         aws_endpoint_url=os.environ.get("AWS_ENDPOINT_URL") or None,
         admin_key=secret_from_env("PAWL_ADMIN_KEY"),
         python_agent_modules=_names(os.environ.get("PAWL_PYTHON_AGENT_MODULES", "")),
-        # "" = public addresses only; "loopback" also allows 127.0.0.0/8 and ::1;
-        # "all" allows every private range (never link-local/metadata unless "all").
+        # "" = public addresses only; "loopback:PORT,...", CIDRs, "loopback", "all": the
+        # grammar is in chalicelib/outbound/allowlist.py (an invalid value is public only).
         allow_private_urls=os.environ.get("PAWL_ALLOW_PRIVATE_URLS", "").strip().lower(),
         bucket=os.environ.get("PAWL_BUCKET", f"{prefix}-blobs"),
         run_queue=os.environ.get("PAWL_RUN_QUEUE", f"{prefix}-runs"),
@@ -107,6 +111,7 @@ def get_settings() -> Settings:
         embedding_threads=max(1, int(os.environ.get("PAWL_EMBEDDING_THREADS", "1"))),
         server_secret=secret_from_env("PAWL_SERVER_SECRET"),
         kms_key_id=os.environ.get("PAWL_KMS_KEY_ID") or None,
+        reserved_endpoints=os.environ.get("PAWL_RESERVED_ENDPOINTS", "").strip(),
     )
 
 

@@ -41,7 +41,10 @@ os.environ["PAWL_PYTHON_AGENT_MODULES"] = ",".join(
 # Keys for secrets at rest and API key hashes derive from it (a deployment must set one).
 os.environ["PAWL_SERVER_SECRET"] = SERVER_SECRET
 os.environ.pop("PAWL_KMS_KEY_ID", None)
-os.environ["PAWL_ALLOW_PRIVATE_URLS"] = "loopback"
+# Public addresses only, plus port 9 (discard): the placeholder URL that config-only tests
+# give agents, tools and webhooks and never call. A test server adds its own port for its
+# lifetime (tests.support.servers.serve), as an operator names the ports pawl may call.
+os.environ["PAWL_ALLOW_PRIVATE_URLS"] = PLACEHOLDER_ALLOW_LIST = "loopback:9"
 # moto in-process is not safe under concurrent writes from several threads (the local
 # runtime's stand-in serializes them in its own process): see store.base.serialized_writes.
 os.environ["PAWL_SERIALIZE_TRANSACTIONS"] = "1"

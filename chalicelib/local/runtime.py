@@ -28,7 +28,8 @@ from chalicelib.local.pollers import QueuePoller, sqs_sources
 from chalicelib.local.quiesce import Quiesce
 from chalicelib.local.scheduler import Scheduler
 from chalicelib.local.standin import AwsStandIn, EnvPatch, reset_aws_state, stand_in_environment
-from chalicelib.settings import LOCAL_DEFAULT_ADMIN_KEY, get_settings
+from chalicelib.outbound import InvalidAllowList, validate_allow_list
+from chalicelib.settings import LOCAL_DEFAULT_ADMIN_KEY, get_settings, reset_settings
 from chalicelib.webhooks import resume
 
 log = logging.getLogger("pawl.local")
@@ -100,8 +101,11 @@ class LocalRuntime:
                 # Queued messages did not survive the restart: the delivery rows did.
                 self.resumed_deliveries = resume.resume_after_restart().resumed
             app = self.config.app or _default_app()
+            # Bind first: the API port must be reserved before any worker calls out.
+            self._bind_gateway(app)
+            self._reserve_own_endpoints()
             self._start_workers(app)
-            self._start_gateway(app)
+            self._spawn("http", lambda: self._serve_http())
             if self.snapshots is not None and self.config.snapshot_interval_s > 0:
                 self._spawn("snapshots", self._snapshot_loop)
         except BaseException:
@@ -159,8 +163,10 @@ class LocalRuntime:
 
     def _prepare_environment(self) -> None:
         self.env.set_default("PAWL_ADMIN_KEY", LOCAL_DEFAULT_ADMIN_KEY)
+        # No default for PAWL_ALLOW_PRIVATE_URLS: unset or empty means public addresses only.
+        # Checked first: an invalid value stops the runtime before it touches the state dir.
+        _check_allow_list()
         self._prepare_secrets()
-        self.env.set_default("PAWL_ALLOW_PRIVATE_URLS", "loopback")
         self.env.set_default("AWS_DEFAULT_REGION", "us-east-1")
         endpoint = self.config.aws_endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
         if self.config.use_real_aws:
@@ -172,7 +178,7 @@ class LocalRuntime:
             self._lock_state_dir()
             self.standin = AwsStandIn(journal_dir=self.state_dir / JOURNAL_DIR)
             self.aws_endpoint = self.standin.start()
-            self.env.update(stand_in_environment(self.aws_endpoint))
+            self.env.update(stand_in_environment(self.aws_endpoint, self.standin.credentials))
             self.snapshots = snapshot.SnapshotWriter(self.state_dir, "")
         reset_aws_state()
         if self.snapshots is not None:
@@ -265,12 +271,26 @@ class LocalRuntime:
         if self.config.run_schedules:
             self.scheduler.start()
 
-    def _start_gateway(self, app: Chalice) -> None:
+    def _bind_gateway(self, app: Chalice) -> None:
         routes = LocalRoutesHandler(self)
         self.gateway = GatewayServer(
             (self.config.host, self.config.port), app, quiesce=self.quiesce, local_routes=routes
         )
-        self._spawn("http", lambda: self._serve_http())
+
+    def _reserve_own_endpoints(self) -> None:
+        """Put what this runtime binds on the outbound policy's never-call list.
+
+        ``AWS_ENDPOINT_URL`` (the stand-in or the configured endpoint) always counts; the API
+        port is added here once it is known (``--port 0`` picks one at bind time).
+        """
+        assert self.gateway is not None
+        host, port = self.config.host, self.gateway.server_port
+        own = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+        if self.aws_endpoint:
+            own.append(self.aws_endpoint)
+        existing = os.environ.get("PAWL_RESERVED_ENDPOINTS", "")
+        self.env.set("PAWL_RESERVED_ENDPOINTS", ",".join(filter(None, [existing, *own])))
+        reset_settings()
 
     def _serve_http(self) -> None:
         assert self.gateway is not None
@@ -331,6 +351,17 @@ class LocalRuntime:
             AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
         )["Attributes"]
         return all(int(value) == 0 for value in attributes.values())
+
+
+def _check_allow_list() -> None:
+    """Refuse to start with an allow-list pawl does not understand (it would mean "public")."""
+    try:
+        validate_allow_list(os.environ.get("PAWL_ALLOW_PRIVATE_URLS", ""))
+    except InvalidAllowList as exc:
+        raise RuntimeError(
+            f"PAWL_ALLOW_PRIVATE_URLS is not valid: {exc} (expected a comma-separated list of "
+            "loopback:PORT, CIDRs such as 10.0.0.0/8, loopback or all; empty: public only)"
+        ) from None
 
 
 def _default_app() -> Chalice:

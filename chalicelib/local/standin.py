@@ -1,5 +1,10 @@
 """The AWS stand-in (moto's server on 127.0.0.1) and pointing this process at an endpoint.
 
+The stand-in answers only requests signed (AWS SigV4) with credentials made at random for
+each runtime (:class:`StandInCredentials`): they reach the child on its stdin, never on its
+command line, and only this process points boto3 at them. A tenant who reaches the port
+without them gets 403 (see :mod:`chalicelib.local.standin_auth`).
+
 Every AWS client in pawl is created lazily from :mod:`chalicelib.settings`, so pointing the
 process at an endpoint is: change the environment, then drop the cached settings, clients,
 queue URLs and table bindings. :class:`EnvPatch` remembers what it changed so an embedded
@@ -11,24 +16,52 @@ from __future__ import annotations
 import json
 import logging
 import os
+import secrets
 import subprocess
 import sys
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("pawl.local")
 
-#: Credentials the stand-in accepts; real ones must never be sent to it.
-DUMMY_CREDENTIALS = {
-    "AWS_ACCESS_KEY_ID": "pawl-local",
-    "AWS_SECRET_ACCESS_KEY": "pawl-local",
-}
 #: How long a stopping stand-in may take before it is killed.
 STOP_TIMEOUT_S = 10.0
-#: Variables that would make boto3 look past the dummy credentials (a profile, a token).
+#: Variables that would make boto3 look past the stand-in's credentials (a profile, a token).
 CREDENTIAL_OVERRIDES = ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN")
+
+
+_CHILD_DROPS = frozenset({"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", *CREDENTIAL_OVERRIDES})
+
+
+@dataclass(frozen=True)
+class StandInCredentials:
+    """The key pair one stand-in accepts; made at random per runtime, never logged."""
+
+    access_key_id: str
+    secret_access_key: str
+
+    @classmethod
+    def generate(cls) -> StandInCredentials:
+        # The shape of an AWS key pair (20 upper-case characters, 40 URL-safe ones).
+        alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+        key_id = "PAWL" + "".join(secrets.choice(alphabet) for _ in range(16))
+        return cls(key_id, secrets.token_urlsafe(30))
+
+    def as_json(self) -> str:
+        return json.dumps(
+            {"access_key_id": self.access_key_id, "secret_access_key": self.secret_access_key}
+        )
+
+    @classmethod
+    def from_json(cls, line: str) -> StandInCredentials:
+        data = json.loads(line)
+        return cls(str(data["access_key_id"]), str(data["secret_access_key"]))
+
+    def __repr__(self) -> str:  # never print the secret by accident
+        return f"StandInCredentials(access_key_id={self.access_key_id!r}, secret=***)"
 
 
 class AwsStandIn:
@@ -43,14 +76,16 @@ class AwsStandIn:
         self.port = port
         #: Where the child journals every acknowledged mutation (None: no journal).
         self.journal_dir = journal_dir
+        self.credentials = StandInCredentials.generate()
         self.endpoint: str | None = None
         self._process: subprocess.Popen[str] | None = None
         self._control_lock = threading.Lock()
 
     def start(self) -> str:
         project_root = str(Path(__file__).resolve().parents[2])
+        # The child needs no AWS credentials of any kind (it only checks its own).
         env = {
-            **os.environ,
+            **{k: v for k, v in os.environ.items() if k not in _CHILD_DROPS},
             "PYTHONPATH": os.pathsep.join(
                 filter(None, [project_root, os.environ.get("PYTHONPATH")])
             ),
@@ -66,7 +101,10 @@ class AwsStandIn:
             text=True,
             env=env,
         )
-        assert self._process.stdout is not None
+        assert self._process.stdin is not None and self._process.stdout is not None
+        # The secret goes down the pipe: argv is visible to every user through ps.
+        self._process.stdin.write(self.credentials.as_json() + "\n")
+        self._process.stdin.flush()
         first_line = self._process.stdout.readline()
         if not first_line:
             code = self._process.wait(timeout=STOP_TIMEOUT_S)
@@ -142,11 +180,12 @@ class EnvPatch:
         self._previous.clear()
 
 
-def stand_in_environment(endpoint: str) -> dict[str, str | None]:
-    """The variables that point boto3 (and so all of pawl) at the stand-in."""
+def stand_in_environment(endpoint: str, credentials: StandInCredentials) -> dict[str, str | None]:
+    """The variables that point boto3 (and so all of pawl) at the stand-in and its key."""
     values: dict[str, str | None] = {
         "AWS_ENDPOINT_URL": endpoint,
-        **DUMMY_CREDENTIALS,
+        "AWS_ACCESS_KEY_ID": credentials.access_key_id,
+        "AWS_SECRET_ACCESS_KEY": credentials.secret_access_key,
     }
     values.update({name: None for name in CREDENTIAL_OVERRIDES})
     return values

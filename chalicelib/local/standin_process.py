@@ -3,14 +3,15 @@
 The local runtime starts this as a child (``python -m chalicelib.local.standin_process``)
 so that moto's request handling and pawl's workers do not share one interpreter lock: in
 one process each AWS call waited for the workers' Python and the other way round. The
-child prints ``{"port": N}`` on its first line once it accepts connections, and exits when
-its stdin closes, so it never outlives the runtime that started it (even one killed with
-SIGKILL).
+child reads its credentials (one JSON line) from stdin, prints ``{"port": N}`` on its first
+line once it accepts connections, and exits when its stdin closes, so it never outlives the
+runtime that started it (even one killed with SIGKILL). Every request must be signed with
+those credentials (:mod:`chalicelib.local.standin_auth`, the outermost WSGI layer).
 
 With ``--journal-dir`` every acknowledged mutation is journaled (``local/journal.py``),
-and stdin carries the runtime's control commands, one JSON object a line, each answered
-on one stdout line: ``open`` (replay the journal over the restored snapshot, then start a
-new segment), ``freeze``/``thaw`` (a snapshot's exact cut) and ``drop_below``
+and the following stdin lines carry the runtime's control commands, one JSON object a line,
+each answered on one stdout line: ``open`` (replay the journal over the restored snapshot,
+then start a new segment), ``freeze``/``thaw`` (a snapshot's exact cut) and ``drop_below``
 (compaction). A pipe only the parent holds: no network surface.
 """
 
@@ -25,12 +26,13 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from chalicelib.local import moto_patches, moto_server_patches
+from chalicelib.local import moto_patches, moto_server_patches, standin_auth
 from chalicelib.local.journal import Journal
 from chalicelib.local.journal_wsgi import JournalMiddleware, handle_command
+from chalicelib.local.standin import StandInCredentials
 
 
-def serve(port: int, journal_dir: Path | None = None) -> None:
+def serve(port: int, credentials: StandInCredentials, journal_dir: Path | None = None) -> None:
     from moto.moto_server.werkzeug_app import (
         DomainDispatcherApplication,
         MotoRequestHandler,
@@ -48,7 +50,10 @@ def serve(port: int, journal_dir: Path | None = None) -> None:
     if journal_dir is not None:
         journal = Journal(journal_dir, moto_server_patches.STATE_LOCK)
         app = JournalMiddleware(moto_app, journal)
-    server = make_server("127.0.0.1", port, app, threaded=True, request_handler=MotoRequestHandler)
+    guarded = standin_auth.RequireSignature(app, credentials)  # outermost: unsigned stops here
+    server = make_server(
+        "127.0.0.1", port, guarded, threaded=True, request_handler=MotoRequestHandler
+    )
     control = threading.Thread(
         target=_obey_parent, args=(server, journal, moto_app, control_out), daemon=True
     )
@@ -95,7 +100,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="stand-in %(levelname)s %(name)s %(message)s")
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
-    serve(args.port, args.journal_dir)
+    credentials = StandInCredentials.from_json(sys.stdin.readline())
+    serve(args.port, credentials, args.journal_dir)
 
 
 if __name__ == "__main__":

@@ -34,13 +34,31 @@ Behaviour
 - Redirects are never followed (a 3xx is returned as is), so a redirect cannot lead to a
   refused address. Proxy environment variables are ignored for the same reason.
 - SSRF: only http/https. Every address the host resolves to is checked *when connecting*
-  (so DNS rebinding between a check and the connection does not help) against
-  ``PAWL_ALLOW_PRIVATE_URLS``: ``""`` public addresses only; ``"loopback"`` also
-  127.0.0.0/8 and ::1; ``"all"`` everything, and only ``"all"`` allows link-local and
-  cloud-metadata addresses.
+  (so DNS rebinding between a check and the connection does not help), and again at config
+  time by :func:`check_url`. IPv6 spellings of IPv4 addresses (mapped ``::ffff:a.b.c.d``,
+  compatible ``::a9fe:a9fe``, translated, NAT64, 6to4) are judged as the IPv4 address.
+  Public addresses are allowed; anything else only as ``PAWL_ALLOW_PRIVATE_URLS`` lists it:
+  ``""`` (or unset) public only; ``loopback:PORT[,loopback:PORT...]`` those loopback ports;
+  CIDRs (``10.0.0.0/8,127.0.0.1/32``); ``loopback`` every loopback port; ``all`` every
+  private and loopback address. Link-local needs a link-local CIDR, metadata addresses
+  their exact address, and unspecified addresses are never allowed. An invalid value is
+  "public only" and logged (``pawl serve`` refuses to start with it); grammar in
+  :mod:`chalicelib.outbound.allowlist`.
+- pawl's own endpoints are refused in every mode: the port of ``AWS_ENDPOINT_URL`` (when it
+  is not public) and of every ``PAWL_RESERVED_ENDPOINTS`` entry (the local runtime sets it
+  to the stand-in and API it binds) on any non-public address, and on this host's own
+  addresses (a connection whose two ends share an address). Their refusal says "pawl's
+  own endpoint" and names neither address nor port.
 - Logs name the method, scheme, host and path only: never headers or the query string.
 """
 
+from chalicelib.outbound.addresses import address_category, normalize
+from chalicelib.outbound.allowlist import (
+    InvalidAllowList,
+    OutboundPolicy,
+    current_policy,
+    validate_allow_list,
+)
 from chalicelib.outbound.answers import UnusableAnswer, decode_json
 from chalicelib.outbound.client import (
     CONNECT_TIMEOUT_CAP_S,
@@ -59,10 +77,9 @@ from chalicelib.outbound.errors import (
     OutboundUnreachable,
 )
 from chalicelib.outbound.policy import (
-    address_category,
+    OWN_ENDPOINT_MESSAGE,
     category_allowed,
     check_url,
-    normalized_policy,
     safe_url,
 )
 from chalicelib.outbound.retry import (
@@ -77,10 +94,13 @@ __all__ = [
     "CONNECT_TIMEOUT_CAP_S",
     "MAX_BACKOFF_S",
     "MAX_RESPONSE_BYTES",
+    "OWN_ENDPOINT_MESSAGE",
     "RETRY_AFTER_CAP_S",
     "RETRY_STATUSES",
     "USER_AGENT",
+    "InvalidAllowList",
     "OutboundError",
+    "OutboundPolicy",
     "OutboundRefused",
     "OutboundResponse",
     "OutboundTimeout",
@@ -91,11 +111,13 @@ __all__ = [
     "backoff_delay",
     "category_allowed",
     "check_url",
+    "current_policy",
     "decode_json",
-    "normalized_policy",
+    "normalize",
     "post_json",
     "request",
     "reset_client",
     "retry_after_s",
     "safe_url",
+    "validate_allow_list",
 ]

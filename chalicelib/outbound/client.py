@@ -13,15 +13,17 @@ from typing import Any
 import httpcore
 import httpx
 
+from chalicelib.outbound.allowlist import OutboundPolicy, current_policy
 from chalicelib.outbound.errors import (
     OutboundError,
+    OutboundRefused,
     OutboundTimeout,
     OutboundTooLarge,
     OutboundUnreachable,
 )
 from chalicelib.outbound.policy import (
     check_addresses,
-    normalized_policy,
+    check_connected,
     parse_target,
     resolve,
     safe_url,
@@ -62,7 +64,7 @@ class OutboundResponse:
 class _VettingBackend(httpcore.SyncBackend):
     """Resolves the host itself, refuses disallowed addresses, connects only to vetted ones."""
 
-    def __init__(self, policy: str) -> None:
+    def __init__(self, policy: OutboundPolicy) -> None:
         self.policy = policy
 
     def connect_tcp(
@@ -77,19 +79,26 @@ class _VettingBackend(httpcore.SyncBackend):
             addresses = resolve(host, port)
         except (OSError, UnicodeError) as exc:
             raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from None
-        check_addresses(host, addresses, self.policy)
+        check_addresses(host, addresses, port, self.policy)
         last_error: Exception | None = None
         for ip in addresses:
             try:
-                return super().connect_tcp(str(ip), port, timeout, local_address, socket_options)
+                stream = super().connect_tcp(str(ip), port, timeout, local_address, socket_options)
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 last_error = exc
+                continue
+            try:
+                check_connected(stream.get_extra_info("socket"), port, self.policy)
+            except OutboundRefused:
+                stream.close()
+                raise
+            return stream
         assert last_error is not None  # getaddrinfo never returns an empty list
         raise last_error
 
 
 class _VettingTransport(httpx.HTTPTransport):
-    def __init__(self, policy: str, limits: httpx.Limits) -> None:
+    def __init__(self, policy: OutboundPolicy, limits: httpx.Limits) -> None:
         super().__init__(trust_env=False, limits=limits)
         # httpx does not expose httpcore's network_backend: rebuild the pool with ours.
         self._pool = httpcore.ConnectionPool(
@@ -103,10 +112,10 @@ class _VettingTransport(httpx.HTTPTransport):
 
 _lock = threading.Lock()
 _client: httpx.Client | None = None
-_client_policy: str | None = None
+_client_policy: OutboundPolicy | None = None
 
 
-def _shared_client(policy: str) -> httpx.Client:
+def _shared_client(policy: OutboundPolicy) -> httpx.Client:
     """The process-wide client (thread-safe), rebuilt only if the SSRF policy changed."""
     global _client, _client_policy
     client = _client
@@ -209,7 +218,7 @@ def request(
 ) -> OutboundResponse:
     """Send a request, retrying as the module docstring says; return the final answer."""
     settings = get_settings()
-    policy = normalized_policy(settings.allow_private_urls)
+    policy = current_policy()
     call = _Call(
         method=method.upper(),
         target=parse_target(url, policy),

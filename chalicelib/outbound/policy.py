@@ -1,6 +1,10 @@
-"""The SSRF policy: which addresses an outbound call may reach (see docs/decisions.md).
+"""The SSRF policy: which address:port an outbound call may reach (see docs/security.md).
 
-Pure functions over addresses, plus the DNS resolution they are applied to.
+Decisions over addresses (:mod:`chalicelib.outbound.addresses` classifies them, the
+operator's allow-list and pawl's own endpoints come from :mod:`chalicelib.outbound.allowlist`),
+plus the DNS resolution they are applied to. The same decision is made at config time
+(:func:`check_url`) and when connecting (the client's vetting backend), so a name that
+resolves differently later (DNS rebinding) is caught where it matters.
 """
 
 from __future__ import annotations
@@ -11,76 +15,102 @@ from collections.abc import Iterable
 
 import httpx
 
+from chalicelib.outbound.addresses import (
+    METADATA_HOSTNAMES,
+    IPAddress,
+    address_category,
+    is_link_local_network,
+    normalize,
+)
+from chalicelib.outbound.allowlist import OutboundPolicy, current_policy
 from chalicelib.outbound.errors import OutboundRefused
-from chalicelib.settings import get_settings
 
-# Addresses of instance-metadata services (AWS IMDS v4/v6 and ECS, Alibaba); the link-local
-# ones are refused as link-local anyway, naming them gives a clearer refusal.
-_METADATA_ADDRESSES = frozenset(
-    ipaddress.ip_address(a)
-    for a in ("169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200")
-)
-_METADATA_HOSTNAMES = frozenset(
-    {"metadata.google.internal", "metadata.goog", "metadata.azure.internal", "instance-data"}
-)
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
-
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+#: The refusal for pawl's own endpoints: it names neither the address nor the port.
+OWN_ENDPOINT_MESSAGE = "refused to call this URL: it is pawl's own endpoint"
+_HINT = "an operator can allow it with PAWL_ALLOW_PRIVATE_URLS"
 
 
-def _embedded_ipv4(ip: IPAddress) -> IPAddress:
-    """The IPv4 address an IPv6 one carries (mapped, 6to4, NAT64), else ``ip`` itself."""
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return ip.ipv4_mapped
-        if ip.sixtofour is not None:
-            return ip.sixtofour
-        if ip in _NAT64:
-            return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    return ip
+def _in_networks(ip: IPAddress, policy: OutboundPolicy, category: str) -> bool:
+    candidates = {ip, normalize(ip)}
+    for network in policy.networks:
+        if category == "link-local" and not is_link_local_network(network):
+            continue  # a wide network (all, 0.0.0.0/0) never opens link-local
+        if any(c.version == network.version and c in network for c in candidates):
+            return True
+    return False
 
 
-def address_category(ip: IPAddress) -> str:
-    """public | loopback | private | link-local | metadata | unspecified."""
-    ip = _embedded_ipv4(ip)
-    if ip in _METADATA_ADDRESSES:
-        return "metadata"
-    if ip.is_unspecified:
-        return "unspecified"
-    if ip.is_loopback:
-        return "loopback"
-    if ip.is_link_local:
-        return "link-local"
-    if not ip.is_global or ip.is_multicast:
-        return "private"
-    return "public"
-
-
-def normalized_policy(raw: str) -> str:
-    """The effective policy; an unknown value means the strictest (fail closed)."""
-    return raw if raw in {"loopback", "all"} else ""
-
-
-def category_allowed(category: str, policy: str) -> bool:
-    if category == "public" or policy == "all":
+def category_allowed(ip: IPAddress, port: int, policy: OutboundPolicy) -> bool:
+    """Whether the allow-list admits ``ip:port`` (pawl's own endpoints aside)."""
+    category = address_category(ip)
+    if category == "public":
         return True
-    return category == "loopback" and policy == "loopback"
+    if category == "unspecified":
+        return False
+    if category == "metadata":
+        return normalize(ip) in policy.metadata
+    if category == "loopback" and (policy.any_loopback or port in policy.loopback_ports):
+        return True
+    return _in_networks(ip, policy, category)
 
 
 def _refusal(host: str, ip: IPAddress, category: str) -> OutboundRefused:
     shown = host if host == str(ip) else f"{host} ({ip})"
-    needed = "loopback" if category == "loopback" else "all"
+    if category in {"metadata", "unspecified"}:
+        return OutboundRefused(f"refused to call {shown}: {category} addresses are not allowed")
     return OutboundRefused(
-        f"refused to call {shown}: {category} addresses are not allowed "
-        f"(PAWL_ALLOW_PRIVATE_URLS={needed} would allow them)"
+        f"refused to call {shown}: {category} addresses are not allowed ({_HINT})"
     )
 
 
-def check_addresses(host: str, addresses: Iterable[IPAddress], policy: str) -> None:
+def check_address(host: str, ip: IPAddress, port: int, policy: OutboundPolicy) -> None:
+    """Raise :class:`OutboundRefused` unless ``ip:port`` may be called.
+
+    The allow-list is asked first, so a port the caller could not reach anyway is refused
+    like any other: the "own endpoint" answer tells nothing to someone probing ports.
+    """
+    if not category_allowed(ip, port, policy):
+        raise _refusal(host, ip, address_category(ip))
+    if policy.is_reserved(ip, port):
+        raise OutboundRefused(OWN_ENDPOINT_MESSAGE)
+
+
+def check_addresses(
+    host: str, addresses: Iterable[IPAddress], port: int, policy: OutboundPolicy
+) -> None:
     for ip in addresses:
-        category = address_category(ip)
-        if not category_allowed(category, policy):
-            raise _refusal(host, ip, category)
+        check_address(host, ip, port, policy)
+
+
+def connection_refusal(
+    local: IPAddress, peer: IPAddress, port: int, policy: OutboundPolicy
+) -> OutboundRefused | None:
+    """Why a made connection must not be used, or None.
+
+    A connection whose two ends have the same address went to one of this host's own
+    addresses (a public one too, when pawl binds 0.0.0.0): it is judged as loopback.
+    """
+    if normalize(local) != normalize(peer) or address_category(peer) != "public":
+        return None  # another host, or an address already judged by its own category
+    if not category_allowed(ipaddress.ip_address("127.0.0.1"), port, policy):
+        return OutboundRefused(f"refused to call {peer}: it is this host ({_HINT})")
+    if port in policy.reserved_ports:
+        return OutboundRefused(OWN_ENDPOINT_MESSAGE)
+    return None
+
+
+def check_connected(sock: socket.socket | None, port: int, policy: OutboundPolicy) -> None:
+    """Raise :class:`OutboundRefused` if ``sock`` reached this host where it may not."""
+    if sock is None:
+        return
+    try:
+        local = ipaddress.ip_address(str(sock.getsockname()[0]).split("%", 1)[0])
+        peer = ipaddress.ip_address(str(sock.getpeername()[0]).split("%", 1)[0])
+    except (OSError, ValueError, IndexError):
+        return
+    refusal = connection_refusal(local, peer, port, policy)
+    if refusal is not None:
+        raise refusal
 
 
 def _literal_ip(host: str) -> IPAddress | None:
@@ -90,7 +120,11 @@ def _literal_ip(host: str) -> IPAddress | None:
         return None
 
 
-def parse_target(url: str, policy: str) -> httpx.URL:
+def target_port(target: httpx.URL) -> int:
+    return target.port or (443 if target.scheme == "https" else 80)
+
+
+def parse_target(url: str, policy: OutboundPolicy) -> httpx.URL:
     """Refusals that need no DNS: bad URL, scheme, metadata host names, literal addresses."""
     try:
         target = httpx.URL(url)
@@ -101,11 +135,11 @@ def parse_target(url: str, policy: str) -> httpx.URL:
     host = target.host.rstrip(".").lower()
     if not host:
         raise OutboundRefused("the URL has no host")
-    if host in _METADATA_HOSTNAMES and policy != "all":
+    if host in METADATA_HOSTNAMES and not policy.metadata:
         raise OutboundRefused(f"refused to call {host}: a cloud metadata service")
     literal = _literal_ip(host)
     if literal is not None:
-        check_addresses(host, [literal], policy)
+        check_address(host, literal, target_port(target), policy)
     return target
 
 
@@ -135,12 +169,12 @@ def check_url(url: str) -> None:
     A host that resolves now is checked against every address it resolves to; a host that
     does not resolve yet is accepted here: the check made when connecting is the guarantee.
     """
-    policy = normalized_policy(get_settings().allow_private_urls)
+    policy = current_policy()
     target = parse_target(url, policy)
     if _literal_ip(target.host) is not None:
         return
     try:
-        addresses = resolve(target.host, target.port or 443)
+        addresses = resolve(target.host, target_port(target))
     except (OSError, UnicodeError):
         return
-    check_addresses(target.host, addresses, policy)
+    check_addresses(target.host, addresses, target_port(target), policy)

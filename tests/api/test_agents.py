@@ -139,7 +139,7 @@ def test_updates_write_immutable_versions(api: Any, project: dict[str, Any]) -> 
     assert renamed.status == 200 and renamed.json["version"] == 2
     assert renamed.json["config"] == HTTP_CONFIG and renamed.json["name"] == "support-v2"
     with_schema = api.put(
-        path, {"output_schema": SCHEMA, "config": {"url": "http://127.0.0.1:8/a"}}
+        path, {"output_schema": SCHEMA, "config": {"url": "http://127.0.0.1:9/a"}}
     )
     assert with_schema.json["version"] == 3 and with_schema.json["output_schema"] == SCHEMA
     retyped = api.put(path, {"type": "lambda", "config": {"function_name": "fn"}})
@@ -244,10 +244,10 @@ def test_repository_functions(api: Any, project: dict[str, Any]) -> None:
     from chalicelib.store import agents
 
     agent = _agent(api, project)
-    api.put(f"{AGENTS}/{agent['id']}", {"config": {"url": "http://127.0.0.1:7/b"}})
+    api.put(f"{AGENTS}/{agent['id']}", {"config": {"url": "http://127.0.0.1:9/b"}})
     assert agents.get_agent(agent["id"]).version == 2
     assert agents.get_agent_version(agent["id"], 1).config == HTTP_CONFIG
-    assert agents.get_agent_version(agent["id"], 2).config == {"url": "http://127.0.0.1:7/b"}
+    assert agents.get_agent_version(agent["id"], 2).config == {"url": "http://127.0.0.1:9/b"}
     with pytest.raises(NotFound):
         agents.get_agent_version(agent["id"], 3)
     with pytest.raises(NotFound):

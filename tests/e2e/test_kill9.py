@@ -33,8 +33,6 @@ from tests.support.servers import Reply, Request, serve
 pytestmark = pytest.mark.slow
 
 RUN_ITEMS = 10
-#: Loopback for the agent and receiver (helper A's ``loopback:PORT,...`` once merged).
-ALLOW_PRIVATE = "loopback"
 DEADLINE_S = 120.0
 #: (kind, argument): the kill points, one per round.
 KILL_POINTS: list[tuple[str, float]] = [
@@ -207,9 +205,12 @@ def test_kill9_at_twenty_two_points_loses_nothing_acknowledged_and_doubles_nothi
     state_dir = tmp_path / "state"
     started: list[ServeProcess] = []
 
+    ports: list[int] = []  # the agent's and the receiver's, named in the allow-list
+
     def start() -> ServeProcess:
-        env = {"PAWL_ALLOW_PRIVATE_URLS": ALLOW_PRIVATE, "PAWL_WEBHOOK_RETRY_BASE_S": "1"}
-        server = ServeProcess(state_dir, tmp_path, extra_env=env, new_session=True)
+        allowed = "loopback:" + ",".join(str(port) for port in ports)
+        env = {"PAWL_WEBHOOK_RETRY_BASE_S": "1"}
+        server = ServeProcess(state_dir, tmp_path, allowed, extra_env=env, new_session=True)
         started.append(server)
         killer.arm(server.process.pid)  # the session leader's pid is the group id
         return server
@@ -221,6 +222,7 @@ def test_kill9_at_twenty_two_points_loses_nothing_acknowledged_and_doubles_nothi
     accepted: list[str] = []
     try:
         with serve(harness.agent) as agent, serve(harness.receiver) as receiver:
+            ports.extend([agent.port, receiver.port])
             server = start()
             with _client(server.url) as api:
                 runs_path, webhook_id = _setup(api, agent.url, receiver.url)

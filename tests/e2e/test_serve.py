@@ -31,11 +31,15 @@ class ServeProcess:
         self,
         state_dir: Path,
         cwd: Path,
+        allow_private_urls: str = "",
         extra_env: dict[str, str] | None = None,
         new_session: bool = False,
     ) -> None:
         env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
-        env.update({"PAWL_ADMIN_KEY": ADMIN_KEY, "PYTHONUNBUFFERED": "1", **(extra_env or {})})
+        env.update({"PAWL_ADMIN_KEY": ADMIN_KEY, "PYTHONUNBUFFERED": "1"})
+        # What the operator lets outbound calls reach: the agent servers the test names.
+        env["PAWL_ALLOW_PRIVATE_URLS"] = allow_private_urls
+        env.update(extra_env or {})
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
         command = [sys.executable, "-m", "chalicelib.cli", "serve", "--port", "0"]
         command += ["--state-dir", str(state_dir), "--no-schedules"]
@@ -179,7 +183,8 @@ def test_a_thousand_item_queued_run_completes_with_every_count_right(
         return Reply(body={"output": request.json()["input"][-1]["content"]})
 
     with serve(echo) as agent_server:
-        server = ServeProcess(tmp_path / "state", tmp_path)
+        allowed = f"loopback:{agent_server.port}"
+        server = ServeProcess(tmp_path / "state", tmp_path, allow_private_urls=allowed)
         started.append(server)
         with _client(server.url) as api:
             project = _ok(api.post("/api/v1/projects", json={"name": "thousand"}))["id"]

@@ -28,6 +28,7 @@ from chalicelib.agents.contract import AdapterFailed, AgentReply, AgentRequest, 
 from chalicelib.errors import ValidationFailed
 from chalicelib.plugins.manager import plugins, reset_plugins
 from chalicelib.settings import reset_settings
+from tests.conftest import PLACEHOLDER_ALLOW_LIST
 from tests.support.servers import Handler, Reply, Request, serve
 
 MESSAGES = [{"role": "user", "content": "What is 2+2?"}]
@@ -37,7 +38,7 @@ CONTEXT = {"tenant": "acme", "ocaToken": "tok-very-secret", "session_id": "sess_
 @pytest.fixture(autouse=True)
 def fast_retries(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("PAWL_HTTP_BACKOFF_BASE_S", "0.001")
-    monkeypatch.setenv("PAWL_ALLOW_PRIVATE_URLS", "loopback")
+    monkeypatch.setenv("PAWL_ALLOW_PRIVATE_URLS", PLACEHOLDER_ALLOW_LIST)
     reset_settings()
     reset_plugins()
     yield
@@ -206,9 +207,9 @@ def test_http_agent_metadata_urls_refused_at_config_and_call_time(url: str) -> N
 def test_http_agent_loopback_refused_when_only_public_allowed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("PAWL_ALLOW_PRIVATE_URLS", "")
-    reset_settings()
     with serve(lambda r: Reply(200, {"output": "x"})) as server:
+        monkeypatch.setenv("PAWL_ALLOW_PRIVATE_URLS", "")  # after serve() named its port
+        reset_settings()
         adapter = plugins().adapter("http")
         config = HttpAgentConfig.model_validate({"url": server.url})
         with pytest.raises(ValidationFailed, match="loopback"):

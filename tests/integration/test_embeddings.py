@@ -21,7 +21,7 @@ from chalicelib.scoring.configs import EmbeddingSimilarityConfig
 from chalicelib.scoring.contract import ItemContext, ScorerFailed, ScoringEnv, UsageRecord
 from chalicelib.scoring.embedding_similarity import EmbeddingSimilarityScorer
 from chalicelib.settings import reset_settings
-from tests.support.servers import Reply, Request, Server, serve
+from tests.support.servers import Reply, Request, Server, allow_loopback_port, serve
 
 ENV = ScoringEnv(project_id="proj_test")
 SCORER = EmbeddingSimilarityScorer()
@@ -196,7 +196,7 @@ def test_an_unreachable_endpoint_errors_the_item(openai_at: Callable[[Server], N
     with serve(embeddings_server) as server:
         pass  # closed again: nothing listens on its port any more
     openai_at(server)
-    with pytest.raises(ScorerFailed, match="could not connect"):
+    with allow_loopback_port(server.port), pytest.raises(ScorerFailed, match="could not connect"):
         SCORER.score(config(0.5), item("a", "b"), ENV)
 
 

@@ -22,7 +22,7 @@ from chalicelib.scoring.validation import env_for_project, validate_scorers
 from chalicelib.settings import reset_settings
 from chalicelib.store import ai_providers, tenancy
 from tests.support.runs import all_results, make_suite
-from tests.support.servers import Reply, Request, Server, serve
+from tests.support.servers import Reply, Request, Server, allow_loopback_port, serve
 
 MESSAGES = [{"role": "user", "content": "What is 2+2?"}]
 PROMPT = "Grade.\nQ: {{input}}\nA: {{output}}\nRef: {{expected}}\nKeep {{foo}} as is."
@@ -219,9 +219,10 @@ def test_unreachable_provider_and_missing_key_variable(
 ) -> None:
     with serve(replying('{"score": 1}')) as server:
         port = server.port
-    down = add_provider(project_id, server, name="down")  # server stopped: nothing listens
-    with pytest.raises(ScorerFailed) as unreachable:
-        score(project_id, judge_config(ai_provider_id=down))
+    with allow_loopback_port(port):  # still named, but the server stopped: nothing listens
+        down = add_provider(project_id, server, name="down")
+        with pytest.raises(ScorerFailed) as unreachable:
+            score(project_id, judge_config(ai_provider_id=down))
     assert unreachable.value.code == "JUDGE_FAILED" and str(port) in unreachable.value.message
     monkeypatch.delenv("PAWL_TEST_UNSET_KEY", raising=False)
     keyless = add_provider(project_id, server, name="keyless", api_key_env="PAWL_TEST_UNSET_KEY")

@@ -20,12 +20,13 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from chalicelib.local.standin import AwsStandIn
+from chalicelib.local.standin import AwsStandIn, StandInCredentials
 
 pytestmark = pytest.mark.slow
 
 REGION = "us-east-1"
-CREDENTIALS = {"aws_access_key_id": "pawl-local", "aws_secret_access_key": "pawl-local"}
+#: What in-process moto is called with (it checks no signature).
+MOTO_CREDENTIALS = StandInCredentials("testing", "testing")
 VOLATILE = {
     "ResponseMetadata",
     "MessageId",
@@ -43,17 +44,23 @@ VOLATILE = {
 
 
 @pytest.fixture(scope="module")
-def standin() -> Iterator[str]:
+def standin() -> Iterator[AwsStandIn]:
     server = AwsStandIn()
-    endpoint = server.start()
-    yield endpoint
+    server.start()
+    yield server
     server.stop()
 
 
-def _clients(endpoint: str | None) -> tuple[Any, Any]:
-    options: dict[str, Any] = {"region_name": REGION, **CREDENTIALS}
-    if endpoint:
-        options["endpoint_url"] = endpoint
+def _clients(server: AwsStandIn | None) -> tuple[Any, Any]:
+    """DynamoDB and SQS clients of the stand-in (signing with its key), or of in-process moto."""
+    credentials = server.credentials if server is not None else MOTO_CREDENTIALS
+    options: dict[str, Any] = {
+        "region_name": REGION,
+        "aws_access_key_id": credentials.access_key_id,
+        "aws_secret_access_key": credentials.secret_access_key,
+    }
+    if server is not None:
+        options["endpoint_url"] = server.endpoint
     return boto3.client("dynamodb", **options), boto3.client("sqs", **options)
 
 
@@ -230,7 +237,7 @@ def sqs_conversation(sqs: Any) -> list[Any]:
 
 
 @pytest.mark.parametrize("conversation", [dynamodb_conversation, sqs_conversation])
-def test_the_patched_standin_answers_like_moto(standin: str, conversation: Any) -> None:
+def test_the_patched_standin_answers_like_moto(standin: AwsStandIn, conversation: Any) -> None:
     dynamodb, sqs = _clients(standin)
     through_standin = conversation(dynamodb if conversation is dynamodb_conversation else sqs)
     with mock_aws():
@@ -244,7 +251,7 @@ def test_the_standin_exits_when_its_parent_dies(tmp_path: Any) -> None:
     parent = textwrap.dedent(
         """
         import os, sys
-        from chalicelib.local.standin import AwsStandIn
+        from chalicelib.local.standin import AwsStandIn, StandInCredentials
         standin = AwsStandIn()
         standin.start()
         print(standin.pid, flush=True)
@@ -276,8 +283,8 @@ def _alive(pid: int) -> bool:
 
 def test_stop_ends_the_process_and_the_endpoint() -> None:
     server = AwsStandIn()
-    endpoint = server.start()
-    dynamodb, _ = _clients(endpoint)
+    server.start()
+    dynamodb, _ = _clients(server)
     assert dynamodb.list_tables()["TableNames"] == []
     process = server._process
     server.stop()

@@ -21,7 +21,7 @@ from chalicelib.plugins.markers import hookimpl
 from chalicelib.scoring.contract import ItemContext, ScoreOutcome, ScorerFailed, ScoringEnv
 from chalicelib.scoring.validation import env_for_project, validate_scorers
 from chalicelib.tools import call_tool
-from tests.support.servers import Reply, Request, serve
+from tests.support.servers import Reply, Request, allow_loopback_port, serve
 
 ITEM = ItemContext(
     input=[{"role": "user", "content": "Is this friendly?"}],
@@ -188,9 +188,10 @@ def test_unusable_answers_error_the_item(
 def test_unreachable_tool_errors_the_item(api: Any, project: dict[str, Any]) -> None:
     with serve(answering({})) as server:
         url = server.url
-    tool_id = make_tool(api, project["id"], url=url)  # the server is gone
-    with pytest.raises(ScorerFailed) as failed:
-        score(project["id"], tool_id, pass_threshold=0.5)
+    with allow_loopback_port(server.port):  # still named, but the server is gone
+        tool_id = make_tool(api, project["id"], url=url)
+        with pytest.raises(ScorerFailed) as failed:
+            score(project["id"], tool_id, pass_threshold=0.5)
     assert failed.value.code == "TOOL_CALL_FAILED"
 
 

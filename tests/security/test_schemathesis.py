@@ -107,7 +107,7 @@ def seed(url: str, key: str, project_id: str) -> dict[str, str]:
 
 
 #: Where every outbound URL points: the outbound policy checks the address a host resolves
-#: to (DNS, not the document), and loopback is what this test's policy allows.
+#: to (DNS, not the document), and loopback port 9 is what the suite allows (conftest).
 ALLOWED_ORIGIN = "http://127.0.0.1:9"
 _ORIGIN = re.compile(r"^https?://[^/?#]*", re.IGNORECASE)
 

@@ -1,12 +1,15 @@
 """Real HTTP servers on 127.0.0.1 for tests: agents, judges, tools, webhook receivers.
 
 ``serve(handler)`` starts a threaded server whose every request is passed to
-``handler(request) -> Reply``; the server records every request it saw.
+``handler(request) -> Reply``; the server records every request it saw. While it runs, its
+port is on the outbound allow-list (``PAWL_ALLOW_PRIVATE_URLS``): tests name the loopback
+ports pawl may call, as an operator would, instead of opening loopback wholesale.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -76,6 +79,29 @@ def _make_handler(handler: Handler, seen: list[Request], lock: threading.Lock) -
     return _H
 
 
+ALLOW_LIST = "PAWL_ALLOW_PRIVATE_URLS"
+
+
+@contextmanager
+def allow_loopback_port(port: int) -> Iterator[None]:
+    """Add ``loopback:PORT`` to the allow-list until the block ends (then take it out again)."""
+    from chalicelib.settings import reset_settings
+
+    entry = f"loopback:{port}"
+    entries = [e for e in os.environ.get(ALLOW_LIST, "").split(",") if e.strip()]
+    os.environ[ALLOW_LIST] = ",".join([*entries, entry])
+    reset_settings()
+    try:
+        yield
+    finally:
+        # Remove only our entry: a server started inside this one may still be running.
+        remaining = [e for e in os.environ.get(ALLOW_LIST, "").split(",") if e.strip()]
+        if entry in remaining:
+            remaining.remove(entry)
+        os.environ[ALLOW_LIST] = ",".join(remaining)
+        reset_settings()
+
+
 @contextmanager
 def serve(handler: Handler) -> Iterator[Server]:
     seen: list[Request] = []
@@ -88,7 +114,8 @@ def serve(handler: Handler) -> Iterator[Server]:
     thread.start()
     port = httpd.server_address[1]
     try:
-        yield Server(url=f"http://127.0.0.1:{port}", requests=seen, port=port)
+        with allow_loopback_port(port):
+            yield Server(url=f"http://127.0.0.1:{port}", requests=seen, port=port)
     finally:
         httpd.shutdown()
         httpd.server_close()

@@ -24,8 +24,10 @@ from chalicelib.outbound import (
     check_url,
     retry_after_s,
 )
+from chalicelib.outbound.allowlist import parse_allow_list
 from chalicelib.settings import reset_settings
-from tests.support.servers import Handler, Reply, Request, serve
+from tests.conftest import PLACEHOLDER_ALLOW_LIST
+from tests.support.servers import Handler, Reply, Request, allow_loopback_port, serve
 
 
 def _use_policy(monkeypatch: pytest.MonkeyPatch, policy: str) -> None:
@@ -37,7 +39,7 @@ def _use_policy(monkeypatch: pytest.MonkeyPatch, policy: str) -> None:
 def fast_retries(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("PAWL_HTTP_BACKOFF_BASE_S", "0.001")
     monkeypatch.setenv("PAWL_HTTP_MAX_ATTEMPTS", "3")
-    monkeypatch.setenv("PAWL_ALLOW_PRIVATE_URLS", "loopback")
+    monkeypatch.setenv("PAWL_ALLOW_PRIVATE_URLS", PLACEHOLDER_ALLOW_LIST)
     reset_settings()
     yield
     reset_settings()
@@ -98,13 +100,30 @@ def test_address_categories(address: str, category: str) -> None:
 
 
 def test_policy_allows_exactly_what_it_names() -> None:
-    assert category_allowed("public", "")
-    assert not category_allowed("loopback", "")
-    assert category_allowed("loopback", "loopback")
-    for category in ("private", "link-local", "metadata", "unspecified"):
-        assert not category_allowed(category, "")
-        assert not category_allowed(category, "loopback")
-        assert category_allowed(category, "all")
+    def allowed(address: str, port: int, allow_list: str) -> bool:
+        return category_allowed(ipaddress.ip_address(address), port, parse_allow_list(allow_list))
+
+    assert allowed("8.8.8.8", 80, "")
+    assert not allowed("127.0.0.1", 80, "")
+    assert allowed("127.0.0.1", 80, "loopback")
+    assert allowed("127.0.0.1", 80, "loopback:80") and not allowed("127.0.0.1", 81, "loopback:80")
+    examples = {
+        "private": "10.1.2.3",
+        "link-local": "169.254.1.1",
+        "metadata": "169.254.169.254",
+        "unspecified": "0.0.0.0",
+    }
+    for category, address in examples.items():
+        assert address_category(ipaddress.ip_address(address)) == category
+        assert not allowed(address, 80, "")
+        assert not allowed(address, 80, "loopback")
+    assert allowed("10.1.2.3", 80, "all")
+    # "all" opens private and loopback only: link-local and metadata must be named.
+    for address in ("169.254.1.1", "169.254.169.254", "0.0.0.0"):
+        assert not allowed(address, 80, "all")
+    assert allowed("169.254.1.1", 80, "169.254.0.0/16")
+    assert not allowed("169.254.169.254", 80, "169.254.0.0/16")
+    assert allowed("169.254.169.254", 80, "169.254.169.254")
 
 
 @pytest.mark.parametrize(
@@ -136,9 +155,13 @@ def test_check_url_follows_the_policy(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(OutboundRefused, match="loopback"):
         check_url("http://localhost:9/")
     _use_policy(monkeypatch, "all")
+    check_url("http://10.0.0.5/")
+    for metadata in ("http://169.254.169.254/", "http://metadata.google.internal/"):
+        with pytest.raises(OutboundRefused, match="metadata"):
+            check_url(metadata)
+    _use_policy(monkeypatch, "169.254.169.254")  # metadata only when named exactly
     check_url("http://169.254.169.254/")
     check_url("http://metadata.google.internal/")
-    check_url("http://10.0.0.5/")
     _use_policy(monkeypatch, "bogus")  # an unknown value is the strictest policy
     with pytest.raises(OutboundRefused):
         check_url("http://127.0.0.1:9/")
@@ -225,8 +248,12 @@ def test_other_errors_are_not_retried() -> None:
 
 
 def test_connection_refused_is_retried_then_unreachable() -> None:
-    with pytest.raises(OutboundUnreachable, match="after 3 attempt") as caught:
-        outbound.request("GET", f"http://127.0.0.1:{_closed_port()}/")
+    port = _closed_port()
+    with (
+        allow_loopback_port(port),
+        pytest.raises(OutboundUnreachable, match="after 3 attempt") as caught,
+    ):
+        outbound.request("GET", f"http://127.0.0.1:{port}/")
     assert caught.value.attempts == 3
 
 

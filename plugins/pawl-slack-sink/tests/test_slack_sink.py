@@ -26,6 +26,7 @@ from chalicelib.plugins.manager import PluginHost
 class Receiver:
     url: str
     status: int
+    port: int = 0
     bodies: list[Any] = field(default_factory=list)
 
 
@@ -52,7 +53,8 @@ def receiver() -> Iterator[Receiver]:
     httpd.daemon_threads = True
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
     thread.start()
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/services/T0/B0/secret"
+    state.port = httpd.server_address[1]
+    state.url = f"http://127.0.0.1:{state.port}/services/T0/B0/secret"
     try:
         yield state
     finally:
@@ -63,10 +65,10 @@ def receiver() -> Iterator[Receiver]:
 
 @pytest.fixture
 def slack_env(monkeypatch: pytest.MonkeyPatch, receiver: Receiver) -> Iterator[Receiver]:
-    """The webhook URL pointing at ``receiver``, with loopback allowed by the SSRF policy."""
+    """The webhook URL pointing at ``receiver``, whose port (only) the SSRF policy allows."""
     monkeypatch.setenv("PAWL_SLACK_WEBHOOK_URL", receiver.url)
     monkeypatch.delenv("PAWL_SLACK_EVENTS", raising=False)
-    monkeypatch.setenv("PAWL_ALLOW_PRIVATE_URLS", "loopback")
+    monkeypatch.setenv("PAWL_ALLOW_PRIVATE_URLS", f"loopback:{receiver.port}")
     settings.reset_settings()
     outbound.reset_client()
     yield receiver
