@@ -3,7 +3,9 @@
 Grammar of ``PAWL_ALLOW_PRIVATE_URLS`` (comma-separated, case-insensitive, spaces ignored):
 
 - ``""`` (or unset): public addresses only.
-- ``loopback:PORT``: that port on loopback (127.0.0.0/8, ``::1``); repeat for more ports.
+- ``loopback:PORT[,PORT...]``: those ports on loopback (127.0.0.0/8, ``::1``); a bare port
+  right after a ``loopback:`` entry (or another such port) continues its list, so
+  ``loopback:8001,8002`` and ``loopback:8001,loopback:8002`` mean the same.
 - ``loopback``: every loopback port (an explicit operator choice).
 - a CIDR or a single address (``10.0.0.0/8``, ``127.0.0.1/32``, ``fd00::/8``): every address
   in it. A network that is not entirely link-local never opens link-local addresses: name
@@ -88,10 +90,15 @@ def parse_allow_list(raw: str) -> OutboundPolicy:
     ports: set[int] = set()
     networks: list[IPNetwork] = []
     metadata: set[IPAddress] = set()
+    listing_ports = False  # a bare number continues the ports of a ``loopback:`` entry
     for entry in (part.strip().lower() for part in raw.split(",")):
         if not entry:
             continue
-        if entry == "loopback":
+        continues_ports = listing_ports and entry.isdigit()
+        listing_ports = entry.startswith("loopback:") or continues_ports
+        if continues_ports:
+            ports.add(_port(entry, f"loopback:{entry}"))
+        elif entry == "loopback":
             any_loopback = True
         elif entry.startswith("loopback:"):
             ports.add(_port(entry.removeprefix("loopback:"), entry))

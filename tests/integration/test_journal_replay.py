@@ -24,11 +24,7 @@ pytestmark = pytest.mark.slow
 
 TABLE = "journal-test"
 BUCKET = "journal-bucket"
-OPTIONS = {
-    "region_name": "us-east-1",
-    "aws_access_key_id": "pawl-local",
-    "aws_secret_access_key": "pawl-local",
-}
+REGION = "us-east-1"
 
 
 class StandIn:
@@ -37,8 +33,16 @@ class StandIn:
     def __init__(self, journal_dir: Path) -> None:
         self.server = AwsStandIn(journal_dir=journal_dir)
         endpoint = self.server.start()
-        self.dynamodb: Any = boto3.client("dynamodb", endpoint_url=endpoint, **OPTIONS)
-        self.s3: Any = boto3.client("s3", endpoint_url=endpoint, **OPTIONS)
+        # Each stand-in accepts only its own key (a restarted one has a new key; the journal
+        # it replays carries no signatures).
+        options = {
+            "region_name": REGION,
+            "endpoint_url": endpoint,
+            "aws_access_key_id": self.server.credentials.access_key_id,
+            "aws_secret_access_key": self.server.credentials.secret_access_key,
+        }
+        self.dynamodb: Any = boto3.client("dynamodb", **options)
+        self.s3: Any = boto3.client("s3", **options)
 
     def bootstrap(self) -> None:
         """What ``bootstrap.ensure_resources`` does: before ``open``, so not journaled."""

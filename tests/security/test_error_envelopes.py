@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from moto import mock_aws
 
 from chalicelib.api.gateway_responses import (
     FRONT_ERRORS,
@@ -19,27 +17,14 @@ from chalicelib.api.gateway_responses import (
     response_template,
 )
 from chalicelib.local.gateway import GatewayServer
-from chalicelib.local.quiesce import Quiesce
-from tests.conftest import ADMIN_KEY, reset_process_state
+from tests.conftest import ADMIN_KEY
+from tests.support.http_front import app_over_http
 
 
 @pytest.fixture(scope="module")
 def gateway() -> Iterator[GatewayServer]:
-    with mock_aws():
-        reset_process_state()
-        from chalicelib.bootstrap import ensure_resources
-
-        ensure_resources()
-        from app import app
-
-        server = GatewayServer(("127.0.0.1", 0), app, quiesce=Quiesce())
-        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-        thread.start()
+    with app_over_http() as server:
         yield server
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
-    reset_process_state()
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ import pytest
 from chalicelib import outbound
 from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 from chalicelib.outbound import OWN_ENDPOINT_MESSAGE, OutboundRefused
-from chalicelib.outbound.allowlist import build_policy
+from chalicelib.outbound.allowlist import InvalidAllowList, build_policy, parse_allow_list
 from chalicelib.outbound.policy import check_address, connection_refusal
 from chalicelib.settings import get_settings, reset_settings
 from tests.support.servers import Reply, serve
@@ -250,3 +250,22 @@ def test_the_local_runtime_keeps_an_empty_allow_list_empty(
         standin_port = httpx.URL(running.aws_endpoint).port
         api_port = httpx.URL(running.url).port
         assert policy.reserved_ports >= {standin_port, api_port}
+
+
+@pytest.mark.parametrize(
+    ("value", "ports"),
+    [
+        ("loopback:8001,8002", {8001, 8002}),
+        ("loopback:8001,loopback:8002", {8001, 8002}),
+        ("loopback:8001, 8002 ,8003", {8001, 8002, 8003}),
+        ("10.0.0.0/8,loopback:8001,8002", {8001, 8002}),
+    ],
+)
+def test_the_issue_spelling_loopback_port_list(value: str, ports: set[int]) -> None:
+    assert parse_allow_list(value).loopback_ports == frozenset(ports)
+
+
+@pytest.mark.parametrize("value", ["8001", "10.0.0.0/8,8001", "loopback,8001", "all,8001"])
+def test_a_bare_port_not_after_a_loopback_port_is_invalid(value: str) -> None:
+    with pytest.raises(InvalidAllowList):
+        parse_allow_list(value)

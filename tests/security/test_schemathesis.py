@@ -18,7 +18,6 @@ here JSON Schema cannot state. Path ids are left as generated (404, an expected 
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,7 +25,6 @@ import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
-from moto import mock_aws
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -36,12 +34,11 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from app import app
+import app  # noqa: F401  (registers every blueprint's routes, which build_document lists)
 from chalicelib.api.openapi import build_document
-from chalicelib.local.gateway import GatewayServer
-from chalicelib.local.quiesce import Quiesce
 from chalicelib.plugins.manager import plugins
-from tests.conftest import ADMIN_KEY, reset_process_state
+from tests.conftest import ADMIN_KEY
+from tests.support.http_front import app_over_http
 
 #: Examples per operation and generation mode: ~50 operations stay well under a minute.
 MAX_EXAMPLES = 6
@@ -150,14 +147,7 @@ def _distinct(entries: list[Any]) -> list[Any]:
 @pytest.fixture(scope="module")
 def live() -> Iterator[dict[str, Any]]:
     """The app over HTTP, and a project key for it."""
-    with mock_aws():
-        reset_process_state()
-        from chalicelib.bootstrap import ensure_resources
-
-        ensure_resources()
-        server = GatewayServer(("127.0.0.1", 0), app, quiesce=Quiesce())
-        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-        thread.start()
+    with app_over_http() as server:
         admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
         project = httpx.post(f"{server.url}/api/v1/projects", json={"name": "fuzz"}, headers=admin)
         key = httpx.post(
@@ -169,10 +159,6 @@ def live() -> Iterator[dict[str, Any]]:
         seeded = seed(server.url, token, project.json()["id"])
         yield {"url": server.url, "key": token, "seeded": seeded}
         print(f"\nschemathesis: {len(SENT)} operations, {sum(SENT.values())} requests")
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
-    reset_process_state()
 
 
 @schema.parametrize()

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import base64
 import socket
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 from chalice.local import RouteMatcher
-from moto import mock_aws
 
 from chalicelib.local.gateway import GatewayServer, NoRoute, build_proxy_event, response_parts
-from chalicelib.local.quiesce import Quiesce
 from chalicelib.settings import get_settings
-from tests.conftest import ADMIN_KEY, reset_process_state
+from tests.conftest import ADMIN_KEY
+from tests.support.http_front import moto_with_resources, serving
 
 MATCHER = RouteMatcher(["/health", "/api/v1/projects", "/api/v1/projects/{project_id}"])
 
@@ -24,26 +22,16 @@ MATCHER = RouteMatcher(["/health", "/api/v1/projects", "/api/v1/projects/{projec
 @pytest.fixture(scope="module")
 def module_stand_in() -> Iterator[None]:
     """One moto stand-in for the module: creating every table is the slow part of a test."""
-    with mock_aws():
-        reset_process_state()
-        from chalicelib.bootstrap import ensure_resources
-
-        ensure_resources()
+    with moto_with_resources():
         yield
-    reset_process_state()
 
 
 @pytest.fixture(scope="module")
 def gateway(module_stand_in: None) -> Iterator[GatewayServer]:
     from app import app
 
-    server = GatewayServer(("127.0.0.1", 0), app, quiesce=Quiesce())
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
-    thread.join(10)
+    with serving(app) as server:
+        yield server
 
 
 @pytest.fixture

@@ -1,0 +1,53 @@
+"""The app behind the local HTTP front, on a thread, over an in-process moto.
+
+Tests that need real HTTP (raw sockets, schemathesis, the front's own refusals) without a
+whole local runtime use :func:`app_over_http`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from moto import mock_aws
+
+from chalicelib.local.gateway import GatewayServer
+from chalicelib.local.quiesce import Quiesce
+from tests.conftest import reset_process_state
+
+
+@contextmanager
+def moto_with_resources() -> Iterator[None]:
+    """moto in-process with every pawl table, queue and bucket created."""
+    with mock_aws():
+        reset_process_state()
+        from chalicelib.bootstrap import ensure_resources
+
+        ensure_resources()
+        yield
+    reset_process_state()
+
+
+@contextmanager
+def serving(app: object) -> Iterator[GatewayServer]:
+    """``app`` behind a :class:`GatewayServer` on 127.0.0.1 and a free port."""
+    server = GatewayServer(("127.0.0.1", 0), app, quiesce=Quiesce())  # type: ignore[arg-type]
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+@contextmanager
+def app_over_http() -> Iterator[GatewayServer]:
+    """pawl's app over HTTP, on a fresh moto with every resource created."""
+    with moto_with_resources():
+        from app import app
+
+        with serving(app) as server:
+            yield server
