@@ -1,8 +1,9 @@
-"""Table binding, creation and transactions shared by every model.
+"""Table binding and transactions shared by every model.
 
 Table names are ``<prefix>-<name>`` from settings. Models declare only their short
 name (``Meta.short_name``); :func:`bind` fills in the real name, region and endpoint,
-so the same classes serve moto in-process, a moto server and real AWS.
+so the same classes serve moto in-process, a moto server and real AWS. The tables
+themselves are created from :mod:`chalicelib.infra.definitions` (``chalicelib.bootstrap``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ M = TypeVar("M", bound=type[Model])
 
 
 def register(model: M) -> M:
-    """Class decorator: make ``model`` part of the schema bound and created by this module."""
+    """Class decorator: make ``model`` part of the schema (bound here, created by bootstrap)."""
     _REGISTRY.append(model)
     return model
 
@@ -72,36 +73,6 @@ def bind(force: bool = False) -> None:
                 index._connection = None  # type: ignore[attr-defined]
         _shared = None
         _bound_for = key
-
-
-def create_tables() -> list[str]:
-    """Create every missing table (idempotent). Returns the names it created."""
-    bind()
-    existing = set(_list_tables())
-    created = []
-    for model in registered_models():
-        if model.Meta.table_name not in existing:
-            # Tables are usable once ACTIVE; the stand-in creates them ACTIVE, real AWS
-            # within seconds, so only real AWS needs the wait.
-            model.create_table(billing_mode="PAY_PER_REQUEST", wait=_needs_wait())
-            created.append(model.Meta.table_name)
-    return created
-
-
-def _list_tables() -> list[str]:
-    names: list[str] = []
-    start: str | None = None
-    while True:
-        kwargs = {"ExclusiveStartTableName": start} if start else {}
-        page = connection().client.list_tables(**kwargs)
-        names += page.get("TableNames", [])
-        start = page.get("LastEvaluatedTableName")
-        if not start:
-            return names
-
-
-def _needs_wait() -> bool:
-    return get_settings().aws_endpoint_url is None
 
 
 def connection() -> Connection:

@@ -11,9 +11,9 @@ import pytest
 from moto import mock_aws
 
 from chalicelib import aws
+from chalicelib.bootstrap import ensure_tables
 from chalicelib.local import snapshot
 from chalicelib.settings import get_settings
-from chalicelib.store.base import create_tables
 from tests.conftest import reset_process_state
 
 
@@ -38,7 +38,7 @@ def _start_over() -> None:
     bucket = get_settings().bucket
     for entry in s3.list_objects_v2(Bucket=bucket).get("Contents", []):
         s3.delete_object(Bucket=bucket, Key=entry["Key"])
-    create_tables()
+    ensure_tables()
 
 
 def _fill() -> None:
