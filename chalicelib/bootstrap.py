@@ -14,13 +14,11 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from chalicelib import aws
-from chalicelib.infra.definitions import MAX_RECEIVE_COUNT, TableSpec, queue_specs, table_specs
+from chalicelib.infra.definitions import TableSpec, queue_specs, table_specs
 from chalicelib.settings import get_settings
 from chalicelib.store.base import bind, connection
 
 _QUEUE_EXISTS = {"QueueAlreadyExists", "QueueNameExists", "AWS.SimpleQueueService.QueueNameExists"}
-
-__all__ = ["MAX_RECEIVE_COUNT", "ensure_bucket", "ensure_queues", "ensure_resources"]
 
 
 def _create_table(client: Any, spec: TableSpec) -> None:

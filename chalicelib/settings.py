@@ -76,9 +76,6 @@ class Settings:
     def table_name(self, name: str) -> str:
         return f"{self.table_prefix}-{name}"
 
-    def queue_names(self) -> list[str]:
-        return [self.run_queue, self.item_queue, self.webhook_queue]
-
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
