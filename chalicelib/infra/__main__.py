@@ -21,7 +21,7 @@ from chalice import Chalice
 from chalicelib.infra.definitions import queue_specs, table_specs
 from chalicelib.infra.merge import link_event_sources, merge_template
 from chalicelib.infra.policy import policy_document
-from chalicelib.infra.stage import PROJECT_DIR, Stage, load_stage, stage_env, stage_environment
+from chalicelib.infra.stage import PROJECT_DIR, Stage, load_stage, stage_env
 from chalicelib.infra.template import Options
 
 MERGE_TEMPLATE = "merge-template.json"
@@ -49,24 +49,19 @@ def stage_app(stage: Stage) -> Chalice:
         return app
 
 
-def stage_merge_template(stage: Stage, options: Options) -> dict[str, Any]:
-    return merge_template(stage, stage_app(stage), options)
-
-
-def generate(stage_name: str, out: Path, options: Options) -> Path:
-    stage = load_stage(stage_name)
-    policy_path(stage_name).write_text(render(stage_policy(stage, options)))
+def generate(stage: Stage, out: Path, options: Options) -> Path:
+    policy_path(stage.name).write_text(render(stage_policy(stage, options)))
     out.mkdir(parents=True, exist_ok=True)
     target = out / MERGE_TEMPLATE
-    target.write_text(render(stage_merge_template(stage, options)))
+    target.write_text(render(merge_template(stage, stage_app(stage), options)))
     return target
 
 
 def package(stage_name: str, out: Path, options: Options) -> None:
-    merge = generate(stage_name, out, options)
+    stage = load_stage(stage_name)  # an unknown stage fails here, before chalice runs
+    merge = generate(stage, out, options)
     env = dict(os.environ)
     env.setdefault("AWS_DEFAULT_REGION", env.get("AWS_REGION", "us-east-1"))
-    stage_environment(stage_name)  # fail early on an unknown stage
     chalice = Path(sys.executable).with_name("chalice")
     subprocess.run(
         [str(chalice), "package", "--stage", stage_name, "--merge-template", str(merge), str(out)],
@@ -76,7 +71,7 @@ def package(stage_name: str, out: Path, options: Options) -> None:
     )
     packaged = out / "sam.json"
     template = json.loads(packaged.read_text())
-    link_event_sources(template, load_stage(stage_name), stage_app(load_stage(stage_name)))
+    link_event_sources(template, stage, stage_app(stage))
     packaged.write_text(render(template))
 
 
@@ -101,7 +96,7 @@ def main(argv: list[str] | None = None) -> None:
     options = Options(invoke_functions=args.invoke_function, retain_data=retain)
     out = args.out or PROJECT_DIR / "dist" / args.stage
     if args.command == "generate":
-        print(generate(args.stage, out, options))
+        print(generate(load_stage(args.stage), out, options))
     else:
         package(args.stage, out, options)
         print(out / "sam.json")
