@@ -11,6 +11,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from chalicelib.engine.fanout import CHUNK_ITEMS
+from chalicelib.infra.definitions import queue_specs
+from chalicelib.infra.template import FUNCTION_MEMORY_MB
+from chalicelib.workers.queues import ITEM_BATCH_SIZE
+
 # --- measured: engine AWS calls per item (bench/run_throughput.py, queued run, 1,000 items)
 ENGINE_CALLS_PER_ITEM = {
     ("dynamodb", "TransactWriteItems"): 0.104,  # one per batch of 10: results+generations+run
@@ -26,11 +31,11 @@ ENGINE_CALLS_PER_ITEM = {
 #: Lambda's event source mapping: ReceiveMessage + DeleteMessageBatch (measured, 0.215/item).
 EVENT_SOURCE_SQS_PER_ITEM = 0.215
 
-# --- the engine's shape (chalicelib/workers/queues.py, engine/fanout.py)
-ITEM_BATCH = 10
-FANOUT_CHUNK = 2000
-ITEM_MAX_CONCURRENCY = 50  # chalicelib/infra/definitions.py: the items mapping
-FUNCTION_MEMORY_GB = 0.5
+# --- the engine's shape and the deployed stack's, read from where they are defined
+ITEM_BATCH = ITEM_BATCH_SIZE
+FANOUT_CHUNK = CHUNK_ITEMS
+ITEM_MAX_CONCURRENCY = next(q.max_concurrency for q in queue_specs() if q.role == "items")
+FUNCTION_MEMORY_GB = FUNCTION_MEMORY_MB / 1024
 
 # --- item sizes the engine writes, for a typical item (1 KB input, 1 KB output)
 RESULT_KB = 2.5  # results row: input + expected + output + scores + keys
