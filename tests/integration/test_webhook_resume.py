@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 
 from chalicelib import aws, queues
+from chalicelib.local.scheduler import scheduled_event
 from chalicelib.plugins.manager import plugins
 from chalicelib.settings import get_settings, reset_settings
 from chalicelib.store import tenancy
@@ -43,17 +45,10 @@ def project_id(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     reset_settings()
 
 
-SCHEDULED = {
-    "version": "0",
-    "id": "sweeper-tick",
-    "detail-type": "Scheduled Event",
-    "source": "aws.events",
-    "account": "123456789012",
-    "time": "2026-01-01T00:00:00Z",
-    "region": "us-east-1",
-    "resources": [],
-    "detail": {},
-}
+#: The tick EventBridge sends the sweeper (the local runtime's scheduler builds the same).
+SCHEDULED = scheduled_event(
+    "resume_stalled_deliveries", "us-east-1", datetime(2026, 1, 1, tzinfo=UTC)
+)
 
 
 def lose_every_message() -> None:
