@@ -93,7 +93,7 @@ def seal(plaintext: str, purpose: str) -> str:
             EncryptionContext={_KMS_CONTEXT_KEY: purpose},
         )["CiphertextBlob"]
         return f"{KMS_SCHEME}.{_b64encode(blob)}"
-    key = _derived_key(_server_secret(), f"pawl/{LOCAL_SCHEME}/encrypt")
+    key = _encryption_key()
     nonce = os.urandom(_NONCE_BYTES)
     sealed = AESGCM(key).encrypt(nonce, plaintext.encode("utf-8"), purpose.encode())
     return f"{LOCAL_SCHEME}.{_key_fingerprint(key)}.{_b64encode(nonce + sealed)}"
@@ -119,11 +119,6 @@ def keyed_hash(purpose: str, message: str) -> str:
 def verify_keyed_hash(purpose: str, message: str, stored: str) -> bool:
     """Constant-time check of ``message`` against a :func:`keyed_hash` value."""
     return hmac.compare_digest(keyed_hash(purpose, message).encode(), stored.encode())
-
-
-def check_configured() -> None:
-    """Fail (:class:`ServerSecretMissing`) unless a usable server secret is configured."""
-    _server_secret()
 
 
 # --- internals -----------------------------------------------------------------------------
@@ -152,12 +147,16 @@ def _derived_key(secret: str, info: str) -> bytes:
     return hkdf.derive(secret.encode("utf-8"))
 
 
+def _encryption_key() -> bytes:
+    return _derived_key(_server_secret(), f"pawl/{LOCAL_SCHEME}/encrypt")
+
+
 def _key_fingerprint(key: bytes) -> str:
     return hmac.new(key, b"pawl key id", hashlib.sha256).hexdigest()[:8]
 
 
 def _open_local(rest: str, purpose: str) -> str:
-    key = _derived_key(_server_secret(), f"pawl/{LOCAL_SCHEME}/encrypt")
+    key = _encryption_key()
     fingerprint, _, payload = rest.partition(".")
     if fingerprint != _key_fingerprint(key):
         raise SealedValueUnreadable(

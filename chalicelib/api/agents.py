@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from chalice import Blueprint
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
-from pydantic import BaseModel, Field, ValidationError, create_model
+from pydantic import BaseModel, Field, ValidationError
 
 from chalicelib.agents.configs import PythonAgentConfig
 from chalicelib.api import plugin_schemas
@@ -77,13 +77,7 @@ def published_create() -> Any:
 
 
 def published_update() -> Any:
-    configs = _adapter_configs()
-    return create_model(
-        "UpdateAgentPublished",
-        __base__=UpdateAgent,
-        type=(plugin_schemas.optional_type(list(configs)), None),
-        config=(plugin_schemas.any_config(configs) | None, None),
-    )
+    return plugin_schemas.update_body(UpdateAgent, _adapter_configs())
 
 
 def validated_config(agent_type: str, config: dict[str, Any]) -> dict[str, Any]:

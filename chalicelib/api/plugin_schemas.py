@@ -62,6 +62,17 @@ def one_of(variants: Sequence[type[BaseModel]], discriminator: str) -> Any:
     return Annotated[Union[tuple(variants)], Field(discriminator=discriminator)]  # noqa: UP007
 
 
+def update_body(base: type[BaseModel], configs: Mapping[str, type[BaseModel]]) -> Any:
+    """``base`` (a partial update) with ``type`` one of the registered types and ``config``
+    any of their models (omitted, either keeps the stored value)."""
+    return create_model(
+        f"{base.__name__}Published",
+        __base__=base,
+        type=(optional_type(list(configs)), None),
+        config=(any_config(configs) | None, None),
+    )
+
+
 def any_config(configs: Mapping[str, type[BaseModel]]) -> Any:
     """A config of any registered type (an update that keeps the stored type)."""
     models = tuple(configs.values())

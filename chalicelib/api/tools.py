@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from chalice import Blueprint
-from pydantic import BaseModel, Field, ValidationError, create_model
+from pydantic import BaseModel, Field, ValidationError
 
 from chalicelib import outbound
 from chalicelib.api import plugin_schemas
@@ -70,13 +70,7 @@ def published_create() -> Any:
 
 
 def published_update() -> Any:
-    configs = _type_configs()
-    return create_model(
-        "UpdateToolPublished",
-        __base__=UpdateTool,
-        type=(plugin_schemas.optional_type(list(configs)), None),
-        config=(plugin_schemas.any_config(configs) | None, None),
-    )
+    return plugin_schemas.update_body(UpdateTool, _type_configs())
 
 
 def validated_config(tool_type: str, config: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from chalice import Blueprint
 from pydantic import Field, field_validator
 
 from chalicelib import outbound
-from chalicelib.api.ai_providers import UrlText
+from chalicelib.api.ai_providers import MAX_URL_LENGTH, UrlText
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.errors import ValidationFailed
@@ -24,7 +24,6 @@ from chalicelib.webhooks.types import CreatedWebhook, Delivery, EventPattern, We
 bp = Blueprint(__name__)
 
 TAG = "webhooks"
-MAX_URL_LENGTH = 2048
 
 
 class CreateWebhook(RequestBody):

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from pynamodb.attributes import UnicodeAttribute
 from pynamodb.connection import Connection
+from pynamodb.exceptions import UpdateError
 from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.operand import Path, Value
 from pynamodb.expressions.update import Action, SetAction
@@ -25,6 +26,8 @@ from pynamodb.transactions import TransactWrite
 from chalicelib.settings import get_settings
 from chalicelib.store import item_size
 
+#: The ``cause_response_code`` of a single-item write whose condition did not hold.
+CONDITION_FAILED = "ConditionalCheckFailedException"
 _REGISTRY: list[type[Model]] = []
 _bound_for: tuple[str, str, str | None] | None = None
 _shared: Connection | None = None
@@ -144,6 +147,16 @@ class PawlModel(Model):
     def update(self, actions: list[Any], condition: Any = None, **kwargs: Any) -> Any:
         self._check_update(actions)
         return super().update(actions, condition, **kwargs)
+
+    def update_if(self, actions: list[Any], condition: Any) -> bool:
+        """Apply ``actions`` when ``condition`` holds; False (nothing written) when it does not."""
+        try:
+            self.update(actions=actions, condition=condition)
+        except UpdateError as exc:
+            if exc.cause_response_code == CONDITION_FAILED:
+                return False
+            raise
+        return True
 
     def get_update_kwargs_from_instance(
         self,

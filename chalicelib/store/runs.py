@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist, UpdateError
+from pynamodb.exceptions import DoesNotExist
 
 from chalicelib import clock
 from chalicelib.domain.runs import (
@@ -39,10 +39,6 @@ from chalicelib.store.pagination import page_of
 ACTIVE_MARK = "1"
 _EVAL_INDEX_KEYS = {"id", "eval_id", "created_key"}
 _BATCH_GET = 100
-
-
-def _is_condition_failure(exc: Exception) -> bool:
-    return getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException"
 
 
 # --- conversion -------------------------------------------------------------------------------
@@ -185,14 +181,8 @@ def list_runs(eval_id: str, limit: int, cursor: str | None) -> tuple[list[EvalRu
 
 def _conditional_update(run_id: str, actions: list[Any], condition: Any) -> bool:
     """Apply ``actions`` when ``condition`` holds; False (nothing written) when it does not."""
-    try:
-        with serialized_writes():
-            RunModel(id=run_id).update(actions=actions, condition=RunModel.id.exists() & condition)
-    except UpdateError as exc:
-        if _is_condition_failure(exc):
-            return False
-        raise
-    return True
+    with serialized_writes():
+        return RunModel(id=run_id).update_if(actions, RunModel.id.exists() & condition)
 
 
 def mark_running(run_id: str) -> bool:

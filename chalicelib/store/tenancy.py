@@ -6,7 +6,7 @@ import hashlib
 import hmac
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist, UpdateError
+from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.update import Action
 
 from chalicelib import clock, ids, secretbox
@@ -168,13 +168,9 @@ def _hash_matches(model: ApiKeyModel, secret: str) -> bool:
     if not hmac.compare_digest(stored.encode(), legacy.encode()):
         return False
     upgraded = _hash(model.id, secret)
-    try:
-        ApiKeyModel(id=model.id).update(
-            actions=[ApiKeyModel.key_hash.set(upgraded)], condition=ApiKeyModel.key_hash == stored
-        )
-    except UpdateError as exc:
-        if exc.cause_response_code != "ConditionalCheckFailedException":
-            raise
+    ApiKeyModel(id=model.id).update_if(
+        [ApiKeyModel.key_hash.set(upgraded)], ApiKeyModel.key_hash == stored
+    )
     return True
 
 

@@ -13,12 +13,13 @@ from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from typing import cast
 
-from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
+from pynamodb.exceptions import DoesNotExist, PutError
 from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 
 from chalicelib import clock, ids, secretbox
 from chalicelib.errors import not_found
+from chalicelib.store.base import CONDITION_FAILED
 from chalicelib.store.models import DeliveryModel, WebhookModel
 from chalicelib.store.pagination import page_of
 from chalicelib.store.tenancy import save_in_project
@@ -33,7 +34,6 @@ from chalicelib.webhooks.types import (
 
 _PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
 _WEBHOOK_INDEX_KEYS = {"id", "webhook_id", "created_key"}
-_CONDITION_FAILED = "ConditionalCheckFailedException"
 #: The value of ``pending`` (the sparse index's key) on every pending delivery.
 PENDING_MARK = "1"
 
@@ -70,13 +70,9 @@ def _signing_secret(model: WebhookModel) -> str:
 def _seal_legacy_secret(webhook_id: str, clear: str) -> None:
     """Replace a clear secret by its sealed form, unless the row changed meanwhile."""
     sealed = secretbox.seal(clear, secretbox.WEBHOOK_SECRET)
-    try:
-        WebhookModel(id=webhook_id).update(
-            actions=[WebhookModel.secret.set(sealed)], condition=WebhookModel.secret == clear
-        )
-    except UpdateError as exc:
-        if exc.cause_response_code != _CONDITION_FAILED:
-            raise
+    WebhookModel(id=webhook_id).update_if(
+        [WebhookModel.secret.set(sealed)], WebhookModel.secret == clear
+    )
 
 
 def create_webhook(project_id: str, url: str, events: Sequence[str], secret: str) -> CreatedWebhook:
@@ -179,7 +175,7 @@ def create_delivery(
     try:
         row.save(condition=DeliveryModel.id.does_not_exist())
     except PutError as exc:
-        if exc.cause_response_code == _CONDITION_FAILED:
+        if exc.cause_response_code == CONDITION_FAILED:
             return False
         raise
     return True
@@ -234,13 +230,7 @@ def _awaiting(attempt: int) -> Condition:
 
 
 def _update_if(delivery_id: str, actions: list[Action], condition: Condition) -> bool:
-    try:
-        DeliveryModel(id=delivery_id).update(actions=actions, condition=condition)
-    except UpdateError as exc:
-        if exc.cause_response_code == _CONDITION_FAILED:
-            return False
-        raise
-    return True
+    return DeliveryModel(id=delivery_id).update_if(actions, condition)
 
 
 def claim_attempt(delivery_id: str, attempt: int, lease_s: float) -> bool:

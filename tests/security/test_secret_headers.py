@@ -49,6 +49,13 @@ def test_which_headers_are_secret(name: str, secret: bool) -> None:
     assert is_secret_header(name) is secret
 
 
+@pytest.fixture
+def scoped(api: Api, project_key: str, caplog: pytest.LogCaptureFixture) -> Api:
+    """The project key's client, with pawl's logs captured down to DEBUG (no secret may show)."""
+    caplog.set_level(logging.DEBUG, logger="pawl")
+    return api.as_key(project_key)
+
+
 def _agent_answer(request: Request) -> Reply:
     return Reply(200, {"output": "ok"})
 
@@ -75,10 +82,8 @@ def _all_agent_reads(api: Api, project_id: str, agent_id: str) -> list[Any]:
 
 
 def test_agent_secret_headers_are_masked_but_sent(
-    api: Api, project: dict[str, Any], project_key: str, caplog: pytest.LogCaptureFixture
+    scoped: Api, project: dict[str, Any], caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="pawl")
-    scoped = api.as_key(project_key)
     headers = {**AGENT_SECRETS, **PLAIN}
     with serve(_agent_answer) as server:
         config = {"url": f"{server.url}/agent", "headers": headers}
@@ -108,10 +113,7 @@ def test_agent_secret_headers_are_masked_but_sent(
         assert secret not in caplog.text
 
 
-def test_mask_without_a_stored_value_is_refused(
-    api: Api, project: dict[str, Any], project_key: str
-) -> None:
-    scoped = api.as_key(project_key)
+def test_mask_without_a_stored_value_is_refused(scoped: Api, project: dict[str, Any]) -> None:
     config = {"url": "http://127.0.0.1:9/agent", "headers": {"Authorization": "Bearer x"}}
     body = {"project_id": project["id"], "name": "a", "type": "http", "config": config}
     agent = scoped.post(AGENTS, body).json
@@ -129,10 +131,8 @@ def test_mask_without_a_stored_value_is_refused(
 
 
 def test_tool_secret_headers_are_masked_but_sent(
-    api: Api, project: dict[str, Any], project_key: str, caplog: pytest.LogCaptureFixture
+    scoped: Api, project: dict[str, Any], caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="pawl")
-    scoped = api.as_key(project_key)
     headers = {**TOOL_SECRETS, **PLAIN}
     answer = {"answers": [{"name": "ok", "value": True}]}
     with serve(lambda request: Reply(200, answer)) as server:
