@@ -26,15 +26,17 @@ from chalicelib.local.standin_auth import SignatureCheck
 HOST = "127.0.0.1:4566"
 
 
-def _signed(
+def signed_environ(
     creds: StandInCredentials,
     service: str,
     method: str,
-    path: str,
+    target: str,
     headers: dict[str, str],
     body: bytes,
 ) -> dict[str, Any]:
-    request = AWSRequest(method=method, url=f"http://{HOST}{path}", headers=headers, data=body)
+    """The WSGI environ the stand-in's server builds for a request botocore signed with
+    ``creds`` (also the security tests' forger's starting point)."""
+    request = AWSRequest(method=method, url=f"http://{HOST}{target}", headers=headers, data=body)
     signer = (S3SigV4Auth if service == "s3" else SigV4Auth)(
         Credentials(creds.access_key_id, creds.secret_access_key), service, "us-east-1"
     )
@@ -44,14 +46,14 @@ def _signed(
         "REQUEST_METHOD": method,
         "PATH_INFO": parts.path,
         "QUERY_STRING": parts.query,
-        "RAW_URI": parts.path + (f"?{parts.query}" if parts.query else ""),
+        "RAW_URI": target,
         "CONTENT_LENGTH": str(len(body)),
         "HTTP_HOST": HOST,
+        "wsgi.input": io.BytesIO(body),
     }
     for name, value in request.headers.items():
         key = name.upper().replace("-", "_")
         environ["CONTENT_TYPE" if key == "CONTENT_TYPE" else f"HTTP_{key}"] = value
-    environ["_body"] = body
     return environ
 
 
@@ -60,7 +62,7 @@ def cases(creds: StandInCredentials) -> dict[str, dict[str, Any]]:
     put_item = json.dumps({"TableName": "pawl-results", "Item": item}).encode()
     send = json.dumps({"QueueUrl": "http://x/q", "MessageBody": "m" * 500}).encode()
     return {
-        "dynamodb PutItem (2 KB)": _signed(
+        "dynamodb PutItem (2 KB)": signed_environ(
             creds,
             "dynamodb",
             "POST",
@@ -71,7 +73,7 @@ def cases(creds: StandInCredentials) -> dict[str, dict[str, Any]]:
             },
             put_item,
         ),
-        "sqs SendMessage": _signed(
+        "sqs SendMessage": signed_environ(
             creds,
             "sqs",
             "POST",
@@ -79,7 +81,7 @@ def cases(creds: StandInCredentials) -> dict[str, dict[str, Any]]:
             {"X-Amz-Target": "AmazonSQS.SendMessage", "Content-Type": "application/x-amz-json-1.0"},
             send,
         ),
-        "s3 PutObject (64 KB)": _signed(
+        "s3 PutObject (64 KB)": signed_environ(
             creds, "s3", "PUT", "/pawl-blobs/outputs/evres_1.json", {}, b"o" * 65536
         ),
     }
@@ -92,7 +94,7 @@ def main() -> None:
     creds = StandInCredentials.generate()
     check = SignatureCheck(creds)
     for name, environ in cases(creds).items():
-        body = environ.pop("_body")
+        body = environ["wsgi.input"].read()
 
         def verify(environ: dict[str, Any] = environ, body: bytes = body) -> None:
             environ["wsgi.input"] = io.BytesIO(body)

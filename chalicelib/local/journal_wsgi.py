@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from chalicelib.local.journal import Journal, Record, pending_segments, segment_numbers
+from chalicelib.local.standin_auth import read_body
 
 log = logging.getLogger("pawl.local.journal")
 
@@ -115,17 +116,8 @@ def classify(environ: dict[str, Any]) -> str:
 
 
 def _read_body(environ: dict[str, Any]) -> bytes:
-    """Read the whole request body and put it back as a fresh stream moto can read."""
-    stream = environ["wsgi.input"]
-    length = environ.get("CONTENT_LENGTH")
-    if length:
-        body = stream.read(int(length))
-    elif environ.get("wsgi.input_terminated"):
-        body = stream.read()
-    else:
-        body = b""
-    environ["wsgi.input"] = io.BytesIO(body)
-    environ["CONTENT_LENGTH"] = str(len(body))
+    """The whole request body, put back as a fresh stream of known length moto can read."""
+    body = read_body(environ)
     environ.pop("HTTP_TRANSFER_ENCODING", None)
     return body
 

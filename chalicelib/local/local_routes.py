@@ -16,8 +16,6 @@ from chalicelib.api.envelope import error_body
 if TYPE_CHECKING:
     from chalicelib.local.runtime import LocalRuntime
 
-#: How long a requested snapshot waits for in-flight invocations.
-
 
 def _json_safe(value: Any) -> Any:
     try:

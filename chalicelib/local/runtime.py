@@ -278,18 +278,16 @@ class LocalRuntime:
         )
 
     def _reserve_own_endpoints(self) -> None:
-        """Put what this runtime binds on the outbound policy's never-call list.
+        """Put the API port on the outbound policy's never-call list once it is known.
 
-        ``AWS_ENDPOINT_URL`` (the stand-in or the configured endpoint) always counts; the API
-        port is added here once it is known (``--port 0`` picks one at bind time).
+        ``--port 0`` picks it at bind time. ``AWS_ENDPOINT_URL`` (the stand-in or the
+        configured endpoint) needs no entry: the policy always reserves it.
         """
         assert self.gateway is not None
         host, port = self.config.host, self.gateway.server_port
-        own = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
-        if self.aws_endpoint:
-            own.append(self.aws_endpoint)
+        own = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         existing = os.environ.get("PAWL_RESERVED_ENDPOINTS", "")
-        self.env.set("PAWL_RESERVED_ENDPOINTS", ",".join(filter(None, [existing, *own])))
+        self.env.set("PAWL_RESERVED_ENDPOINTS", ",".join(filter(None, [existing, own])))
         reset_settings()
 
     def _serve_http(self) -> None:

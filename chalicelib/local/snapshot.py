@@ -226,17 +226,17 @@ class SnapshotWriter:
         self._last_digest: str | None = None
         self.written = 0
 
-    def save(self, journal_from: int | None = None) -> bool:
-        """Capture and write if the content changed. Returns whether a file was written.
+    def save(self) -> bool:
+        """Capture and write if the content changed. Returns whether a file was written."""
+        return self.write(capture(self.bucket))
+
+    def write(self, document: dict[str, Any], journal_from: int | None = None) -> bool:
+        """Write a captured document (unless it is the one written last).
 
         ``journal_from``: the first journal segment *not* in this capture (the runtime
         froze mutations and cut the journal there before capturing); a restart restores
         the snapshot, then replays segments from that one on.
         """
-        return self.write(capture(self.bucket), journal_from)
-
-    def write(self, document: dict[str, Any], journal_from: int | None = None) -> bool:
-        """Write a captured document (unless it is the one written last)."""
         if journal_from is not None:
             document["journal_from"] = journal_from
         digest = hashlib.sha256(encode_document(document)).hexdigest()

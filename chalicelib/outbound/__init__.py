@@ -45,8 +45,8 @@ Behaviour
   "public only" and logged (``pawl serve`` refuses to start with it); grammar in
   :mod:`chalicelib.outbound.allowlist`.
 - pawl's own endpoints are refused in every mode: the port of ``AWS_ENDPOINT_URL`` (when it
-  is not public) and of every ``PAWL_RESERVED_ENDPOINTS`` entry (the local runtime sets it
-  to the stand-in and API it binds) on any non-public address, and on this host's own
+  is not public) and of every ``PAWL_RESERVED_ENDPOINTS`` entry (the local runtime adds
+  the API port it binds) on any non-public address, and on this host's own
   addresses (a connection whose two ends share an address). Their refusal says "pawl's
   own endpoint" and names neither address nor port.
 - Logs name the method, scheme, host and path only: never headers or the query string.

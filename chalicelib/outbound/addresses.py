@@ -1,12 +1,14 @@
 """What an address is: every IPv6 spelling of an IPv4 address is judged as that IPv4 address.
 
-Pure functions, no I/O. :func:`address_category` is the one classification the SSRF policy
-(:mod:`chalicelib.outbound.policy`) applies, at config time and when connecting.
+Pure functions, and :func:`resolve`, the one DNS lookup. :func:`address_category` is the one
+classification the SSRF policy (:mod:`chalicelib.outbound.policy`) applies, at config time
+and when connecting.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import socket
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -41,6 +43,17 @@ _LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")
 # legitimate destination.
 _THIS_NETWORK = ipaddress.ip_network("0.0.0.0/8")
 _LINK_LOCAL = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("fe80::/10"))
+
+
+def socket_address(text: str) -> IPAddress:
+    """An address as getaddrinfo or a socket spells it, without an IPv6 zone id (``%eth0``)."""
+    return ipaddress.ip_address(text.split("%", 1)[0])
+
+
+def resolve(host: str, port: int) -> list[IPAddress]:
+    """Every address ``host`` resolves to, each once, in the resolver's order."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(socket_address(str(sockaddr[0])) for *_, sockaddr in infos))
 
 
 def normalize(ip: IPAddress) -> IPAddress:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-import socket
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -36,6 +35,7 @@ from chalicelib.outbound.addresses import (
     IPNetwork,
     address_category,
     normalize,
+    resolve,
 )
 from chalicelib.settings import get_settings
 
@@ -120,14 +120,14 @@ def parse_allow_list(raw: str) -> OutboundPolicy:
 
 def _endpoint_addresses(host: str, port: int) -> list[IPAddress]:
     try:
-        return [normalize(ipaddress.ip_address(host))]
-    except ValueError:
-        pass
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        return [normalize(ip) for ip in resolve(host, port)]
     except (OSError, UnicodeError):
         return []
-    return [normalize(ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])) for info in infos]
+
+
+def target_port(url: httpx.URL) -> int:
+    """The port ``url`` connects to (httpx leaves a scheme's default port out)."""
+    return url.port or (443 if url.scheme == "https" else 80)
 
 
 def _endpoint(entry: str) -> tuple[str, int] | None:
@@ -137,8 +137,7 @@ def _endpoint(entry: str) -> tuple[str, int] | None:
         url = httpx.URL(text)
     except (httpx.InvalidURL, TypeError):
         return None
-    port = url.port or (443 if url.scheme == "https" else 80)
-    return (url.host, port) if url.host else None
+    return (url.host, target_port(url)) if url.host else None
 
 
 def reserved_endpoints(

@@ -13,6 +13,7 @@ from typing import Any
 import httpcore
 import httpx
 
+from chalicelib.outbound.addresses import resolve
 from chalicelib.outbound.allowlist import OutboundPolicy, current_policy
 from chalicelib.outbound.errors import (
     OutboundError,
@@ -25,7 +26,6 @@ from chalicelib.outbound.policy import (
     check_addresses,
     check_connected,
     parse_target,
-    resolve,
     safe_url,
 )
 from chalicelib.outbound.retry import RETRY_STATUSES, backoff_delay, retry_after_s

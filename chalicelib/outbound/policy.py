@@ -2,7 +2,7 @@
 
 Decisions over addresses (:mod:`chalicelib.outbound.addresses` classifies them, the
 operator's allow-list and pawl's own endpoints come from :mod:`chalicelib.outbound.allowlist`),
-plus the DNS resolution they are applied to. The same decision is made at config time
+applied to what DNS resolves a host to. The same decision is made at config time
 (:func:`check_url`) and when connecting (the client's vetting backend), so a name that
 resolves differently later (DNS rebinding) is caught where it matters.
 """
@@ -21,8 +21,10 @@ from chalicelib.outbound.addresses import (
     address_category,
     is_link_local_network,
     normalize,
+    resolve,
+    socket_address,
 )
-from chalicelib.outbound.allowlist import OutboundPolicy, current_policy
+from chalicelib.outbound.allowlist import OutboundPolicy, current_policy, target_port
 from chalicelib.outbound.errors import OutboundRefused
 
 #: The refusal for pawl's own endpoints: it names neither the address nor the port.
@@ -104,8 +106,8 @@ def check_connected(sock: socket.socket | None, port: int, policy: OutboundPolic
     if sock is None:
         return
     try:
-        local = ipaddress.ip_address(str(sock.getsockname()[0]).split("%", 1)[0])
-        peer = ipaddress.ip_address(str(sock.getpeername()[0]).split("%", 1)[0])
+        local = socket_address(str(sock.getsockname()[0]))
+        peer = socket_address(str(sock.getpeername()[0]))
     except (OSError, ValueError, IndexError):
         return
     refusal = connection_refusal(local, peer, port, policy)
@@ -118,10 +120,6 @@ def _literal_ip(host: str) -> IPAddress | None:
         return ipaddress.ip_address(host)
     except ValueError:
         return None
-
-
-def target_port(target: httpx.URL) -> int:
-    return target.port or (443 if target.scheme == "https" else 80)
 
 
 def parse_target(url: str, policy: OutboundPolicy) -> httpx.URL:
@@ -154,15 +152,6 @@ def safe_url(url: httpx.URL | str) -> str:
     return f"{parsed.scheme}://{host}{port}{parsed.path}"
 
 
-def resolve(host: str, port: int) -> list[IPAddress]:
-    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    unique: dict[IPAddress, None] = {}
-    for *_, sockaddr in infos:
-        # Strip an IPv6 zone id ("fe80::1%eth0") before parsing.
-        unique[ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])] = None
-    return list(unique)
-
-
 def check_url(url: str) -> None:
     """Raise :class:`OutboundRefused` if the policy refuses ``url`` (call it at config time).
 
@@ -173,8 +162,9 @@ def check_url(url: str) -> None:
     target = parse_target(url, policy)
     if _literal_ip(target.host) is not None:
         return
+    port = target_port(target)
     try:
-        addresses = resolve(target.host, target_port(target))
+        addresses = resolve(target.host, port)
     except (OSError, UnicodeError):
         return
-    check_addresses(target.host, addresses, target_port(target), policy)
+    check_addresses(target.host, addresses, port, policy)

@@ -27,7 +27,7 @@ import httpx
 import pytest
 
 from chalicelib.webhooks.signing import DELIVERY_HEADER
-from tests.e2e.test_serve import ServeProcess, _all_results, _client, _ok
+from tests.e2e.test_serve import ServeProcess, _all_results, _client, _ok, http_agent_eval
 from tests.support.servers import Reply, Request, serve
 
 pytestmark = pytest.mark.slow
@@ -159,28 +159,11 @@ class Harness:
 
 def _setup(api: httpx.Client, agent_url: str, receiver_url: str) -> tuple[str, str]:
     """A project, an http agent, a dataset, an eval and a webhook: (runs path, webhook id)."""
-    project = _ok(api.post("/api/v1/projects", json={"name": "kill9"}))["id"]
-    agent_body = {"project_id": project, "name": "echo", "type": "http"}
-    agent = _ok(api.post("/api/v1/agents", json={**agent_body, "config": {"url": agent_url}}))
-    dataset = _ok(api.post("/api/v1/datasets", json={"project_id": project, "name": "d"}))
-    for i in range(RUN_ITEMS):
-        item = {"input": [{"role": "user", "content": f"case {i} ok"}]}
-        _ok(api.post(f"/api/v1/datasets/{dataset['id']}/items", json=item))
-    evaluation = _ok(
-        api.post(
-            "/api/v1/evals",
-            json={
-                "project_id": project,
-                "name": "kill9",
-                "agent_id": agent["id"],
-                "dataset_id": dataset["id"],
-                "scorers": [{"type": "contains", "value": "ok"}],
-            },
-        )
-    )
+    texts = [f"case {i} ok" for i in range(RUN_ITEMS)]
+    project, runs_path = http_agent_eval(api, "kill9", agent_url, texts)
     hook = {"project_id": project, "url": receiver_url, "events": ["eval_run.*"]}
     webhook = _ok(api.post("/api/v1/webhooks", json=hook))
-    return f"/api/v1/evals/{evaluation['id']}/runs", webhook["id"]
+    return runs_path, webhook["id"]
 
 
 def _wait_until(check: Any, what: str) -> Any:

@@ -187,36 +187,8 @@ def test_a_thousand_item_queued_run_completes_with_every_count_right(
         server = ServeProcess(tmp_path / "state", tmp_path, allow_private_urls=allowed)
         started.append(server)
         with _client(server.url) as api:
-            project = _ok(api.post("/api/v1/projects", json={"name": "thousand"}))["id"]
-            agent = _ok(
-                api.post(
-                    "/api/v1/agents",
-                    json={
-                        "project_id": project,
-                        "name": "echo",
-                        "type": "http",
-                        "config": {"url": agent_server.url},
-                    },
-                )
-            )
-            dataset = _ok(api.post("/api/v1/datasets", json={"project_id": project, "name": "d"}))
-            for i in range(RUN_ITEMS):
-                text = f"case {i}: " + ("ok" if i % 10 else "no")
-                item = {"input": [{"role": "user", "content": text}]}
-                _ok(api.post(f"/api/v1/datasets/{dataset['id']}/items", json=item))
-            evaluation = _ok(
-                api.post(
-                    "/api/v1/evals",
-                    json={
-                        "project_id": project,
-                        "name": "thousand",
-                        "agent_id": agent["id"],
-                        "dataset_id": dataset["id"],
-                        "scorers": [{"type": "contains", "value": "ok"}],
-                    },
-                )
-            )
-            runs_path = f"/api/v1/evals/{evaluation['id']}/runs"
+            texts = [f"case {i}: " + ("ok" if i % 10 else "no") for i in range(RUN_ITEMS)]
+            _, runs_path = http_agent_eval(api, "thousand", agent_server.url, texts)
             run = _ok(api.post(runs_path, json={}))
             assert run["status"] == "queued"
             done = _wait_terminal(api, f"{runs_path}/{run['id']}")
@@ -233,6 +205,33 @@ def test_a_thousand_item_queued_run_completes_with_every_count_right(
     # Every item reached the agent, and only the run's items did.
     asked = {r.json()["dataset_item_id"] for r in agent_server.requests}
     assert asked == {r["dataset_item_id"] for r in results}
+
+
+def http_agent_eval(
+    api: httpx.Client, name: str, agent_url: str, texts: list[str]
+) -> tuple[str, str]:
+    """A project, an http agent at ``agent_url``, a dataset of one item per text and an eval
+    scoring ``contains "ok"``, all named ``name``: (project id, the eval's runs path)."""
+    project = _ok(api.post("/api/v1/projects", json={"name": name}))["id"]
+    agent_body = {"project_id": project, "name": "echo", "type": "http"}
+    agent = _ok(api.post("/api/v1/agents", json={**agent_body, "config": {"url": agent_url}}))
+    dataset = _ok(api.post("/api/v1/datasets", json={"project_id": project, "name": "d"}))
+    for text in texts:
+        item = {"input": [{"role": "user", "content": text}]}
+        _ok(api.post(f"/api/v1/datasets/{dataset['id']}/items", json=item))
+    evaluation = _ok(
+        api.post(
+            "/api/v1/evals",
+            json={
+                "project_id": project,
+                "name": name,
+                "agent_id": agent["id"],
+                "dataset_id": dataset["id"],
+                "scorers": [{"type": "contains", "value": "ok"}],
+            },
+        )
+    )
+    return project, f"/api/v1/evals/{evaluation['id']}/runs"
 
 
 def _wait_terminal(api: httpx.Client, run_path: str) -> Any:

@@ -14,17 +14,13 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
-from botocore.auth import S3SigV4Auth, SigV4Auth
-from botocore.awsrequest import AWSRequest
-from botocore.credentials import Credentials
 
+from bench.standin_auth import signed_environ
 from chalicelib.local.standin import StandInCredentials
 from chalicelib.local.standin_auth import MAX_SKEW_S, Refused, RequireSignature, SignatureCheck
 
-HOST = "127.0.0.1:45123"
 KEY = StandInCredentials.generate()
 PUT_ITEM = {
     "X-Amz-Target": "DynamoDB_20120810.PutItem",
@@ -43,26 +39,7 @@ def signed(
     key: StandInCredentials = KEY,
 ) -> dict[str, Any]:
     """The WSGI environ of a request botocore signed with ``key``."""
-    url = f"http://{HOST}{target}"
-    request = AWSRequest(method=method, url=url, headers=dict(headers or {}), data=body)
-    signer = S3SigV4Auth if service == "s3" else SigV4Auth
-    signer(Credentials(key.access_key_id, key.secret_access_key), service, "us-east-1").add_auth(
-        request
-    )
-    parts = urlsplit(request.url)
-    environ: dict[str, Any] = {
-        "REQUEST_METHOD": method,
-        "PATH_INFO": parts.path,
-        "QUERY_STRING": parts.query,
-        "RAW_URI": target,
-        "CONTENT_LENGTH": str(len(body)),
-        "HTTP_HOST": HOST,
-        "wsgi.input": io.BytesIO(body),
-    }
-    for name, value in request.headers.items():
-        key_name = name.upper().replace("-", "_")
-        environ["CONTENT_TYPE" if key_name == "CONTENT_TYPE" else f"HTTP_{key_name}"] = value
-    return environ
+    return signed_environ(key, service, method, target, dict(headers or {}), body)
 
 
 def refusal(environ: dict[str, Any], clock: Callable[[], float] = time.time) -> str | None:
