@@ -9,7 +9,6 @@ state is restored before anything can write; runs are re-driven before pollers s
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import threading
@@ -369,20 +368,11 @@ def _default_app() -> Chalice:
 
 
 def redrive_in_flight_runs() -> Any:
-    """Ask the run engine to re-drive the runs that were in flight, when it provides that.
+    """Re-drive the runs that were in flight when the runtime stopped.
 
-    SQS messages are not part of a snapshot; re-driving is safe because fan-out is
+    SQS messages do not survive a restart; re-driving is safe because fan-out is
     idempotent and items that already have results are skipped.
     """
-    try:
-        recovery = importlib.import_module("chalicelib.engine.recovery")
-    except ModuleNotFoundError as exc:
-        if exc.name not in {"chalicelib.engine", "chalicelib.engine.recovery"}:
-            raise
-        log.info("no run engine recovery module: nothing re-driven")
-        return None
-    redrive = getattr(recovery, "redrive_active_runs", None)
-    if redrive is None:
-        log.warning("chalicelib.engine.recovery has no redrive_active_runs(): nothing re-driven")
-        return None
-    return redrive(after_restart=True)
+    from chalicelib.engine import recovery  # after the environment points at the stand-in
+
+    return recovery.redrive_active_runs(after_restart=True)
