@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +162,15 @@ def _snapshot(one: StandIn, state_dir: Path) -> int:
     return int(cut["segment"])
 
 
+def _wait_until(condition: Callable[[], bool], timeout_s: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.005)
+    return False
+
+
 def test_a_snapshot_cut_while_writes_race_applies_nothing_twice(
     tmp_path: Path, standins: list[StandIn]
 ) -> None:
@@ -177,8 +187,15 @@ def test_a_snapshot_cut_while_writes_race_applies_nothing_twice(
 
     writer = threading.Thread(target=keep_adding)
     writer.start()
+    cuts: list[int] = []
     try:
-        cuts = [_snapshot(first, state_dir) for _ in range(4)]
+        for _ in range(4):
+            # A cut rotates only when something was written since the last one; on a busy
+            # machine the writer may not have run yet. Two more acknowledgements mean the
+            # second write began after this line, so after the last thaw: the segment has it.
+            seen = acknowledged[0]
+            assert _wait_until(lambda seen=seen: acknowledged[0] > seen + 1), "the writer is stuck"
+            cuts.append(_snapshot(first, state_dir))
     finally:
         stop.set()
         writer.join()
