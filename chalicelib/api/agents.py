@@ -62,7 +62,7 @@ def _adapter_configs() -> dict[str, type[BaseModel]]:
     """Each registered agent type's config model, as far as this deployment accepts it."""
     configs: dict[str, type[BaseModel]] = {}
     for agent_type in plugins().adapter_types():
-        model = plugins().adapter(agent_type).config_model
+        model: type[BaseModel] = plugins().adapter(agent_type).config_model
         if issubclass(model, PythonAgentConfig):
             allowed = plugin_schemas.python_agent_config(get_settings().python_agent_modules)
             if allowed is None:

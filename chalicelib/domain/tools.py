@@ -13,6 +13,7 @@ nothing server-side can call them: they pause for a calling client.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -145,6 +146,12 @@ class BuiltinToolConfig(ToolConfig):
         if len(set(actions)) != len(actions):
             raise ValueError("actions must be distinct")
         return actions
+
+
+#: What a plugin registers per ``builtin`` action: called with the tool input (the tool's
+#: ``preset_parameters`` merged with the caller's payload); answers a JSON object, or text
+#: holding one. Anything else errors the call.
+BuiltinToolAction = Callable[[dict[str, Any]], dict[str, Any] | str]
 
 
 class ClientToolConfig(ToolConfig):

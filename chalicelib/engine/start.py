@@ -52,7 +52,6 @@ class StartOptions:
     baseline_run_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     tool_context: dict[str, str] = field(default_factory=dict)
-    trigger_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -117,7 +116,7 @@ def _pinned_version(evaluation: Eval, requested: int | None) -> AgentVersion:
         ) from None
 
 
-def _check_baseline(evaluation: Eval, baseline_run_id: str, candidate: dict[str, Any]) -> None:
+def _check_baseline(evaluation: Eval, baseline_run_id: str, candidate: EvalRun) -> None:
     baseline = runs.find_run(baseline_run_id)
     usable = (
         baseline is not None
@@ -126,9 +125,7 @@ def _check_baseline(evaluation: Eval, baseline_run_id: str, candidate: dict[str,
     )
     if usable and baseline is not None:
         refusals = plugins().baseline_refusals(
-            eval=evaluation.model_dump(mode="json"),
-            candidate=candidate,
-            baseline=baseline.run.model_dump(mode="json"),
+            eval=evaluation, candidate=candidate, baseline=baseline.run
         )
         if refusals:
             log.info("baseline %s refused by plugins: %s", baseline_run_id, refusals)
@@ -163,7 +160,6 @@ def _new_state(
         decider_versions=None,  # pinned in plan_run, once every other rule has passed
         status=RUNNING if options.wait else QUEUED,
         baseline_run_id=options.baseline_run_id,
-        trigger_id=options.trigger_id,
         metadata=options.metadata,
         started_at=now if options.wait else None,
         created_at=now,
@@ -184,8 +180,7 @@ def plan_run(evaluation: Eval, options: StartOptions) -> StartPlan:
     version = _pinned_version(evaluation, options.agent_version)
     state = _new_state(evaluation, options, version, tool_context)
     if options.baseline_run_id is not None:
-        candidate = state.run.model_dump(mode="json")
-        _check_baseline(evaluation, options.baseline_run_id, candidate)
+        _check_baseline(evaluation, options.baseline_run_id, state.run)
     check_eval_runnable(evaluation, version.output_schema)
     # One decider version per decider scorer for the whole run (invariant 7).
     state.run.decider_versions = resolve_decider_versions(evaluation.scorers, evaluation.project_id)

@@ -1,22 +1,29 @@
-"""Hook specifications of the ``pawl`` plugin project.
+"""Hook specifications of the ``pawl`` project: what a plugin may implement, typed.
 
 A plugin is any module or object with functions marked ``@hookimpl`` whose names match
 these specs. Installed distributions announce plugins under the ``pawl`` entry-point
-group. pawl's own built-ins (scorers, agent adapters, the webhook sink) register through
-these very hooks, so a plugin can add to or override them.
+group. pawl's own built-ins (scorers, agent adapters, embedding backends, the webhook
+sink) register through these very hooks, so a plugin can add to or override them.
 
-All hooks are called with keyword arguments.
+Every hook takes and returns pawl's own types (the ones ``docs/plugins.md`` lists as
+the plugin surface), never raw dicts. All hooks are called with keyword arguments; an
+implementation may accept fewer arguments than its spec, never other ones. Like pytest's
+``hookspec.py``, each docstring says whether ``firstresult`` applies; today none does.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from chalicelib.plugins.markers import hookspec
 
 if TYPE_CHECKING:
     from chalicelib.agents.contract import AgentAdapter
+    from chalicelib.domain.catalog import Eval
     from chalicelib.domain.events import LifecycleEvent
+    from chalicelib.domain.runs import EvalRun
+    from chalicelib.domain.tools import BuiltinToolAction
+    from chalicelib.embeddings.contract import BackendFactory
     from chalicelib.scoring.contract import Scorer
 
 
@@ -24,11 +31,13 @@ if TYPE_CHECKING:
 def pawl_register_scorers() -> list[Scorer]:
     """Return the scorers this plugin provides.
 
-    Called once when the plugin manager is built. Every result list is merged; when two
+    Called once when the plugin host is built. Every result list is merged; when two
     plugins provide the same ``type``, the one registered later wins (plugins load after
     the built-ins, so a plugin can override a built-in). Each scorer validates its own
     config (``config_model`` and ``check``) and scores items (``score``); see
     :mod:`chalicelib.scoring.contract`.
+
+    Not ``firstresult``: every implementation is called.
     """
     raise NotImplementedError
 
@@ -37,41 +46,54 @@ def pawl_register_scorers() -> list[Scorer]:
 def pawl_register_agent_adapters() -> list[AgentAdapter]:
     """Return the agent adapters this plugin provides (an agent's ``type`` names one).
 
-    Called once when the plugin manager is built; merged like scorers. See
-    :mod:`chalicelib.agents.contract`.
+    Called once when the plugin host is built; merged like scorers (later ``type`` wins).
+    See :mod:`chalicelib.agents.contract`.
+
+    Not ``firstresult``: every implementation is called.
     """
     raise NotImplementedError
 
 
 @hookspec
-def pawl_register_embedding_backends() -> dict[str, Any]:
+def pawl_register_embedding_backends() -> dict[str, BackendFactory]:
     """Return ``{name: factory}`` of embedding backends (``PAWL_EMBEDDING_PROVIDER`` names one).
 
-    A factory is called with ``model: str | None`` and returns an object with
-    ``embed(texts: list[str]) -> EmbeddingResult``.
+    Called when the deployment's backend is built. ``factory(model=...)`` is called with
+    ``PAWL_EMBEDDING_MODEL`` (``None`` when unset) and returns an
+    :class:`~chalicelib.embeddings.contract.EmbeddingBackend`.
+
+    Not ``firstresult``: every implementation is called; the dicts are merged, a later
+    registration winning a name.
     """
     raise NotImplementedError
 
 
 @hookspec
-def pawl_register_builtin_tools() -> dict[str, Any]:
-    """Return ``{action_name: callable}`` for ``builtin`` tools (``tool`` scorers call them).
+def pawl_register_builtin_tools() -> dict[str, BuiltinToolAction]:
+    """Return ``{action_name: action}`` for ``builtin`` tools (``tool`` scorers call them).
 
-    A callable receives the tool input dict and returns the tool's JSON answer.
+    Called whenever the actions are looked up. An action receives the tool input dict and
+    answers a JSON object (or text holding one); see
+    :data:`chalicelib.domain.tools.BuiltinToolAction`.
+
+    Not ``firstresult``: every implementation is called; the dicts are merged, a later
+    registration winning an action name.
     """
     raise NotImplementedError
 
 
 @hookspec
-def pawl_validate_baseline(
-    eval: dict[str, Any], candidate: dict[str, Any], baseline: dict[str, Any]
-) -> str | None:
-    """Decide whether ``baseline`` (a run) may serve as the baseline of ``candidate``.
+def pawl_validate_baseline(eval: Eval, candidate: EvalRun, baseline: EvalRun) -> str | None:
+    """Decide whether ``baseline`` may serve as the baseline of the run ``candidate``.
 
-    Called for every baseline selection, after pawl's own rules (terminal run of the
-    same eval). Return a reason string to refuse it, or ``None`` to accept. Any refusal
-    refuses the selection; the reason is logged but not returned to the caller across
-    a tenant boundary.
+    Called for every baseline selection, after pawl's own rules (a completed or failed
+    run of the same ``eval``) and before anything is written; ``candidate`` is the run
+    about to start. The arguments are copies: changing them changes nothing. Return a
+    reason string to refuse, or ``None`` to accept.
+
+    Not ``firstresult``: every implementation is called, and any refusal refuses the
+    selection. The reasons are logged, never returned to the caller (they could tell
+    one tenant about another's runs).
     """
     raise NotImplementedError
 
@@ -80,8 +102,11 @@ def pawl_validate_baseline(
 def pawl_deliver_event(event: LifecycleEvent) -> None:
     """Deliver one lifecycle event (``eval_run.completed`` / ``eval_run.failed``).
 
-    Called once per sink for every terminal run, exactly once per run. Sinks are called
-    one at a time, each isolated: an exception in one is logged and does not stop the
-    others. A sink must be quick; slow work (HTTP) should be queued.
+    Called once per sink for every terminal run. Sinks are called one at a time, each
+    isolated: an exception in one is logged and does not stop the others. A sink must be
+    quick; slow work (HTTP) should be queued. After a crash a sink may see the same
+    ``event.id`` again.
+
+    Not ``firstresult`` (nothing is returned): every sink is called.
     """
     raise NotImplementedError

@@ -9,14 +9,24 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, TypedDict, TypeVar
 
 import pluggy
 
 from chalicelib.errors import ValidationFailed
 from chalicelib.plugins import hookspecs
 from chalicelib.plugins.markers import ENTRY_POINT_GROUP, PROJECT
+
+if TYPE_CHECKING:
+    from chalicelib.agents.contract import AgentAdapter
+    from chalicelib.domain.catalog import Eval
+    from chalicelib.domain.events import LifecycleEvent
+    from chalicelib.domain.runs import EvalRun
+    from chalicelib.domain.tools import BuiltinToolAction
+    from chalicelib.embeddings.contract import BackendFactory
+    from chalicelib.scoring.contract import Scorer
 
 log = logging.getLogger("pawl.plugins")
 
@@ -29,10 +39,51 @@ BUILTIN_PLUGINS = (
 )
 
 
+class LoadedPlugin(TypedDict):
+    name: str
+    version: str
+    source: str
+    hooks: list[str]
+
+
+class FailedPlugin(TypedDict):
+    name: str
+    error: str
+
+
 @dataclass
 class PluginReport:
-    loaded: list[dict[str, Any]] = field(default_factory=list)
-    failed: list[dict[str, str]] = field(default_factory=list)
+    loaded: list[LoadedPlugin] = field(default_factory=list)
+    failed: list[FailedPlugin] = field(default_factory=list)
+
+
+class _Typed(Protocol):
+    """Anything registered by its ``type`` (scorers, agent adapters)."""
+
+    @property
+    def type(self) -> str: ...
+
+
+_T = TypeVar("_T", bound=_Typed)
+_V = TypeVar("_V")
+
+
+def _merge_by_type(results: list[list[_T] | None]) -> dict[str, _T]:
+    """Merge every implementation's list (pluggy's LIFO order); later registrations win."""
+    merged: dict[str, _T] = {}
+    # pluggy calls LIFO; reverse so the earliest-registered (built-ins) go first.
+    for result in reversed(results):
+        for obj in result or []:
+            merged[obj.type] = obj
+    return merged
+
+
+def _merge_dicts(results: list[Mapping[str, _V] | None]) -> dict[str, _V]:
+    """Merge every implementation's dict (pluggy's LIFO order); later registrations win."""
+    merged: dict[str, _V] = {}
+    for result in reversed(results):
+        merged.update(result or {})
+    return merged
 
 
 class PluginHost:
@@ -47,8 +98,10 @@ class PluginHost:
         if load_entry_points:
             self._load_entry_points()
         self.pm.check_pending()
-        self._scorers = self._collect("pawl_register_scorers")
-        self._adapters = self._collect("pawl_register_agent_adapters")
+        self._scorers: dict[str, Scorer] = _merge_by_type(self.pm.hook.pawl_register_scorers())
+        self._adapters: dict[str, AgentAdapter] = _merge_by_type(
+            self.pm.hook.pawl_register_agent_adapters()
+        )
 
     def _register_module(self, module_name: str, source: str) -> None:
         try:
@@ -89,7 +142,7 @@ class PluginHost:
                 }
             )
 
-    def _refuse_unknown_hooks(self, name: str, plugin: Any) -> None:
+    def _refuse_unknown_hooks(self, name: str, plugin: object) -> None:
         """Unregister a plugin implementing a hook no spec names (a typo would otherwise make
         ``check_pending`` fail the whole host, not just this plugin)."""
         callers = self.pm.get_hookcallers(plugin) or []
@@ -103,16 +156,6 @@ class PluginHost:
             self.pm.unregister(plugin, name=name)
             raise pluggy.PluginValidationError(plugin, f"unknown hooks: {', '.join(unknown)}")
 
-    def _collect(self, hook_name: str) -> dict[str, Any]:
-        """Merge every implementation's list; later registrations override earlier ones."""
-        merged: dict[str, Any] = {}
-        hook = getattr(self.pm.hook, hook_name)
-        # pluggy calls LIFO; reverse so the earliest-registered (built-ins) go first.
-        for result in reversed(hook()):
-            for obj in result or []:
-                merged[obj.type] = obj
-        return merged
-
     # --- facade -------------------------------------------------------------------------
 
     def hooks_of(self, plugin_name: str) -> list[str]:
@@ -122,7 +165,7 @@ class PluginHost:
     def scorer_types(self) -> list[str]:
         return list(self._scorers)
 
-    def scorer(self, scorer_type: str) -> Any:
+    def scorer(self, scorer_type: str) -> Scorer:
         try:
             return self._scorers[scorer_type]
         except KeyError:
@@ -134,7 +177,7 @@ class PluginHost:
     def adapter_types(self) -> list[str]:
         return list(self._adapters)
 
-    def adapter(self, adapter_type: str) -> Any:
+    def adapter(self, adapter_type: str) -> AgentAdapter:
         try:
             return self._adapters[adapter_type]
         except KeyError:
@@ -143,27 +186,25 @@ class PluginHost:
                 f"unknown agent type {adapter_type!r} (known: {known})", field="type"
             ) from None
 
-    def embedding_backends(self) -> dict[str, Any]:
-        merged: dict[str, Any] = {}
-        for result in reversed(self.pm.hook.pawl_register_embedding_backends()):
-            merged.update(result or {})
-        return merged
+    def embedding_backends(self) -> dict[str, BackendFactory]:
+        return _merge_dicts(self.pm.hook.pawl_register_embedding_backends())
 
-    def builtin_tools(self) -> dict[str, Any]:
-        merged: dict[str, Any] = {}
-        for result in reversed(self.pm.hook.pawl_register_builtin_tools()):
-            merged.update(result or {})
-        return merged
+    def builtin_tools(self) -> dict[str, BuiltinToolAction]:
+        return _merge_dicts(self.pm.hook.pawl_register_builtin_tools())
 
-    def baseline_refusals(
-        self, eval: dict[str, Any], candidate: dict[str, Any], baseline: dict[str, Any]
-    ) -> list[str]:
-        results = self.pm.hook.pawl_validate_baseline(
-            eval=eval, candidate=candidate, baseline=baseline
+    def baseline_refusals(self, eval: Eval, candidate: EvalRun, baseline: EvalRun) -> list[str]:
+        """Every plugin's reason to refuse ``baseline`` for ``candidate`` (empty: accepted).
+
+        Plugins get deep copies, so no plugin can alter the run about to be written.
+        """
+        results: list[str | None] = self.pm.hook.pawl_validate_baseline(
+            eval=eval.model_copy(deep=True),
+            candidate=candidate.model_copy(deep=True),
+            baseline=baseline.model_copy(deep=True),
         )
         return [r for r in results if r]
 
-    def deliver_event(self, event: Any) -> list[str]:
+    def deliver_event(self, event: LifecycleEvent) -> list[str]:
         """Hand ``event`` to every sink, each isolated. Returns the names of sinks that raised."""
         failed = []
         for impl in self.pm.hook.pawl_deliver_event.get_hookimpls():

@@ -7,7 +7,6 @@ engine records the item as errored (errors are not zeros).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -83,7 +82,7 @@ class ItemContext:
 
 @dataclass(frozen=True)
 class ScoringEnv:
-    """Where an item is being scored, and the services a scorer may need."""
+    """Where an item is being scored: project, eval, run, item, and the run's pinned context."""
 
     project_id: str
     eval_id: str | None = None
@@ -91,7 +90,6 @@ class ScoringEnv:
     dataset_item_id: str | None = None
     tool_context: dict[str, str] = field(default_factory=dict)
     decider_versions: dict[str, int] = field(default_factory=dict)
-    services: Any = None
 
 
 class ValidationEnv(Protocol):
@@ -145,6 +143,3 @@ class Scorer(Protocol):
     def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
         """Score one item, or raise :class:`ScorerFailed`."""
         ...
-
-
-ScorerFactory = Callable[[], Scorer]

@@ -31,14 +31,13 @@ def invoke(config: BuiltinToolConfig, action: str | None, payload: dict[str, Any
             f"no installed plugin provides builtin tool action {action!r}", TOOL_NOT_CALLABLE
         )
     try:
-        answer = function({**config.preset_parameters, **payload})
+        raw_answer = function({**config.preset_parameters, **payload})
     except Exception as exc:  # a plugin's failure is this call's failure, never the worker's
         log.info("builtin tool action %s raised %s", action, type(exc).__name__)
         raise ToolFailed(
             f"builtin tool action {action!r} raised {type(exc).__name__}: {exc}"[:MESSAGE_CHARS]
         ) from None
-    if isinstance(answer, str):
-        answer = first_json_object(answer)
+    answer = first_json_object(raw_answer) if isinstance(raw_answer, str) else raw_answer
     if not isinstance(answer, dict):
         raise ToolFailed(
             f"builtin tool action {action!r} answered with no JSON object", TOOL_ANSWER_INVALID
