@@ -135,7 +135,7 @@ class Journal:
     """The open segment, the freeze gate, and the lock that orders execution with the log.
 
     ``lock`` is the one lock every DynamoDB call and every S3 request of the stand-in
-    takes (see :mod:`chalicelib.local.moto_server_patches`). A mutation holds it from
+    takes (see :mod:`chalicelib.local.state_lock`). A mutation holds it from
     before moto executes it until its record is fsynced, so the log's order is the
     execution order and no reader can see a write that is not yet durable.
     """

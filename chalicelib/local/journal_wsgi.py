@@ -8,7 +8,7 @@ moto. A request is one of:
   operations, ...) or an S3 mutation (``PUT``/``POST``/``DELETE``: objects, multi-delete):
   executed and, when moto answers 2xx, journaled and fsynced, all under the journal's
   lock, before the answer is returned;
-- an S3 read: run under the same lock (DynamoDB reads take it inside moto's dispatch),
+- an S3 read: run under the same lock (DynamoDB reads take it in ``local/state_lock.py``'s layer),
   so it can never see a write that is not yet durable;
 - anything else (SQS, which is not persisted): passed through.
 
@@ -100,7 +100,7 @@ def credential_scope(environ: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def classify(environ: dict[str, Any]) -> str:
-    """``write``, ``s3-read`` or ``pass`` (DynamoDB reads serialize inside moto)."""
+    """``write``, ``s3-read`` or ``pass`` (DynamoDB reads serialize in the state lock's layer)."""
     target = environ.get("HTTP_X_AMZ_TARGET", "")
     if target:
         service, _, operation = target.partition(".")

@@ -1,11 +1,17 @@
-"""Speed-ups and one safety lock for moto's HTTP server, applied in the stand-in's process.
+"""Speed-ups for moto's HTTP server, applied in the stand-in's process.
 
 Profiling the local runtime showed the stand-in, not pawl, spending most of each run:
 moto re-derives on every request what never changes while a server runs, and its SQS
 model recomputes whole-queue figures per message. Each patch below keeps moto's answers
 exactly and removes only repeated work; ``tests/integration/test_standin.py`` runs the
-same calls through the patched stand-in and through plain in-process moto. Only the
-stand-in's own process (:mod:`chalicelib.local.standin_process`) applies these.
+same calls through the patched stand-in and through plain moto's server in a process
+that applies no patch. Only the stand-in's own process
+(:mod:`chalicelib.local.standin_process`) applies these.
+
+They replace moto internals, so like ``moto_patches`` they apply only to the moto release
+they were written for (:data:`chalicelib.local.moto_patches.PATCHED_MOTO_VERSION`); with
+another, the stand-in runs plain moto, slower. The lock that keeps DynamoDB calls one at a
+time (and orders them with the journal) is not among them: see ``local/state_lock.py``.
 
 Figures (before/after) are in ``docs/local-runtime.md``.
 """
@@ -15,37 +21,41 @@ from __future__ import annotations
 import functools
 import os
 import string
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
+from chalicelib.local.moto_patches import moto_is_known
+
 _applied = False
-#: Taken by every DynamoDB call (below) and, in the journal, by every S3 request and around
-#: each mutation until its record is durable (``local/journal_wsgi.py``). Re-entrant: a
-#: journaled DynamoDB mutation holds it when moto's dispatch takes it again.
-STATE_LOCK = threading.RLock()
 #: moto's (and SQS's documented maximum) receipt handle length.
 RECEIPT_HANDLE_LENGTH = 185
 
 
-def apply() -> None:
-    """Install every patch (idempotent)."""
+def apply() -> bool:
+    """Install every patch (idempotent); False, and nothing patched, on an unknown moto."""
     global _applied
     if _applied:
-        return
-    from moto.dynamodb.responses import DynamoHandler
+        return True
+    if not moto_is_known():
+        return False
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
     dispatcher = DomainDispatcherApplication
     _replace(dispatcher, "get_backend_for_host", _memoized(dispatcher.get_backend_for_host))
-    _replace(DynamoHandler, "call_action", _serialized(DynamoHandler.call_action))
     _cache_handler_methods()
     _serialize_attribute_values_directly()
     _query_one_partition()
     _compare_strings_directly()
     _speed_up_sqs()
     _applied = True
+    return True
+
+
+def front(moto_app: Callable[..., Any]) -> Callable[..., Any]:
+    """moto's WSGI application behind :class:`JsonProtocolFront` once the patches are
+    applied; moto's application itself otherwise (the front calls moto internals too)."""
+    return JsonProtocolFront(moto_app) if _applied else moto_app
 
 
 def _replace(owner: Any, name: str, value: Any) -> None:
@@ -66,17 +76,6 @@ def _memoized(find_backend: Callable[[Any, str | None], Any]) -> Callable[[Any, 
         return found[host]
 
     return get_backend_for_host
-
-
-def _serialized(call_action: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    # moto's DynamoDB backend is not safe under concurrent requests (a transaction iterating
-    # a table while another request writes it raises "dictionary changed size during
-    # iteration"); one request at a time costs little since they share one GIL anyway.
-    def locked_call_action(self: Any) -> Any:
-        with STATE_LOCK:
-            return call_action(self)
-
-    return locked_call_action
 
 
 def _cache_handler_methods() -> None:

@@ -30,6 +30,7 @@ from chalicelib.local import moto_patches, moto_server_patches, standin_auth
 from chalicelib.local.journal import Journal
 from chalicelib.local.journal_wsgi import JournalMiddleware, handle_command
 from chalicelib.local.standin import StandInCredentials
+from chalicelib.local.state_lock import STATE_LOCK, OneDynamoDBCallAtATime
 
 
 def serve(port: int, credentials: StandInCredentials, journal_dir: Path | None = None) -> None:
@@ -41,14 +42,16 @@ def serve(port: int, credentials: StandInCredentials, journal_dir: Path | None =
     from werkzeug.serving import make_server
 
     control_out = _claim_stdout()
-    moto_patches.apply()
+    moto_patches.apply()  # both refuse (plain moto runs) on a moto they were not written for
     moto_server_patches.apply()
     dispatcher = DomainDispatcherApplication(create_backend_app)
-    moto_app = moto_server_patches.JsonProtocolFront(dispatcher)
+    # The state lock is not a patch: it stays whatever moto is installed (the journal
+    # relies on it, and so does moto's DynamoDB under concurrent requests).
+    moto_app = OneDynamoDBCallAtATime(moto_server_patches.front(dispatcher))
     app: Any = moto_app
     journal = None
     if journal_dir is not None:
-        journal = Journal(journal_dir, moto_server_patches.STATE_LOCK)
+        journal = Journal(journal_dir, STATE_LOCK)
         app = JournalMiddleware(moto_app, journal)
     guarded = standin_auth.RequireSignature(app, credentials)  # outermost: unsigned stops here
     server = make_server(

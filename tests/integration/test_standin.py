@@ -1,8 +1,11 @@
 """The stand-in process: it answers, dies with its parent, and its patches keep moto's answers.
 
-The patched stand-in (moto's server in a child process with ``moto_server_patches``) and an
-unpatched in-process moto run the same DynamoDB and SQS calls; what comes back must agree
-once per-call randomness (ids, receipt handles, timestamps) is set aside.
+The patched stand-in (moto's server in a child process with ``moto_patches`` and
+``moto_server_patches``) and plain moto (its own server in another child that never
+imports pawl, so nothing is patched) run the same DynamoDB and SQS calls; what comes back
+must agree once per-call randomness (ids, receipt handles, timestamps) is set aside. The
+TransactWriteItems conversation is also run through this process's in-process moto, which
+the test suite patches (``tests/conftest.py``).
 """
 
 from __future__ import annotations
@@ -15,18 +18,14 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import boto3
 import pytest
 from botocore.exceptions import ClientError
-from moto import mock_aws
 
-from chalicelib.local.standin import AwsStandIn, StandInCredentials
+from chalicelib.local.standin import AwsStandIn
+from tests.support.plain_moto import aws_clients, plain_moto_server
 
 pytestmark = pytest.mark.slow
 
-REGION = "us-east-1"
-#: What in-process moto is called with (it checks no signature).
-MOTO_CREDENTIALS = StandInCredentials("testing", "testing")
 VOLATILE = {
     "ResponseMetadata",
     "MessageId",
@@ -51,17 +50,15 @@ def standin() -> Iterator[AwsStandIn]:
     server.stop()
 
 
-def _clients(server: AwsStandIn | None) -> tuple[Any, Any]:
-    """DynamoDB and SQS clients of the stand-in (signing with its key), or of in-process moto."""
-    credentials = server.credentials if server is not None else MOTO_CREDENTIALS
-    options: dict[str, Any] = {
-        "region_name": REGION,
-        "aws_access_key_id": credentials.access_key_id,
-        "aws_secret_access_key": credentials.secret_access_key,
-    }
-    if server is not None:
-        options["endpoint_url"] = server.endpoint
-    return boto3.client("dynamodb", **options), boto3.client("sqs", **options)
+@pytest.fixture(scope="module")
+def plain_moto() -> Iterator[str]:
+    with plain_moto_server() as endpoint:
+        yield endpoint
+
+
+def _standin_clients(server: AwsStandIn) -> tuple[Any, Any]:
+    """Clients signing with the stand-in's own key pair."""
+    return aws_clients(server.endpoint, server.credentials)
 
 
 def _stable(value: Any) -> Any:
@@ -237,13 +234,16 @@ def sqs_conversation(sqs: Any) -> list[Any]:
 
 
 @pytest.mark.parametrize("conversation", [dynamodb_conversation, sqs_conversation])
-def test_the_patched_standin_answers_like_moto(standin: AwsStandIn, conversation: Any) -> None:
-    dynamodb, sqs = _clients(standin)
-    through_standin = conversation(dynamodb if conversation is dynamodb_conversation else sqs)
-    with mock_aws():
-        dynamodb, sqs = _clients(None)
-        in_process = conversation(dynamodb if conversation is dynamodb_conversation else sqs)
-    assert _stable(through_standin) == _stable(in_process)
+def test_the_patched_standin_answers_like_plain_moto(
+    standin: AwsStandIn, plain_moto: str, conversation: Any
+) -> None:
+    def talk(clients: tuple[Any, Any]) -> list[Any]:
+        dynamodb, sqs = clients
+        return conversation(dynamodb if conversation is dynamodb_conversation else sqs)
+
+    through_standin = talk(_standin_clients(standin))
+    through_plain_moto = talk(aws_clients(plain_moto))
+    assert _stable(through_standin) == _stable(through_plain_moto)
     assert len(through_standin) > 5
 
 
@@ -284,7 +284,7 @@ def _alive(pid: int) -> bool:
 def test_stop_ends_the_process_and_the_endpoint() -> None:
     server = AwsStandIn()
     server.start()
-    dynamodb, _ = _clients(server)
+    dynamodb, _ = _standin_clients(server)
     assert dynamodb.list_tables()["TableNames"] == []
     process = server._process
     server.stop()
