@@ -137,7 +137,7 @@ def _refused(exc: TxnRefused, spec: EvalSpec, eval_id: str) -> Exception:
         except DoesNotExist:
             return ValidationFailed(f"agent {spec.agent_id} not found", field="agent_id")
         return concurrent_update("agent", spec.agent_id)
-    return concurrent_update(KIND, eval_id)
+    return project_scoped.lost_race(EvalModel, KIND, eval_id)
 
 
 # --- writes ---------------------------------------------------------------------------------

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from chalicelib.domain.ai_providers import AiProviderSpec
+from chalicelib.domain.catalog import EvalSpec
 from chalicelib.errors import ConcurrentUpdate, NotFound
-from chalicelib.store import ai_providers, models, tools
+from chalicelib.store import agents, ai_providers, datasets, evals, models, tools
 from chalicelib.store.models import AiProviderModel, ProjectScoped, ToolModel
 from chalicelib.store.project_scoped import creation_stamp
 from tests.api.test_deciders import QUESTIONS, make_decider, make_tool
@@ -114,6 +115,26 @@ def test_a_stale_tool_or_provider_update_is_409_and_a_deleted_one_404(aws_env: N
         tools.update_tool(tool, {"name": "t2"})
     with pytest.raises(NotFound):
         ai_providers.update_provider(provider, renamed)
+
+
+def test_a_stale_dataset_or_eval_update_is_409_and_a_deleted_one_404(aws_env: None) -> None:
+    agent = agents.create_agent(PROJECT, "a", "http", {"url": "http://127.0.0.1:9/"}, None)
+    dataset = datasets.create_dataset(PROJECT, "d", None)
+    spec = EvalSpec(name="e", agent_id=agent.id, dataset_id=dataset.id, scorers=[])
+    ev = evals.create_eval(PROJECT, spec, agent.version)
+    renamed = spec.model_copy(update={"name": "e2"})
+
+    with pytest.raises(ConcurrentUpdate):
+        datasets.update_dataset(stale(dataset), name="d2")
+    with pytest.raises(ConcurrentUpdate):
+        evals.update_eval(stale(ev), renamed, agent.version)
+
+    evals.delete_eval(ev)
+    with pytest.raises(NotFound):
+        evals.update_eval(ev, renamed, agent.version)
+    datasets.delete_dataset(dataset)
+    with pytest.raises(NotFound):
+        datasets.update_dataset(dataset, name="d2")
 
 
 def test_an_ai_provider_put_with_a_lost_race_answers_409_over_http(
