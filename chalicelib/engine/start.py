@@ -35,7 +35,7 @@ from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.decider_scorer import resolve_decider_versions
 from chalicelib.scoring.validation import check_eval_runnable
-from chalicelib.store import agents, datasets, evals, runs
+from chalicelib.store import agents, datasets, project_scoped, runs
 
 log = logging.getLogger("pawl.engine.start")
 
@@ -151,7 +151,7 @@ def _new_state(
 ) -> RunState:
     run_id = ids.new_id("eval_run")
     # The same stamp items carry: the fan-out freezes the items created up to this key.
-    now, created_key = evals.creation_stamp(run_id)
+    now, created_key = project_scoped.creation_stamp(run_id)
     snapshot = EvalSnapshot.model_validate(evaluation.model_dump(mode="json"))
     run = EvalRun(
         id=run_id,

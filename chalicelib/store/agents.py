@@ -18,14 +18,13 @@ from pynamodb.expressions.update import Action
 from chalicelib import clock, ids
 from chalicelib.domain.catalog import Agent, AgentVersion, Eval
 from chalicelib.errors import Conflict, NotFound, concurrent_update, not_found
-from chalicelib.store import names
-from chalicelib.store.evals import creation_stamp, list_evals_for_agent
+from chalicelib.store import names, project_scoped
+from chalicelib.store.evals import list_evals_for_agent
 from chalicelib.store.models import AgentModel, AgentVersionModel
 from chalicelib.store.pagination import page_of
 from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
 KIND = "agent"
-_PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
 _VERSION_KEYS = {"agent_id", "version"}
 #: How often to re-read when the by_agent GSI has not caught up with ``eval_refs``.
 _GSI_READ_ATTEMPTS = 5
@@ -78,7 +77,7 @@ def create_agent(
 ) -> Agent:
     """Write agent, version 1 and the name claim atomically (409 NAME_CONFLICT on a taken name)."""
     agent_id = ids.new_id("agent")
-    now, created_key = creation_stamp(agent_id)
+    now, created_key = project_scoped.creation_stamp(agent_id)
     row = AgentModel(
         id=agent_id,
         project_id=project_id,
@@ -94,18 +93,14 @@ def create_agent(
         refs_rev=0,
     )
     agent = _agent(row)
-    with names.claiming_name(KIND, project_id, agent_id, name) as txn:
-        txn.save("agent", row, condition=AgentModel.id.does_not_exist())
+    with project_scoped.creating(KIND, row) as txn:
         txn.save("version", _version_row(agent, now))
     return agent
 
 
 def get_agent(agent_id: str) -> Agent:
     """The agent at its current version, or NotFound."""
-    try:
-        return _agent(AgentModel.get(agent_id, consistent_read=True))
-    except DoesNotExist:
-        raise not_found(KIND, agent_id) from None
+    return _agent(project_scoped.get_or_404(AgentModel, KIND, agent_id))
 
 
 def get_agent_version(agent_id: str, version: int) -> AgentVersion:
@@ -122,13 +117,7 @@ def get_agent_version(agent_id: str, version: int) -> AgentVersion:
 
 
 def list_agents(project_id: str, limit: int, cursor: str | None) -> tuple[list[Agent], str | None]:
-    return page_of(
-        lambda last, n: AgentModel.by_project.query(project_id, limit=n, last_evaluated_key=last),
-        cursor,
-        _PROJECT_INDEX_KEYS,
-        _agent,
-        limit,
-    )
+    return project_scoped.list_by_project(AgentModel, project_id, limit, cursor, _agent)
 
 
 def list_versions(
@@ -215,8 +204,7 @@ def update_agent(
                 condition=AgentVersionModel.version.does_not_exist(),
             )
     except TxnRefused as exc:
-        get_agent(current.id)  # NotFound when it was deleted meanwhile
-        raise concurrent_update(KIND, current.id) from exc
+        raise project_scoped.lost_race(AgentModel, KIND, current.id) from exc
     return agent
 
 

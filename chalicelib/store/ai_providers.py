@@ -1,30 +1,29 @@
 """AI providers, and the ``llm_judge`` references that keep them from being pulled out.
 
 Uniqueness of a provider's name in its project is a claim row written in the same
-transaction as the provider (``store/names.py``). Deleting a provider is conditioned, in
-the same transaction, on it not being its project's default; that it is not pinned by an
-eval's judge is checked by reading the project's evals just before (see
-:func:`judge_references`; an eval written in between is refused at run start, where the
-pinned provider is looked up again).
+transaction as the provider (``store/names.py``, through ``store/project_scoped.py``). An
+update is conditioned on the provider being as it was read (``updated_at``): of two racing
+updates the loser gets 409 ``CONCURRENT_UPDATE``, as for every other project resource.
+Deleting a provider is conditioned, in the same transaction, on it not being its
+project's default; that it is not pinned by an eval's judge is checked by reading the
+project's evals just before (see :func:`judge_references`; an eval written in between is
+refused at run start, where the pinned provider is looked up again).
 """
 
 from __future__ import annotations
 
 from typing import Any, cast
 
-from pynamodb.exceptions import DoesNotExist
-
 from chalicelib import clock, ids
 from chalicelib.domain.ai_providers import AiProvider, AiProviderSpec, JudgeReference
 from chalicelib.errors import Conflict, not_found
+from chalicelib.store import project_scoped
 from chalicelib.store.models import AiProviderModel, EvalModel, ProjectModel
-from chalicelib.store.names import claiming_name, write_with_claim
-from chalicelib.store.pagination import page_of
+from chalicelib.store.names import claiming_name
 from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
 KIND = "ai_provider"
 JUDGE_TYPE = "llm_judge"
-_PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
 
 
 def _provider(model: AiProviderModel) -> AiProvider:
@@ -40,70 +39,64 @@ def _provider(model: AiProviderModel) -> AiProvider:
     )
 
 
-def _row(
-    provider_id: str, project_id: str, spec: AiProviderSpec, created_at: str
-) -> AiProviderModel:
-    return AiProviderModel(
-        id=provider_id,
-        project_id=project_id,
-        created_at=created_at,
-        updated_at=clock.now_iso(),
-        created_key=f"{created_at}#{provider_id}",
-        **spec.model_dump(),
-    )
-
-
 def create_provider(project_id: str, spec: AiProviderSpec) -> AiProvider:
     """Write a provider into an existing project; 409 ``NAME_CONFLICT`` when the name is taken."""
     provider_id = ids.new_id("ai_provider")
-    row = _row(provider_id, project_id, spec, clock.now_iso())
-    write_with_claim(KIND, project_id, spec.name, provider_id, [row])
+    created_at, created_key = project_scoped.creation_stamp(provider_id)
+    row = AiProviderModel(
+        id=provider_id,
+        project_id=project_id,
+        created_at=created_at,
+        updated_at=created_at,
+        created_key=created_key,
+        **spec.model_dump(),
+    )
+    project_scoped.create(KIND, row)
     return _provider(row)
 
 
 def get_provider(provider_id: str) -> AiProvider:
     """The provider, or NotFound."""
-    try:
-        return _provider(AiProviderModel.get(provider_id, consistent_read=True))
-    except DoesNotExist:
-        raise not_found(KIND, provider_id) from None
+    return _provider(project_scoped.get_or_404(AiProviderModel, KIND, provider_id))
 
 
 def find_provider(project_id: str, provider_id: str) -> AiProvider | None:
     """The provider when it exists *in this project*; another project's reads as missing."""
-    try:
-        model = AiProviderModel.get(provider_id, consistent_read=True)
-    except DoesNotExist:
-        return None
-    return _provider(model) if model.project_id == project_id else None
+    row = project_scoped.find_in_project(AiProviderModel, project_id, provider_id)
+    return None if row is None else _provider(row)
 
 
 def list_providers(
     project_id: str, limit: int, cursor: str | None
 ) -> tuple[list[AiProvider], str | None]:
     """A project's providers, oldest first."""
-    return page_of(
-        lambda last, n: AiProviderModel.by_project.query(
-            project_id, limit=n, last_evaluated_key=last
-        ),
-        cursor,
-        _PROJECT_INDEX_KEYS,
-        _provider,
-        limit,
-    )
+    return project_scoped.list_by_project(AiProviderModel, project_id, limit, cursor, _provider)
 
 
 def update_provider(current: AiProvider, spec: AiProviderSpec) -> AiProvider:
-    """Replace the writable fields (renaming moves the name claim in the same transaction)."""
-    row = _row(current.id, current.project_id, spec, current.created_at)
+    """Replace the writable fields (renaming moves the name claim in the same transaction).
+
+    Refused with 409 ``CONCURRENT_UPDATE`` when the provider changed since ``current`` was
+    read, 404 when it was deleted meanwhile; ``created_key`` is left as stored.
+    """
+    now = clock.now_iso()
+    actions = [AiProviderModel.updated_at.set(now)]
+    for name, value in spec.model_dump().items():
+        attribute = getattr(AiProviderModel, name)
+        actions.append(attribute.remove() if value is None else attribute.set(value))
     try:
         with claiming_name(
             KIND, current.project_id, current.id, spec.name, previous=current.name
         ) as txn:
-            txn.save(KIND, row, condition=AiProviderModel.id.exists())
+            txn.update(
+                KIND,
+                AiProviderModel(id=current.id),
+                actions=actions,
+                condition=AiProviderModel.updated_at == current.updated_at,
+            )
     except TxnRefused as exc:
-        raise not_found(KIND, current.id) from exc
-    return _provider(row)
+        raise project_scoped.lost_race(AiProviderModel, KIND, current.id) from exc
+    return current.model_copy(update={**spec.model_dump(), "updated_at": now})
 
 
 def delete_provider(provider: AiProvider) -> None:

@@ -1,9 +1,10 @@
 """Datasets and their items.
 
 Items are listed oldest first through the ``by_dataset`` GSI (``created_key`` =
-``<timestamp>#<id>``, see :func:`creation_stamp`). Deleting a dataset deletes its evals
-first, then its items, then the dataset row: an interrupted delete leaves a dataset that
-still exists and can be deleted again, never items or evals pointing at nothing.
+``<timestamp>#<id>``, see :func:`chalicelib.store.project_scoped.creation_stamp`).
+Deleting a dataset deletes its evals first, then its items, then the dataset row: an
+interrupted delete leaves a dataset that still exists and can be deleted again, never
+items or evals pointing at nothing.
 """
 
 from __future__ import annotations
@@ -12,19 +13,19 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pynamodb.exceptions import DeleteError, DoesNotExist, PynamoDBException, UpdateError
+from pynamodb.exceptions import DeleteError, DoesNotExist, PynamoDBException
 
 from chalicelib import clock, ids
 from chalicelib.domain.catalog import Dataset, DatasetItem, Message
-from chalicelib.errors import concurrent_update, not_found
-from chalicelib.store import item_size, names
-from chalicelib.store.evals import creation_stamp, delete_evals_of_dataset
+from chalicelib.errors import not_found
+from chalicelib.store import item_size, names, project_scoped
+from chalicelib.store.evals import delete_evals_of_dataset
 from chalicelib.store.models import DatasetItemModel, DatasetModel
 from chalicelib.store.pagination import page_of
-from chalicelib.store.transactions import TxnRefused, labelled_transaction
+from chalicelib.store.project_scoped import creation_stamp
+from chalicelib.store.transactions import TxnRefused, conflict_on_lost_race, labelled_transaction
 
 KIND = "dataset"
-_PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
 _DATASET_INDEX_KEYS = {"id", "dataset_id", "created_key"}
 #: An item's own content; the rest of DynamoDB's 400 KB is room for the run and result rows
 #: that copy it.
@@ -62,29 +63,19 @@ def create_dataset(project_id: str, name: str, description: str | None) -> Datas
         updated_at=now,
         created_key=created_key,
     )
-    with names.claiming_name(KIND, project_id, dataset_id, name) as txn:
-        txn.save("dataset", row, condition=DatasetModel.id.does_not_exist())
+    project_scoped.create(KIND, row)
     return _dataset(row)
 
 
 def get_dataset(dataset_id: str) -> Dataset:
     """The dataset, or NotFound."""
-    try:
-        return _dataset(DatasetModel.get(dataset_id, consistent_read=True))
-    except DoesNotExist:
-        raise not_found(KIND, dataset_id) from None
+    return _dataset(project_scoped.get_or_404(DatasetModel, KIND, dataset_id))
 
 
 def list_datasets(
     project_id: str, limit: int, cursor: str | None
 ) -> tuple[list[Dataset], str | None]:
-    return page_of(
-        lambda last, n: DatasetModel.by_project.query(project_id, limit=n, last_evaluated_key=last),
-        cursor,
-        _PROJECT_INDEX_KEYS,
-        _dataset,
-        limit,
-    )
+    return project_scoped.list_by_project(DatasetModel, project_id, limit, cursor, _dataset)
 
 
 def update_dataset(current: Dataset, name: str | None = None, description: Any = UNSET) -> Dataset:
@@ -109,7 +100,7 @@ def update_dataset(current: Dataset, name: str | None = None, description: Any =
                 condition=DatasetModel.updated_at == current.updated_at,
             )
     except TxnRefused as exc:
-        raise concurrent_update(KIND, current.id) from exc
+        raise project_scoped.lost_race(DatasetModel, KIND, current.id) from exc
     return current.model_copy(
         update={"name": new_name, "description": new_description, "updated_at": now}
     )
@@ -261,22 +252,18 @@ def update_item(
     _check_size(new_input, new_expected, new_metadata)
     now = clock.now_iso()
     model = DatasetItemModel(id=current.id)
-    try:
-        model.update(
-            actions=[
-                DatasetItemModel.input.set(new_input),
-                DatasetItemModel.expected_output.set(new_expected)
-                if new_expected is not None
-                else DatasetItemModel.expected_output.remove(),
-                DatasetItemModel.metadata.set(new_metadata),
-                DatasetItemModel.updated_at.set(now),
-            ],
-            condition=DatasetItemModel.dataset_id == current.dataset_id,
-        )
-    except UpdateError as exc:
-        if _is_condition_failure(exc):
-            raise not_found("dataset_item", current.id) from exc
-        raise
+    actions = [
+        DatasetItemModel.input.set(new_input),
+        DatasetItemModel.expected_output.set(new_expected)
+        if new_expected is not None
+        else DatasetItemModel.expected_output.remove(),
+        DatasetItemModel.metadata.set(new_metadata),
+        DatasetItemModel.updated_at.set(now),
+    ]
+    with conflict_on_lost_race():
+        updated = model.update_if(actions, DatasetItemModel.dataset_id == current.dataset_id)
+    if not updated:
+        raise not_found("dataset_item", current.id)
     return _item(model)
 
 

@@ -16,17 +16,17 @@ from typing import Any
 
 from pydantic import TypeAdapter
 from pynamodb.exceptions import DoesNotExist
+from pynamodb.expressions.update import Action
 
 from chalicelib import clock, ids
 from chalicelib.domain.deciders import Backend, Decider, DeciderVersion, Decision, Question
 from chalicelib.errors import Conflict, not_found
-from chalicelib.store import blobs, names
+from chalicelib.store import blobs, names, project_scoped
 from chalicelib.store.models import DeciderModel, DeciderVersionModel, DecisionModel
 from chalicelib.store.pagination import page_of
 from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
 KIND = "decider"
-_PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
 _VERSION_KEYS = {"decider_id", "version"}
 _QUESTIONS: TypeAdapter[list[Question]] = TypeAdapter(list[Question])
 _BACKEND: TypeAdapter[Backend] = TypeAdapter(Backend)
@@ -61,30 +61,29 @@ def _version(model: DeciderVersionModel) -> DeciderVersion:
     )
 
 
-def _rows(decider: Decider) -> tuple[DeciderModel, DeciderVersionModel]:
-    questions = _questions_json(decider.questions)
-    backend = decider.backend.model_dump(mode="json")
-    row = DeciderModel(
-        id=decider.id,
-        project_id=decider.project_id,
-        name=decider.name,
-        description=decider.description,
-        version=decider.version,
-        questions=questions,
-        backend=backend,
-        created_at=decider.created_at,
-        updated_at=decider.updated_at,
-        created_key=f"{decider.created_at}#{decider.id}",
-    )
-    snapshot = DeciderVersionModel(
+def _snapshot(decider: Decider) -> DeciderVersionModel:
+    return DeciderVersionModel(
         decider_id=decider.id,
         version=decider.version,
         name=decider.name,
-        questions=questions,
-        backend=backend,
+        questions=_questions_json(decider.questions),
+        backend=decider.backend.model_dump(mode="json"),
         created_at=decider.updated_at,
     )
-    return row, snapshot
+
+
+def _current_actions(decider: Decider) -> list[Action]:
+    """Set the row's current fields to ``decider`` (its ``created_key`` stays as stored)."""
+    return [
+        DeciderModel.name.set(decider.name),
+        DeciderModel.description.set(decider.description)
+        if decider.description is not None
+        else DeciderModel.description.remove(),
+        DeciderModel.version.set(decider.version),
+        DeciderModel.questions.set(_questions_json(decider.questions)),
+        DeciderModel.backend.set(decider.backend.model_dump(mode="json")),
+        DeciderModel.updated_at.set(decider.updated_at),
+    ]
 
 
 def create_decider(
@@ -95,9 +94,10 @@ def create_decider(
     backend: Backend,
 ) -> Decider:
     """Create a decider at version 1 (409 ``NAME_CONFLICT`` when the name is taken)."""
-    now = clock.now_iso()
+    decider_id = ids.new_id("decider")
+    now, created_key = project_scoped.creation_stamp(decider_id)
     decider = Decider(
-        id=ids.new_id("decider"),
+        id=decider_id,
         project_id=project_id,
         name=name,
         description=description,
@@ -107,8 +107,20 @@ def create_decider(
         created_at=now,
         updated_at=now,
     )
-    row, snapshot = _rows(decider)
-    names.write_with_claim(KIND, project_id, name, decider.id, [row, snapshot])
+    row = DeciderModel(
+        id=decider.id,
+        project_id=project_id,
+        name=name,
+        description=description,
+        version=decider.version,
+        questions=_questions_json(questions),
+        backend=backend.model_dump(mode="json"),
+        created_at=now,
+        updated_at=now,
+        created_key=created_key,
+    )
+    with project_scoped.creating(KIND, row) as txn:
+        txn.save("version", _snapshot(decider))
     return decider
 
 
@@ -117,13 +129,21 @@ def update_decider(current: Decider, changes: dict[str, Any]) -> Decider:
     updated = current.model_copy(
         update={**changes, "version": current.version + 1, "updated_at": clock.now_iso()}
     )
-    row, snapshot = _rows(updated)
     try:
         with names.claiming_name(
             KIND, current.project_id, current.id, updated.name, previous=current.name
         ) as txn:
-            txn.save(KIND, row, condition=DeciderModel.version == current.version)
-            txn.save("version", snapshot, condition=DeciderVersionModel.version.does_not_exist())
+            txn.update(
+                KIND,
+                DeciderModel(id=current.id),
+                actions=_current_actions(updated),
+                condition=DeciderModel.version == current.version,
+            )
+            txn.save(
+                "version",
+                _snapshot(updated),
+                condition=DeciderVersionModel.version.does_not_exist(),
+            )
     except TxnRefused as exc:
         raise version_conflict(current.id, current.version) from exc
     return updated
@@ -139,35 +159,24 @@ def version_conflict(decider_id: str, expected: int) -> Conflict:
 
 
 def find_decider(decider_id: str) -> Decider | None:
-    try:
-        return _decider(DeciderModel.get(decider_id, consistent_read=True))
-    except DoesNotExist:
-        return None
+    row = project_scoped.find(DeciderModel, decider_id)
+    return None if row is None else _decider(row)
 
 
 def get_decider(decider_id: str) -> Decider:
-    decider = find_decider(decider_id)
-    if decider is None:
-        raise not_found(KIND, decider_id)
-    return decider
+    return _decider(project_scoped.get_or_404(DeciderModel, KIND, decider_id))
 
 
 def find_project_decider(project_id: str, decider_id: str) -> Decider | None:
     """The decider when it exists *in this project*: another project's reads as missing."""
-    decider = find_decider(decider_id)
-    return decider if decider is not None and decider.project_id == project_id else None
+    row = project_scoped.find_in_project(DeciderModel, project_id, decider_id)
+    return None if row is None else _decider(row)
 
 
 def list_deciders(
     project_id: str, limit: int, cursor: str | None
 ) -> tuple[list[Decider], str | None]:
-    return page_of(
-        lambda last, n: DeciderModel.by_project.query(project_id, limit=n, last_evaluated_key=last),
-        cursor,
-        _PROJECT_INDEX_KEYS,
-        _decider,
-        limit,
-    )
+    return project_scoped.list_by_project(DeciderModel, project_id, limit, cursor, _decider)
 
 
 def delete_decider(decider: Decider) -> None:

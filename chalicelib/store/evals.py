@@ -17,7 +17,6 @@ the eval's name through :func:`chalicelib.store.names.claiming_name`; the labels
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
@@ -31,24 +30,11 @@ from chalicelib.errors import (
     concurrent_update,
     not_found,
 )
-from chalicelib.store import names
+from chalicelib.store import names, project_scoped
 from chalicelib.store.models import AgentModel, DatasetModel, EvalModel
-from chalicelib.store.pagination import page_of
 from chalicelib.store.transactions import LabelledTxn, TxnRefused, labelled_transaction
 
 KIND = "eval"
-_PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
-
-
-def creation_stamp(resource_id: str) -> tuple[str, str]:
-    """``(created_at, created_key)`` for a new row.
-
-    ``created_key`` (``<timestamp>#<id>``, the range key of the oldest-first indexes)
-    carries microseconds, so rows created within one millisecond still list in order.
-    """
-    moment = clock.now()
-    micro = moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-    return clock.iso(moment), f"{micro}#{resource_id}"
 
 
 # --- rows -----------------------------------------------------------------------------------
@@ -73,7 +59,7 @@ def _eval(model: EvalModel) -> Eval:
 
 
 def _row(eval_id: str, project_id: str, spec: EvalSpec) -> EvalModel:
-    created_at, created_key = creation_stamp(eval_id)
+    created_at, created_key = project_scoped.creation_stamp(eval_id)
     return EvalModel(
         id=eval_id,
         project_id=project_id,
@@ -95,20 +81,11 @@ def _spec_actions(spec: EvalSpec, now: str) -> list[Any]:
 
 def get_eval(eval_id: str) -> Eval:
     """The eval, or NotFound."""
-    try:
-        return _eval(EvalModel.get(eval_id, consistent_read=True))
-    except DoesNotExist:
-        raise not_found("eval", eval_id) from None
+    return _eval(project_scoped.get_or_404(EvalModel, KIND, eval_id))
 
 
 def list_evals(project_id: str, limit: int, cursor: str | None) -> tuple[list[Eval], str | None]:
-    return page_of(
-        lambda last, n: EvalModel.by_project.query(project_id, limit=n, last_evaluated_key=last),
-        cursor,
-        _PROJECT_INDEX_KEYS,
-        _eval,
-        limit,
-    )
+    return project_scoped.list_by_project(EvalModel, project_id, limit, cursor, _eval)
 
 
 def _evals_by_ids(eval_ids: list[str]) -> list[Eval]:
@@ -160,7 +137,7 @@ def _refused(exc: TxnRefused, spec: EvalSpec, eval_id: str) -> Exception:
         except DoesNotExist:
             return ValidationFailed(f"agent {spec.agent_id} not found", field="agent_id")
         return concurrent_update("agent", spec.agent_id)
-    return concurrent_update(KIND, eval_id)
+    return project_scoped.lost_race(EvalModel, KIND, eval_id)
 
 
 # --- writes ---------------------------------------------------------------------------------
@@ -171,8 +148,7 @@ def create_eval(project_id: str, spec: EvalSpec, agent_version: int) -> Eval:
     eval_id = ids.new_id("eval")
     row = _row(eval_id, project_id, spec)
     try:
-        with names.claiming_name(KIND, project_id, eval_id, spec.name) as txn:
-            txn.save("eval", row, condition=EvalModel.id.does_not_exist())
+        with project_scoped.creating(KIND, row) as txn:
             _bind_agent(txn, spec.agent_id, agent_version, 1)
             txn.check("dataset", DatasetModel, spec.dataset_id, DatasetModel.id.exists())
     except TxnRefused as exc:

@@ -29,8 +29,19 @@ class _ByProject(GlobalSecondaryIndex["IdModel"]):
     created_key = UnicodeAttribute(range_key=True)
 
 
-def _by_project() -> _ByProject:
-    return _ByProject()
+class ProjectScoped:
+    """Mixin for a resource that belongs to one project and lists oldest first in it.
+
+    ``created_key`` is ``<created_at with microseconds>#<id>`` (see
+    :func:`chalicelib.store.project_scoped.creation_stamp`); the helpers of
+    :mod:`chalicelib.store.project_scoped` read and write these attributes. PynamoDB
+    gives every model its own copy of the index.
+    """
+
+    project_id = UnicodeAttribute()
+    created_at = UnicodeAttribute()
+    created_key = UnicodeAttribute()
+    by_project = _ByProject()
 
 
 @register
@@ -56,38 +67,30 @@ class NameClaimModel(PawlModel):
 
 
 @register
-class ApiKeyModel(IdModel):
+class ApiKeyModel(ProjectScoped, IdModel):
     class Meta:
         short_name = "api-keys"
 
-    project_id = UnicodeAttribute()
     name = UnicodeAttribute()
     key_hash = UnicodeAttribute()
     prefix = UnicodeAttribute()
-    created_at = UnicodeAttribute()
-    created_key = UnicodeAttribute()
-    by_project = _by_project()
 
 
 @register
-class AgentModel(IdModel):
+class AgentModel(ProjectScoped, IdModel):
     class Meta:
         short_name = "agents"
 
-    project_id = UnicodeAttribute()
     name = UnicodeAttribute()
     version = NumberAttribute()
     type = UnicodeAttribute()
     config = JSONAttribute()
     output_schema = JSONAttribute(null=True)
-    created_at = UnicodeAttribute()
     updated_at = UnicodeAttribute()
-    created_key = UnicodeAttribute()
     # How many evals bind this agent, and a revision bumped by every eval write that
     # binds it: agent delete/update condition on them (see store/evals.py).
     eval_refs = NumberAttribute(default=0)
     refs_rev = NumberAttribute(default=0)
-    by_project = _by_project()
 
 
 @register
@@ -107,17 +110,13 @@ class AgentVersionModel(PawlModel):
 
 
 @register
-class DatasetModel(IdModel):
+class DatasetModel(ProjectScoped, IdModel):
     class Meta:
         short_name = "datasets"
 
-    project_id = UnicodeAttribute()
     name = UnicodeAttribute()
     description = UnicodeAttribute(null=True)
-    created_at = UnicodeAttribute()
     updated_at = UnicodeAttribute()
-    created_key = UnicodeAttribute()
-    by_project = _by_project()
 
 
 class _ItemsByDataset(GlobalSecondaryIndex["DatasetItemModel"]):
@@ -163,11 +162,10 @@ class _EvalsByAgent(GlobalSecondaryIndex["EvalModel"]):
 
 
 @register
-class EvalModel(IdModel):
+class EvalModel(ProjectScoped, IdModel):
     class Meta:
         short_name = "evals"
 
-    project_id = UnicodeAttribute()
     name = UnicodeAttribute()
     agent_id = UnicodeAttribute()
     dataset_id = UnicodeAttribute()
@@ -177,10 +175,7 @@ class EvalModel(IdModel):
     trials = NumberAttribute(default=1)
     trial_reducer = UnicodeAttribute(default="all")
     max_regression = NumberAttribute(null=True)
-    created_at = UnicodeAttribute()
     updated_at = UnicodeAttribute()
-    created_key = UnicodeAttribute()
-    by_project = _by_project()
     by_dataset = _EvalsByDataset()
     by_agent = _EvalsByAgent()
 
@@ -318,20 +313,16 @@ class GenerationModel(IdModel):
 
 
 @register
-class WebhookModel(IdModel):
+class WebhookModel(ProjectScoped, IdModel):
     """A project's webhook subscription. ``secret`` signs deliveries and is never returned."""
 
     class Meta:
         short_name = "webhooks"
 
-    project_id = UnicodeAttribute()
     url = UnicodeAttribute()
     events = ListAttribute(of=UnicodeAttribute)
     secret = UnicodeAttribute()
-    created_at = UnicodeAttribute()
     updated_at = UnicodeAttribute()
-    created_key = UnicodeAttribute()
-    by_project = _by_project()
 
 
 class _DeliveriesByWebhook(GlobalSecondaryIndex["DeliveryModel"]):
@@ -391,58 +382,46 @@ class DeliveryModel(IdModel):
 
 
 @register
-class AiProviderModel(IdModel):
+class AiProviderModel(ProjectScoped, IdModel):
     """A project's OpenAI-compatible model endpoint. ``api_key_env`` is a variable *name*."""
 
     class Meta:
         short_name = "ai-providers"
 
-    project_id = UnicodeAttribute()
     name = UnicodeAttribute()
     base_url = UnicodeAttribute()
     api_key_env = UnicodeAttribute(null=True)
     default_model = UnicodeAttribute()
-    created_at = UnicodeAttribute()
     updated_at = UnicodeAttribute()
-    created_key = UnicodeAttribute()
-    by_project = _by_project()
 
 
 @register
-class ToolModel(IdModel):
+class ToolModel(ProjectScoped, IdModel):
     """A project's tool: ``type`` selects how it is called, ``config`` holds its settings."""
 
     class Meta:
         short_name = "tools"
 
-    project_id = UnicodeAttribute()
     name = UnicodeAttribute()
     description = UnicodeAttribute(null=True)
     type = UnicodeAttribute()
     config = JSONAttribute()
-    created_at = UnicodeAttribute()
     updated_at = UnicodeAttribute()
-    created_key = UnicodeAttribute()
-    by_project = _by_project()
 
 
 @register
-class DeciderModel(IdModel):
+class DeciderModel(ProjectScoped, IdModel):
     """A project's decider: its current question set and backend (``version`` names it)."""
 
     class Meta:
         short_name = "deciders"
 
-    project_id = UnicodeAttribute()
     name = UnicodeAttribute()
     description = UnicodeAttribute(null=True)
     version = NumberAttribute()
     questions = JSONAttribute()
     backend = JSONAttribute()
-    created_at = UnicodeAttribute()
     updated_at = UnicodeAttribute()
-    created_key = UnicodeAttribute()
-    by_project = _by_project()
 
 
 @register

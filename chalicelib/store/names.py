@@ -1,7 +1,8 @@
 """Name uniqueness within a project, enforced by a conditional write (never read-then-write).
 
 A resource create puts a claim row ``<project>#<kind>#<name>`` with "must not exist"
-in the same labelled transaction as the resource itself (:func:`claiming_name`); a
+in the same labelled transaction as the resource itself (:func:`claiming_name`, through
+:func:`chalicelib.store.project_scoped.creating`); a
 rename moves the claim in the transaction that rewrites the resource; a delete releases
 the claim with the resource (``txn.release_name``). A taken name is recognised by the
 label of the claim operation (:data:`chalicelib.store.transactions.NAME_LABEL`).
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from chalicelib.errors import NameConflict
 from chalicelib.store.transactions import (
@@ -21,7 +21,7 @@ from chalicelib.store.transactions import (
     labelled_transaction,
 )
 
-__all__ = ["GLOBAL_SCOPE", "claiming_name", "name_taken", "write_with_claim"]
+__all__ = ["GLOBAL_SCOPE", "claiming_name", "name_taken"]
 
 GLOBAL_SCOPE = "_global"
 """The scope of names unique across the deployment rather than a project (project names)."""
@@ -55,10 +55,3 @@ def claiming_name(
         if NAME_LABEL in exc.labels:
             raise name_taken(kind, scope, name) from exc
         raise
-
-
-def write_with_claim(kind: str, scope: str, name: str, resource_id: str, rows: list[Any]) -> None:
-    """Save ``rows`` and claim the name atomically; 409 ``NAME_CONFLICT`` when it is taken."""
-    with claiming_name(kind, scope, resource_id, name) as txn:
-        for row in rows:
-            txn.save("row", row)

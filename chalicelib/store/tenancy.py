@@ -12,16 +12,15 @@ from pynamodb.expressions.update import Action
 from chalicelib import clock, ids, secretbox
 from chalicelib.domain.tenancy import ApiKey, CreatedApiKey, Project
 from chalicelib.errors import ValidationFailed, not_found
-from chalicelib.store.base import IdModel
+from chalicelib.store import project_scoped
 from chalicelib.store.models import AiProviderModel, ApiKeyModel, ProjectModel
-from chalicelib.store.names import GLOBAL_SCOPE, claiming_name, write_with_claim
+from chalicelib.store.names import GLOBAL_SCOPE, claiming_name
 from chalicelib.store.pagination import page_of
-from chalicelib.store.transactions import TxnRefused, conflict_on_lost_race, labelled_transaction
+from chalicelib.store.transactions import TxnRefused, conflict_on_lost_race
 
 KIND = "project"
 KEY_SCHEME = "pawl"
 _ID_KEYS = {"id"}
-_PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
 
 
 def _project(model: ProjectModel) -> Project:
@@ -39,15 +38,12 @@ def create_project(name: str) -> Project:
     project_id = ids.new_id("project")
     row = ProjectModel(id=project_id, name=name, created_at=now, updated_at=now)
     # Project names are unique across the deployment, not within a project.
-    write_with_claim(KIND, GLOBAL_SCOPE, name, project_id, [row])
+    project_scoped.create(KIND, row, scope=GLOBAL_SCOPE)
     return _project(row)
 
 
 def get_project(project_id: str) -> Project:
-    try:
-        return _project(ProjectModel.get(project_id, consistent_read=True))
-    except DoesNotExist:
-        raise not_found(KIND, project_id) from None
+    return _project(project_scoped.get_or_404(ProjectModel, KIND, project_id))
 
 
 def project_exists(project_id: str) -> bool:
@@ -66,22 +62,6 @@ def list_projects(limit: int, cursor: str | None) -> tuple[list[Project], str | 
         _project,
         limit,
     )
-
-
-def save_in_project(row: IdModel, project_id: str) -> None:
-    """Save the new ``row`` of a project, provided the project exists at that moment.
-
-    404 when the project is gone, 409 ``CONCURRENT_UPDATE`` when the transaction lost a
-    race (with a project update, say); nothing is written either way.
-    """
-    try:
-        with labelled_transaction() as txn:
-            txn.save("row", row, condition=type(row).id.does_not_exist())
-            txn.check(KIND, ProjectModel, project_id, ProjectModel.id.exists())
-    except TxnRefused as exc:
-        if KIND in exc.labels:
-            raise not_found(KIND, project_id) from exc
-        raise
 
 
 def set_default_ai_provider(project_id: str, provider_id: str | None) -> Project:
@@ -189,7 +169,7 @@ def create_api_key(project_id: str, name: str) -> CreatedApiKey:
     key_id = ids.new_id("api_key")
     secret = ids.random_token(32)
     token = f"{KEY_SCHEME}.{key_id}.{secret}"
-    now = clock.now_iso()
+    now, created_key = project_scoped.creation_stamp(key_id)
     row = ApiKeyModel(
         id=key_id,
         project_id=project_id,
@@ -197,29 +177,20 @@ def create_api_key(project_id: str, name: str) -> CreatedApiKey:
         key_hash=_hash(key_id, secret),
         prefix=token[: len(KEY_SCHEME) + 1 + len(key_id)],
         created_at=now,
-        created_key=f"{now}#{key_id}",
+        created_key=created_key,
     )
-    save_in_project(row, project_id)
+    project_scoped.save_in_project(row, project_id)
     return CreatedApiKey(key=token, **_api_key(row).model_dump())
 
 
 def get_api_key(key_id: str) -> ApiKey:
-    try:
-        return _api_key(ApiKeyModel.get(key_id))
-    except DoesNotExist:
-        raise not_found("api_key", key_id) from None
+    return _api_key(project_scoped.get_or_404(ApiKeyModel, "api_key", key_id))
 
 
 def list_api_keys(
     project_id: str, limit: int, cursor: str | None
 ) -> tuple[list[ApiKey], str | None]:
-    return page_of(
-        lambda last, n: ApiKeyModel.by_project.query(project_id, limit=n, last_evaluated_key=last),
-        cursor,
-        _PROJECT_INDEX_KEYS,
-        _api_key,
-        limit,
-    )
+    return project_scoped.list_by_project(ApiKeyModel, project_id, limit, cursor, _api_key)
 
 
 def delete_api_key(key_id: str) -> None:

@@ -1,24 +1,19 @@
 """Tools: one row per tool, names unique per project through a claim row.
 
-Listed oldest first through the ``by_project`` GSI (``created_key`` = ``<created_at>#<id>``).
+Reads, lists and creates go through :mod:`chalicelib.store.project_scoped`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist
-
 from chalicelib import clock, ids
 from chalicelib.domain.tools import Tool
-from chalicelib.errors import concurrent_update, not_found
-from chalicelib.store import names
+from chalicelib.store import names, project_scoped
 from chalicelib.store.models import ToolModel
-from chalicelib.store.pagination import page_of
 from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
 KIND = "tool"
-_PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
 
 
 def _tool(model: ToolModel) -> Tool:
@@ -39,7 +34,7 @@ def create_tool(
 ) -> Tool:
     """Create a tool (409 ``NAME_CONFLICT`` when the name is taken in the project)."""
     tool_id = ids.new_id("tool")
-    now = clock.now_iso()
+    now, created_key = project_scoped.creation_stamp(tool_id)
     row = ToolModel(
         id=tool_id,
         project_id=project_id,
@@ -49,68 +44,61 @@ def create_tool(
         config=config,
         created_at=now,
         updated_at=now,
-        created_key=f"{now}#{tool_id}",
+        created_key=created_key,
     )
-    names.write_with_claim(KIND, project_id, name, tool_id, [row])
+    project_scoped.create(KIND, row)
     return _tool(row)
 
 
 def find_tool(tool_id: str) -> Tool | None:
-    try:
-        return _tool(ToolModel.get(tool_id, consistent_read=True))
-    except DoesNotExist:
-        return None
+    row = project_scoped.find(ToolModel, tool_id)
+    return None if row is None else _tool(row)
 
 
 def get_tool(tool_id: str) -> Tool:
     """The tool, or NotFound."""
-    tool = find_tool(tool_id)
-    if tool is None:
-        raise not_found(KIND, tool_id)
-    return tool
+    return _tool(project_scoped.get_or_404(ToolModel, KIND, tool_id))
 
 
 def find_project_tool(project_id: str, tool_id: str) -> Tool | None:
     """The tool when it exists *in this project*: another project's tool reads as missing."""
-    tool = find_tool(tool_id)
-    return tool if tool is not None and tool.project_id == project_id else None
+    row = project_scoped.find_in_project(ToolModel, project_id, tool_id)
+    return None if row is None else _tool(row)
 
 
 def list_tools(project_id: str, limit: int, cursor: str | None) -> tuple[list[Tool], str | None]:
-    return page_of(
-        lambda last, n: ToolModel.by_project.query(project_id, limit=n, last_evaluated_key=last),
-        cursor,
-        _PROJECT_INDEX_KEYS,
-        _tool,
-        limit,
-    )
+    return project_scoped.list_by_project(ToolModel, project_id, limit, cursor, _tool)
 
 
 def update_tool(current: Tool, changes: dict[str, Any]) -> Tool:
     """Apply ``changes`` (name, description, type, config) to ``current``.
 
     Conditional on the row still holding what was read (``updated_at``), so two racing
-    updates cannot silently undo each other: the loser gets 409 ``CONCURRENT_UPDATE``.
+    updates cannot silently undo each other: the loser gets 409 ``CONCURRENT_UPDATE``
+    (404 when the tool was deleted meanwhile). ``created_key`` is left as stored.
     """
     merged = current.model_copy(update={**changes, "updated_at": clock.now_iso()})
-    row = ToolModel(
-        id=merged.id,
-        project_id=merged.project_id,
-        name=merged.name,
-        description=merged.description,
-        type=merged.type,
-        config=merged.config,
-        created_at=merged.created_at,
-        updated_at=merged.updated_at,
-        created_key=f"{merged.created_at}#{merged.id}",
-    )
+    actions = [
+        ToolModel.name.set(merged.name),
+        ToolModel.description.set(merged.description)
+        if merged.description is not None
+        else ToolModel.description.remove(),
+        ToolModel.type.set(merged.type),
+        ToolModel.config.set(merged.config),
+        ToolModel.updated_at.set(merged.updated_at),
+    ]
     try:
         with names.claiming_name(
             KIND, merged.project_id, merged.id, merged.name, previous=current.name
         ) as txn:
-            txn.save(KIND, row, condition=ToolModel.updated_at == current.updated_at)
+            txn.update(
+                KIND,
+                ToolModel(id=current.id),
+                actions=actions,
+                condition=ToolModel.updated_at == current.updated_at,
+            )
     except TxnRefused as exc:
-        raise concurrent_update(KIND, current.id) from exc
+        raise project_scoped.lost_race(ToolModel, KIND, current.id) from exc
     return merged
 
 

@@ -18,11 +18,10 @@ from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 
 from chalicelib import clock, ids, secretbox
-from chalicelib.errors import not_found
+from chalicelib.store import project_scoped
 from chalicelib.store.base import CONDITION_FAILED
 from chalicelib.store.models import DeliveryModel, WebhookModel
 from chalicelib.store.pagination import page_of
-from chalicelib.store.tenancy import save_in_project
 from chalicelib.store.transactions import conflict_on_lost_race
 from chalicelib.webhooks.types import (
     CreatedWebhook,
@@ -32,7 +31,6 @@ from chalicelib.webhooks.types import (
     WebhookTarget,
 )
 
-_PROJECT_INDEX_KEYS = {"id", "project_id", "created_key"}
 _WEBHOOK_INDEX_KEYS = {"id", "webhook_id", "created_key"}
 #: The value of ``pending`` (the sparse index's key) on every pending delivery.
 PENDING_MARK = "1"
@@ -79,8 +77,8 @@ def create_webhook(project_id: str, url: str, events: Sequence[str], secret: str
     """Create a webhook in an existing project (404 when the project is gone, 409
     ``CONCURRENT_UPDATE`` when the write lost a race; nothing is written either way)."""
     sealed = secretbox.seal(secret, secretbox.WEBHOOK_SECRET)
-    now = clock.now_iso()
     webhook_id = ids.new_id("webhook")
+    now, created_key = project_scoped.creation_stamp(webhook_id)
     row = WebhookModel(
         id=webhook_id,
         project_id=project_id,
@@ -89,37 +87,26 @@ def create_webhook(project_id: str, url: str, events: Sequence[str], secret: str
         secret=sealed,
         created_at=now,
         updated_at=now,
-        created_key=f"{now}#{webhook_id}",
+        created_key=created_key,
     )
-    save_in_project(row, project_id)
+    project_scoped.save_in_project(row, project_id)
     return CreatedWebhook(secret=secret, **_webhook(row).model_dump())
 
 
 def get_webhook(webhook_id: str) -> Webhook:
-    try:
-        return _webhook(WebhookModel.get(webhook_id, consistent_read=True))
-    except DoesNotExist:
-        raise not_found("webhook", webhook_id) from None
+    return _webhook(project_scoped.get_or_404(WebhookModel, "webhook", webhook_id))
 
 
 def get_target(webhook_id: str) -> WebhookTarget | None:
     """The webhook with its secret, for signing; None once it was deleted."""
-    try:
-        return _target(WebhookModel.get(webhook_id, consistent_read=True))
-    except DoesNotExist:
-        return None
+    row = project_scoped.find(WebhookModel, webhook_id)
+    return None if row is None else _target(row)
 
 
 def list_webhooks(
     project_id: str, limit: int, cursor: str | None
 ) -> tuple[list[Webhook], str | None]:
-    return page_of(
-        lambda last, n: WebhookModel.by_project.query(project_id, limit=n, last_evaluated_key=last),
-        cursor,
-        _PROJECT_INDEX_KEYS,
-        _webhook,
-        limit,
-    )
+    return project_scoped.list_by_project(WebhookModel, project_id, limit, cursor, _webhook)
 
 
 def project_targets(project_id: str) -> list[WebhookTarget]:
@@ -156,7 +143,7 @@ def create_delivery(
     delivery_id: str, target: WebhookTarget, event_id: str, event: str, payload: str
 ) -> bool:
     """Record a pending delivery. False when this delivery id already exists (a repeat)."""
-    now = clock.now_iso()
+    now, created_key = project_scoped.creation_stamp(delivery_id)
     row = DeliveryModel(
         id=delivery_id,
         webhook_id=target.id,
@@ -170,7 +157,7 @@ def create_delivery(
         payload=payload,
         created_at=now,
         updated_at=now,
-        created_key=f"{now}#{delivery_id}",
+        created_key=created_key,
     )
     try:
         row.save(condition=DeliveryModel.id.does_not_exist())
