@@ -131,9 +131,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:
-    from chalicelib.plugins.manager import plugins
+    from chalicelib import wiring
 
-    host = plugins()
+    host = wiring.services().plugins
     print("loaded:")
     for entry in host.report.loaded:
         hooks = ", ".join(host.hooks_of(entry["name"])) or "(no hooks)"

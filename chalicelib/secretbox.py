@@ -191,3 +191,8 @@ def _b64encode(data: bytes) -> str:
 
 def _b64decode(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def reset_key_cache() -> None:
+    """Forget the derived keys (the composition root's reset)."""
+    _derived_key.cache_clear()

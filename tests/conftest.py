@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
+from chalicelib import wiring
 from chalicelib.local import moto_patches
 
 # The same TransactWriteItems the local runtime's stand-in uses (see moto_patches).
@@ -48,20 +49,17 @@ os.environ["PAWL_ALLOW_PRIVATE_URLS"] = PLACEHOLDER_ALLOW_LIST = "loopback:9"
 # moto in-process is not safe under concurrent writes from several threads (the local
 # runtime's stand-in serializes them in its own process): see store.base.serialized_writes.
 os.environ["PAWL_SERIALIZE_TRANSACTIONS"] = "1"
+# The tests are an entry point: put the process together as app.py and `pawl serve` do.
+wiring.build()
 
 
 def reset_process_state() -> None:
-    """Forget cached settings, clients, table bindings and plugins (env changed)."""
-    from chalicelib import queues, settings
-    from chalicelib.plugins import manager
-    from chalicelib.store import base
+    """Forget every per-process cache through the composition root (the env changed).
 
-    settings.reset_settings()
-    # botocore clients (and PynamoDB's shared connection) are cached per endpoint and keep
-    # working across mock_aws contexts; re-creating them costs ~0.3 s each per test.
-    queues.reset()
-    base.bind()
-    manager.reset_plugins()
+    botocore clients (and PynamoDB's shared connection) are cached per endpoint and keep
+    working across mock_aws contexts; re-creating them costs ~0.3 s each per test.
+    """
+    wiring.reset(clients=False)
 
 
 @pytest.fixture

@@ -25,12 +25,10 @@ from chalicelib.domain.ai_providers import AiProvider, AiProviderSpec
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.errors import ValidationFailed
 from chalicelib.ids import ProjectId
-from chalicelib.scoring.validation import register_lookup
 from chalicelib.store import ai_providers as store
 from chalicelib.store import tenancy
 
 bp = Blueprint(__name__)
-register_lookup("ai_provider", store.find_provider)
 
 TAG = "ai-providers"
 ITEM = "/api/v1/ai-providers/{provider_id}"

@@ -28,13 +28,9 @@ from chalicelib.domain.deciders import (
 )
 from chalicelib.errors import not_found
 from chalicelib.ids import ProjectId
-from chalicelib.scoring.validation import register_lookup
 from chalicelib.store import deciders as store
 
 bp = Blueprint(__name__)
-# Registered when the app loads (not when the scorer module is first imported), so a
-# lookup a test installs is never overwritten mid-request.
-register_lookup("decider", store.find_project_decider)
 
 TAG = "deciders"
 NAME = Field(min_length=1, max_length=200)

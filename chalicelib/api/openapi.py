@@ -131,3 +131,8 @@ def _document(python_agent_modules: tuple[str, ...]) -> dict[str, Any]:
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },
     }
+
+
+def reset_document_cache() -> None:
+    """Forget the built documents (the composition root's reset)."""
+    _document.cache_clear()

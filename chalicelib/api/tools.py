@@ -22,15 +22,11 @@ from chalicelib.domain.secret_headers import masked_config, restore_masked
 from chalicelib.domain.tools import CONFIG_MODELS, BuiltinToolConfig, HttpToolConfig, Tool, ToolType
 from chalicelib.errors import ValidationFailed
 from chalicelib.ids import ProjectId
-from chalicelib.scoring.validation import register_lookup
 from chalicelib.store import tenancy
 from chalicelib.store import tools as store
 from chalicelib.tools.builtin_tool import available_actions
 
 bp = Blueprint(__name__)
-# Registered when the app loads (not when the scorer module is first imported), so a
-# lookup a test installs is never overwritten mid-request.
-register_lookup("tool", store.find_project_tool)
 
 TAG = "tools"
 NAME = Field(min_length=1, max_length=200)

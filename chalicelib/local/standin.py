@@ -193,10 +193,6 @@ def stand_in_environment(endpoint: str, credentials: StandInCredentials) -> dict
 
 def reset_aws_state() -> None:
     """Forget every cached setting, client, queue URL and table binding (the env changed)."""
-    from chalicelib import aws, queues, settings
-    from chalicelib.store import base
+    from chalicelib import wiring
 
-    settings.reset_settings()
-    aws.reset_clients()
-    queues.reset()
-    base.bind(force=True)
+    wiring.reset()

@@ -14,7 +14,7 @@
   separates from production spend.
 
 Validation finds providers through the ``ai_provider`` lookup that
-:mod:`chalicelib.api.ai_providers` registers when the app loads; scoring reads the store.
+the composition root (:mod:`chalicelib.wiring`) registers; scoring reads the store.
 """
 
 from __future__ import annotations
@@ -223,3 +223,8 @@ class LlmJudgeScorer:
             reasoning=reasoning,
             usage=(usage,),
         )
+
+
+def reset_provider_cache() -> None:
+    """Forget the per-run provider choices (the composition root's reset)."""
+    _resolve_for_run.cache_clear()

@@ -34,8 +34,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-import app  # noqa: F401  (registers every blueprint's routes, which build_document lists)
-from chalicelib.api.openapi import build_document
+from chalicelib import wiring
 from chalicelib.plugins.manager import plugins
 from tests.conftest import ADMIN_KEY
 from tests.support.http_front import app_over_http
@@ -54,7 +53,7 @@ CHECKS = [
 #: Requests sent per operation (reported at the end of the module; see docs/security.md).
 SENT: dict[str, int] = {}
 
-schema = schemathesis.openapi.from_dict(build_document())
+schema = schemathesis.openapi.from_dict(wiring.openapi_document())
 schema.config.generation.update(max_examples=MAX_EXAMPLES, deterministic=True)
 
 

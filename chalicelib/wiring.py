@@ -1,0 +1,135 @@
+"""The composition root: the one place that puts pawl's parts together.
+
+Every entry point goes through it — ``app.py`` (the API, the queue workers and the
+schedules are one Chalice app), ``pawl serve`` and the CLI, and the tests' ``conftest``.
+:func:`build` makes the plugin host and registers the catalog lookups run-start
+validation needs; :func:`blueprints` is the app's blueprint list; :func:`reset` forgets
+every per-process cache. No module registers anything when imported, and nothing under
+``chalicelib`` imports this module (``tests/unit/test_import_graph.py`` keeps it so).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from chalicelib.plugins import manager
+from chalicelib.scoring import validation
+from chalicelib.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from chalice import Blueprint, Chalice
+
+
+@dataclass(frozen=True)
+class Services:
+    """What :func:`build` put together for one process."""
+
+    settings: Settings
+    lookups: Mapping[str, validation.LookupFn]
+
+    @property
+    def plugins(self) -> manager.PluginHost:
+        """The process's plugin host (:func:`reset` drops it; the next use rebuilds it)."""
+        return manager.plugins()
+
+
+_services: Services | None = None
+_lock = threading.Lock()
+
+
+def catalog_lookups() -> dict[str, validation.LookupFn]:
+    """How validation finds each resource kind a scorer may name (tool, decider, provider)."""
+    from chalicelib.store import ai_providers, deciders, tools
+
+    return {
+        "tool": tools.find_project_tool,
+        "decider": deciders.find_project_decider,
+        "ai_provider": ai_providers.find_provider,
+    }
+
+
+def build(settings: Settings | None = None) -> Services:
+    """Put the process together: the plugin host and the catalog lookups."""
+    global _services
+    manager.reset_plugins(manager.PluginHost())
+    lookups = catalog_lookups()
+    for kind, finder in lookups.items():
+        validation.register_lookup(kind, finder)
+    built = Services(settings=settings or get_settings(), lookups=lookups)
+    _services = built
+    return built
+
+
+def services() -> Services:
+    """This process's :class:`Services`, built on first use."""
+    if _services is None:
+        with _lock:
+            if _services is None:
+                return build()
+    assert _services is not None
+    return _services
+
+
+def blueprints() -> list[Blueprint]:
+    """Every blueprint of the app: the API's resources, the queue workers and the schedules.
+
+    Imported here, not at the top, because the workers read their queue names from the
+    settings when imported (``pawl infra`` imports the app under a stage's environment).
+    """
+    from chalicelib.api.blueprints import BLUEPRINTS
+
+    return list(BLUEPRINTS)
+
+
+def create_app() -> Chalice:
+    """The Chalice app with every blueprint registered (what ``app.py`` exports)."""
+    from chalicelib.api.chalice_app import PawlChalice
+
+    services()
+    # configure_logs=False: Chalice would make the "pawl" logger stop propagating, hiding
+    # every pawl.* log from the root handler (Lambda's, or a test's).
+    app = PawlChalice(app_name="pawl", configure_logs=False)
+    for blueprint in blueprints():
+        app.register_blueprint(blueprint)
+    return app
+
+
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI document of every route (loading the blueprints declares their routes)."""
+    from chalicelib.api.openapi import build_document
+
+    blueprints()
+    return build_document()
+
+
+def reset(clients: bool = True) -> None:
+    """Forget every per-process cache (the environment changed).
+
+    ``clients=False`` keeps the boto3 clients and session: they keep working across moto
+    contexts in one process, and re-creating them costs ~0.3 s each (the tests' choice).
+    The catalog lookups stay registered: they are wiring, not a cache.
+    """
+    from chalicelib import aws, queues, secretbox, settings
+    from chalicelib.agents import python_agent
+    from chalicelib.api import openapi
+    from chalicelib.engine import context
+    from chalicelib.outbound import allowlist, client
+    from chalicelib.scoring import llm_judge
+    from chalicelib.store import base
+
+    settings.reset_settings()
+    if clients:
+        aws.reset_clients()
+    queues.reset()
+    base.bind(force=clients)
+    manager.reset_plugins()
+    client.reset_client()
+    allowlist.build_policy.cache_clear()
+    openapi.reset_document_cache()
+    secretbox.reset_key_cache()
+    python_agent.load_callable.cache_clear()
+    context.pinned_version.cache_clear()
+    llm_judge.reset_provider_cache()
