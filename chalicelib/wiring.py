@@ -56,8 +56,7 @@ def build(settings: Settings | None = None) -> Services:
     global _services
     manager.reset_plugins(manager.PluginHost())
     lookups = catalog_lookups()
-    for kind, finder in lookups.items():
-        validation.register_lookup(kind, finder)
+    validation.install(validation.ValidationCatalog(scorers=manager.plugins, lookups=dict(lookups)))
     built = Services(settings=settings or get_settings(), lookups=lookups)
     _services = built
     return built

@@ -5,28 +5,62 @@ Every entry is validated by *its own* scorer plugin (``config_model`` for the sh
 the discriminator must name a registered type, a non-named type appears at most once,
 and ``tool``/``decider`` scorers carry distinct ``name``s that shadow no scorer type.
 
-Cross-resource checks look resources up through :class:`CatalogValidationEnv`, whose
-lookups are pluggable: the module that owns a resource kind (``tool``, ``decider``,
-``ai_provider``) calls :func:`register_lookup`; an unregistered kind finds nothing.
+Everything this module needs from the rest of pawl arrives through its environment, a
+:class:`ValidationCatalog` (the registered scorer types and how to find each resource kind
+a scorer may name) that the composition root (:mod:`chalicelib.wiring`) installs; this
+module imports neither the plugin manager nor the API. :func:`register_lookup` swaps one
+kind's lookup (tests); an unregistered kind finds nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
 from chalicelib.domain.catalog import Eval
 from chalicelib.errors import ValidationFailed
-from chalicelib.plugins.manager import plugins
-from chalicelib.scoring.contract import ValidationEnv
+from chalicelib.scoring.contract import Scorer, ValidationEnv
 
 #: ``fn(project_id, resource_id)`` -> the resource, or None when it is not in that project.
 LookupFn = Callable[[str, str], Any | None]
 
-_LOOKUPS: dict[str, LookupFn] = {}
+
+class ScorerTypes(Protocol):
+    """The registered scorer types (the plugin host is one)."""
+
+    def scorer_types(self) -> list[str]: ...
+
+    def scorer(self, scorer_type: str) -> Scorer: ...
+
+
+@dataclass
+class ValidationCatalog:
+    """What validation needs from the rest of pawl: the scorer types and the lookups.
+
+    ``scorers`` is called on every use, so a replaced plugin host is seen at once.
+    """
+
+    scorers: Callable[[], ScorerTypes]
+    lookups: dict[str, LookupFn] = field(default_factory=dict)
+
+
+_installed: ValidationCatalog | None = None
+
+
+def install(catalog: ValidationCatalog | None) -> None:
+    """Make ``catalog`` the environment of validation (the composition root's call)."""
+    global _installed
+    _installed = catalog
+
+
+def installed() -> ValidationCatalog:
+    """The installed catalog; validation before :func:`chalicelib.wiring.build` is a bug."""
+    if _installed is None:
+        raise RuntimeError("scorer validation is not wired: call chalicelib.wiring.build()")
+    return _installed
 
 
 def register_lookup(kind: str, fn: LookupFn | None) -> LookupFn | None:
@@ -35,9 +69,10 @@ def register_lookup(kind: str, fn: LookupFn | None) -> LookupFn | None:
     Replaces an earlier registration and returns it (``None`` removes the lookup), so a
     caller can put the previous one back.
     """
-    previous = _LOOKUPS.pop(kind, None)
+    lookups = installed().lookups
+    previous = lookups.pop(kind, None)
     if fn is not None:
-        _LOOKUPS[kind] = fn
+        lookups[kind] = fn
     return previous
 
 
@@ -55,9 +90,10 @@ class CatalogValidationEnv:
     phase: str
     agent_output_schema: dict[str, Any] | None
     project_defaults: Mapping[str, Any] = field(default_factory=dict)
+    catalog: ValidationCatalog = field(default_factory=installed)
 
     def lookup(self, kind: str, resource_id: str) -> Any | None:
-        finder = _LOOKUPS.get(kind)
+        finder = self.catalog.lookups.get(kind)
         found = finder(self.project_id, resource_id) if finder else None
         owner = _project_of(found)
         # A resource of another project is as missing as no resource (tenancy).
@@ -105,17 +141,22 @@ def _relocated(exc: ValidationFailed, prefix: str) -> ValidationFailed:
     return ValidationFailed(f"{where}: {exc.message}", field=where, code=exc.code, **meta)
 
 
-def _scorer_for(entry: Any, where: str) -> Any:
+def _scorer_types(env: ValidationEnv) -> ScorerTypes:
+    catalog = env.catalog if isinstance(env, CatalogValidationEnv) else installed()
+    return catalog.scorers()
+
+
+def _scorer_for(entry: Any, where: str, types: ScorerTypes) -> Any:
     if not isinstance(entry, dict):
         raise ValidationFailed(f"{where}: a scorer must be an object", field=where)
     scorer_type = entry.get("type")
-    known = ", ".join(sorted(plugins().scorer_types()))
+    known = ", ".join(sorted(types.scorer_types()))
     if not isinstance(scorer_type, str):
         raise ValidationFailed(
             f"{where}.type: required, one of: {known}", field=f"{where}.type", known=known
         )
     try:
-        return plugins().scorer(scorer_type)
+        return types.scorer(scorer_type)
     except ValidationFailed as exc:
         raise _relocated(exc, where) from None
 
@@ -126,7 +167,7 @@ class _Seen:
     names: set[str] = field(default_factory=set)
 
 
-def _check_unique(scorer: Any, config: Any, where: str, seen: _Seen) -> None:
+def _check_unique(scorer: Any, config: Any, where: str, seen: _Seen, types: ScorerTypes) -> None:
     if not scorer.named:
         if scorer.type in seen.types:
             raise ValidationFailed(
@@ -140,7 +181,7 @@ def _check_unique(scorer: Any, config: Any, where: str, seen: _Seen) -> None:
         raise ValidationFailed(
             f"{where}.name: required for a {scorer.type} scorer", field=f"{where}.name"
         )
-    if name in plugins().scorer_types():
+    if name in types.scorer_types():
         raise ValidationFailed(
             f"{where}.name: {name!r} would shadow the {name} scorer type", field=f"{where}.name"
         )
@@ -162,15 +203,16 @@ def validate_scorers(
     if not isinstance(raw, list) or not raw:
         raise ValidationFailed(f"{field_prefix}: must be a non-empty list", field=field_prefix)
     seen = _Seen()
+    types = _scorer_types(env)
     normalized = []
     for index, entry in enumerate(raw):
         where = f"{field_prefix}.{index}"
-        scorer = _scorer_for(entry, where)
+        scorer = _scorer_for(entry, where, types)
         try:
             config = scorer.config_model.model_validate(entry)
         except ValidationError as exc:
             raise _pydantic_failure(exc, where) from None
-        _check_unique(scorer, config, where, seen)
+        _check_unique(scorer, config, where, seen, types)
         try:
             scorer.check(config, env)
         except ValidationFailed as exc:
@@ -183,7 +225,7 @@ def scorer_key(config: Mapping[str, Any]) -> str:
     """The key of a scorer's results and aggregates: its ``name`` if named, else its type."""
     scorer_type = str(config.get("type"))
     try:
-        named = bool(plugins().scorer(scorer_type).named)
+        named = bool(installed().scorers().scorer(scorer_type).named)
     except ValidationFailed:
         named = "name" in config
     return str(config["name"]) if named else scorer_type

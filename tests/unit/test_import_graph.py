@@ -127,6 +127,12 @@ def test_only_entry_points_import_the_composition_root() -> None:
     assert importers <= WIRING_IMPORTERS
 
 
+def test_scorer_validation_takes_its_environment_not_the_host_or_the_api() -> None:
+    imported = _graph(top_level_only=False)["chalicelib.scoring.validation"]
+    reached = [m for m in imported if m.startswith(("chalicelib.plugins", "chalicelib.api"))]
+    assert reached == []
+
+
 def _module_level_calls(tree: ast.Module) -> Iterable[str]:
     for node in tree.body:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
