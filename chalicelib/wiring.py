@@ -4,8 +4,9 @@ Every entry point goes through it — ``app.py`` (the API, the queue workers and
 schedules are one Chalice app), ``pawl serve`` and the CLI, and the tests' ``conftest``.
 :func:`build` makes the plugin host and registers the catalog lookups run-start
 validation needs; :func:`blueprints` is the app's blueprint list; :func:`reset` forgets
-every per-process cache. No module registers anything when imported, and nothing under
-``chalicelib`` imports this module (``tests/unit/test_import_graph.py`` keeps it so).
+every per-process cache. No module registers anything when imported, and only the entry
+points (``cli.py``, ``local/standin.py``) import this module under ``chalicelib``
+(``tests/unit/test_import_graph.py`` keeps both so).
 """
 
 from __future__ import annotations
