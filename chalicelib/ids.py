@@ -27,6 +27,9 @@ PREFIXES = {
     "tool": "tool",
     "decider": "dcd",
     "decision": "dec",
+    "formation": "form",
+    "formation_resource": "form_res",
+    "formation_operation": "form_op",
 }
 
 
@@ -95,4 +98,5 @@ PATH_PARAMETER_KINDS = {
     "tool_id": "tool",
     "decider_id": "decider",
     "decision_id": "decision",
+    "formation_id": "formation",
 }

@@ -58,9 +58,17 @@ def build(settings: Settings | None = None) -> Services:
     manager.reset_plugins(manager.PluginHost())
     lookups = catalog_lookups()
     validation.install(validation.ValidationCatalog(scorers=manager.plugins, lookups=dict(lookups)))
+    _install_formation_types()
     built = Services(settings=settings or get_settings(), lookups=lookups)
     _services = built
     return built
+
+
+def _install_formation_types() -> None:
+    """The resource types a formation may declare (each reached through its REST routes)."""
+    from chalicelib.api import formation_types
+
+    formation_types.install(formation_types.builtin_types())
 
 
 def services() -> Services:

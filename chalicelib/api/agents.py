@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from chalice import Blueprint
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chalicelib.agents.configs import PythonAgentConfig
 from chalicelib.api import plugin_schemas
@@ -21,7 +21,7 @@ from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, 
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import Agent, AgentVersion, Eval
 from chalicelib.domain.secret_headers import masked_config, restore_masked
-from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.errors import Conflict, NotFound, ValidationFailed
 from chalicelib.ids import ProjectId
 from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.validation import evals_needing_output_schema
@@ -191,13 +191,30 @@ def update_agent(call: Call[UpdateAgent, Any]) -> Agent:
     return shown(result)
 
 
-@endpoint(bp, "/api/v1/agents/{agent_id}", "DELETE", status=204, tag=TAG)
-def delete_agent(call: Call[Any, Any]) -> None:
-    """Delete an agent and its versions; 409 AGENT_IN_USE while evals reference it."""
+class DeleteAgentQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    force: bool = Field(False, description="Delete even when runs have called the agent")
+
+
+def history_refusal(agent_id: str) -> Conflict:
+    return Conflict(
+        f"agent {agent_id} has run history; delete it with ?force=true (its runs keep "
+        "their results and name it by id)",
+        code="AGENT_HAS_HISTORY",
+        agent_id=agent_id,
+    )
+
+
+@endpoint(bp, "/api/v1/agents/{agent_id}", "DELETE", query=DeleteAgentQuery, status=204, tag=TAG)
+def delete_agent(call: Call[Any, DeleteAgentQuery]) -> None:
+    """Delete an agent and its versions; 409 AGENT_IN_USE while evals reference it,
+    409 AGENT_HAS_HISTORY when runs called it, unless ``force=true``."""
     agent = visible_agent(call.caller, call.path["agent_id"])
     evals = list_evals_for_agent(agent.id)
     if evals:
         raise agents.agent_in_use(agent.id, evals)
+    if not call.query.force and agents.has_run_history(agent.id):
+        raise history_refusal(agent.id)
     agents.delete_agent(agent)
 
 
