@@ -7,7 +7,7 @@ formation ``failed``, its ``error`` saying why, and what it created walked back.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from chalice import Blueprint
 from pydantic import Field
@@ -24,11 +24,12 @@ from chalicelib.domain.formations import (
     ErrorBag,
     Formation,
     FormationOperation,
+    FormationResource,
     Plan,
 )
-from chalicelib.errors import ValidationFailed
+from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.formations.template import contains_expression
-from chalicelib.ids import ProjectId
+from chalicelib.ids import ProjectId, id_pattern
 from chalicelib.store import agents
 from chalicelib.store import formations as store
 
@@ -37,6 +38,7 @@ bp = Blueprint(__name__)
 TAG = "formations"
 NAME = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 Parameters = dict[str, str]
+FormationId = Annotated[str, Field(pattern=id_pattern("formation"))]
 
 
 class CreateFormation(RequestBody):
@@ -57,8 +59,8 @@ class PlanFormation(RequestBody):
     """Plan against the formation named (by id or name); a new name plans every create."""
 
     project_id: ProjectId | None = Field(None, description="Required with the admin key")
-    formation_id: str | None = None
-    name: str | None = NAME
+    formation_id: FormationId | None = None
+    name: str | None = Field(None, min_length=1, max_length=200)
     template: dict[str, Any]
     parameters: Parameters | None = None
 
@@ -176,8 +178,14 @@ def update_formation(call: Call[UpdateFormation, Any]) -> Formation:
     return _deploy(updating, version, prepared, "update")
 
 
-def agent_history_blocker(record: Any) -> str | None:
-    if record.physical_resource_id and agents.has_run_history(record.physical_resource_id):
+def agent_history_blocker(record: FormationResource) -> str | None:
+    """An agent still standing that runs called: only an operator force-deletes it."""
+    agent_id = record.physical_resource_id
+    try:
+        agents.get_agent(agent_id)
+    except NotFound:
+        return None  # already gone: teardown treats it as deleted
+    if agents.has_run_history(agent_id):
         return (
             f"agent {record.physical_resource_id} has run history: delete it with "
             "DELETE /api/v1/agents/{agent_id}?force=true, or declare it deletion_policy: retain"

@@ -178,8 +178,22 @@ def dependencies(template: Template) -> dict[str, set[str]]:
                     f"depends_on {other!r} names no resource of the template",
                     field=f"template.resources.{logical_id}.depends_on",
                 )
-        graph[logical_id] = set(decl.depends_on) | resource_names_in(decl.properties, names)
+        # A ref naming no resource is refused where it is resolved, naming its field.
+        named = resource_names_in(decl.properties, names) & names
+        graph[logical_id] = set(decl.depends_on) | named
     return graph
+
+
+def _on_cycles(waiting: dict[str, set[str]]) -> list[str]:
+    """The waiting resources on a cycle: those merely behind one (nothing waits on them) go."""
+    remaining = {name: set(deps) for name, deps in waiting.items()}
+    while True:
+        needed = set().union(*remaining.values())
+        leaves = [name for name in remaining if name not in needed]
+        if not leaves:
+            return sorted(remaining)
+        for name in leaves:
+            del remaining[name]
 
 
 def creation_order(template: Template) -> list[str]:
@@ -190,7 +204,7 @@ def creation_order(template: Template) -> list[str]:
     while waiting:
         ready = [name for name, deps in waiting.items() if not deps]
         if not ready:
-            cycle = sorted(waiting)
+            cycle = _on_cycles(waiting)
             raise ValidationFailed(
                 f"the template's dependencies form a cycle among: {', '.join(cycle)}",
                 field="template.resources",
