@@ -28,8 +28,8 @@ PREFIXES = {
     "decider": "dcd",
     "decision": "dec",
     "formation": "form",
-    "formation_resource": "form_res",
-    "formation_operation": "form_op",
+    "formation_resource": "formres",
+    "formation_operation": "formop",
 }
 
 

@@ -66,9 +66,9 @@ def build(settings: Settings | None = None) -> Services:
 
 def _install_formation_types() -> None:
     """The resource types a formation may declare (each reached through its REST routes)."""
-    from chalicelib.api import formation_types
+    from chalicelib.formations import types
 
-    formation_types.install(formation_types.builtin_types())
+    types.install(types.builtin_types())
 
 
 def services() -> Services:

@@ -181,6 +181,8 @@ def update_formation(call: Call[UpdateFormation, Any]) -> Formation:
 def agent_history_blocker(record: FormationResource) -> str | None:
     """An agent still standing that runs called: only an operator force-deletes it."""
     agent_id = record.physical_resource_id
+    if agent_id is None:
+        return None
     try:
         agents.get_agent(agent_id)
     except NotFound:
