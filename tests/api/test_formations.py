@@ -110,7 +110,10 @@ def test_example_suite_create_update_rollback(api: Any, project: dict[str, Any])
     assert [e["operation_type"] for e in events] == ["create", "update", "update"]
     actions = [(e["logical_id"], e["action"], e["status"]) for e in events[-1]["events"]]
     assert ("Extra", "create", "succeeded") in actions
-    assert actions[-2:] == [("BillingInvoice", "update", "failed"), ("Extra", "rollback", "succeeded")]
+    assert actions[-2:] == [
+        ("BillingInvoice", "update", "failed"),
+        ("Extra", "rollback", "succeeded"),
+    ]
 
     # The corrected template deploys again and clears the error.
     again = api.put(path, {"template": update, "parameters": params})
@@ -180,7 +183,10 @@ def test_refusals_write_nothing(api: Any, project: dict[str, Any]) -> None:
         assert response.status == 400, (field, response)
         assert response.json["error"]["meta"]["field"] == field, (field, response.json)
     cyclic = _create(api, project, cycle).json["error"]
-    assert "cycle" in cyclic["message"] and cyclic["meta"]["cycle"] == ["SupportCases", "SupportEval"]
+    assert "cycle" in cyclic["message"] and cyclic["meta"]["cycle"] == [
+        "SupportCases",
+        "SupportEval",
+    ]
     assert _create(api, project, template, metadata={"a": {"ref": "X"}}).code == (
         "FORMATION_INVALID_METADATA"
     )

@@ -26,6 +26,10 @@ from tests.support.servers import Reply, Server, serve
 PUBLIC_ROUTES = {("GET", "/health"), ("GET", "/api/v1/openapi.json")}
 DECIDER_ANSWER = {"answers": [{"name": "ok", "type": "predicate", "probability": 0.9}]}
 SECRET_HEADER_VALUE = "Bearer victim-tool-secret-0000"
+TEMPLATE = {
+    "resources": {"Cases": {"type": "dataset", "properties": {"name": "victim-formation-dataset"}}}
+}
+STOLEN_TEMPLATE = {"resources": {"Cases": {"type": "dataset", "properties": {"name": "stolen"}}}}
 
 
 @dataclass
@@ -109,7 +113,15 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
             {"project_id": project["id"], "url": "http://127.0.0.1:9/h", "events": ["eval_run.*"]},
         )
     )
+    formation = _created(
+        api.post(
+            "/api/v1/formations",
+            {"project_id": project["id"], "name": "victim-formation", "template": TEMPLATE},
+        )
+    )
+    assert formation["status"] == "active", formation
     ids = {
+        "formation_id": formation["id"],
         "project_id": project["id"],
         "key_id": key["id"],
         "agent_id": suite.agent["id"],
@@ -126,6 +138,7 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
         "version": "1",
     }
     names = ["victim-corp", "victim-judge-tool", "victim-decider", "victim-provider"]
+    names += ["victim-formation", "victim-formation-dataset"]
     names += ["echo:alpha", "echo:gamma", SECRET_HEADER_VALUE]
     return Victim(ids=ids, names=names, key=key["key"], webhook_secret=webhook["secret"])
 
@@ -183,6 +196,16 @@ def sample_body(method: str, path: str, ids: dict[str, str]) -> dict[str, Any] |
             "scorers": [{"type": "exact_match"}],
         },
         ("PUT", "/api/v1/evals/{eval_id}"): {"name": "renamed-by-attacker"},
+        ("POST", "/api/v1/formations"): {
+            "project_id": project,
+            "name": "stolen",
+            "template": STOLEN_TEMPLATE,
+        },
+        ("PUT", "/api/v1/formations/{formation_id}"): {"template": STOLEN_TEMPLATE},
+        ("POST", "/api/v1/formations/plan"): {
+            "formation_id": ids["formation_id"],
+            "template": STOLEN_TEMPLATE,
+        },
         ("POST", "/api/v1/evals/{eval_id}/runs"): {"wait": True},
         ("POST", "/api/v1/evals/{eval_id}/runs/{run_id}/cancel"): {},
         ("POST", "/api/v1/tools"): {
@@ -211,6 +234,7 @@ LIST_QUERIES = {
     "/api/v1/datasets",
     "/api/v1/deciders",
     "/api/v1/evals",
+    "/api/v1/formations",
     "/api/v1/tools",
     "/api/v1/webhooks",
 }
@@ -245,6 +269,7 @@ def victim_state(api: Any, victim: Victim) -> str:
         "/api/v1/generations/{generation_id}",
         "/api/v1/decisions/{decision_id}",
         "/api/v1/webhooks/{webhook_id}/deliveries",
+        "/api/v1/formations/{formation_id}/events",
     ):
         parts.append(api.get(_fill(path, victim.ids)).json)
     return json.dumps(parts, sort_keys=True)
