@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from chalice import Blueprint
-from pydantic import Field
+from pydantic import Field, create_model
 
 from chalicelib import clock, ids
 from chalicelib.api import formation_deploy as deploying
@@ -28,7 +28,7 @@ from chalicelib.domain.formations import (
     Plan,
 )
 from chalicelib.errors import NotFound, ValidationFailed
-from chalicelib.formations.template import contains_expression
+from chalicelib.formations.template import Template, contains_expression
 from chalicelib.ids import ProjectId, id_pattern
 from chalicelib.store import agents
 from chalicelib.store import formations as store
@@ -63,6 +63,13 @@ class PlanFormation(RequestBody):
     name: str | None = Field(None, min_length=1, max_length=200)
     template: dict[str, Any]
     parameters: Parameters | None = None
+
+
+def _published(model: type[RequestBody]) -> Any:
+    """The body as published: ``template`` with the template's own shape."""
+    return lambda: create_model(
+        f"{model.__name__}Published", __base__=model, template=(Template, ...)
+    )
 
 
 class FormationQuery(ProjectListQuery):
@@ -118,7 +125,14 @@ def _deploy(formation: Formation, version: int, prepared: Prepared, kind: str) -
 
 
 @endpoint(
-    bp, "/api/v1/formations", "POST", body=CreateFormation, response=Formation, status=201, tag=TAG
+    bp,
+    "/api/v1/formations",
+    "POST",
+    body=CreateFormation,
+    published_body=_published(CreateFormation),
+    response=Formation,
+    status=201,
+    tag=TAG,
 )
 def create_formation(call: Call[CreateFormation, Any]) -> Formation:
     """Create a formation and deploy its template (a failed deploy is still 201: read status)."""
@@ -222,7 +236,15 @@ def delete_formation(call: Call[Any, Any]) -> None:
     store.delete_formation(deleting, version)
 
 
-@endpoint(bp, "/api/v1/formations/plan", "POST", body=PlanFormation, response=Plan, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/formations/plan",
+    "POST",
+    body=PlanFormation,
+    published_body=_published(PlanFormation),
+    response=Plan,
+    tag=TAG,
+)
 def plan_formation(call: Call[PlanFormation, Any]) -> Plan:
     """The changes a template would make to a formation (every change a create when the
     named formation does not exist yet). Writes nothing."""

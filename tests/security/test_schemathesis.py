@@ -50,6 +50,15 @@ CHECKS = [
     negative_data_rejection,
     positive_data_acceptance,
 ]
+#: A formation template is valid only when its refs name its own resources, its graph has
+#: no cycle and each resource's properties fit that type's create route: rules between
+#: members that JSON Schema cannot state. These operations get every check but positive
+#: data acceptance (their 400s are covered by tests/api/test_formations.py).
+TEMPLATE_BODIES = {
+    ("POST", "/api/v1/formations"),
+    ("PUT", "/api/v1/formations/{formation_id}"),
+    ("POST", "/api/v1/formations/plan"),
+}
 #: Requests sent per operation (reported at the end of the module; see docs/security.md).
 SENT: dict[str, int] = {}
 
@@ -174,6 +183,9 @@ def test_api_conforms_to_its_schema(case: Any, live: dict[str, Any]) -> None:
     if case.meta.generation.mode.is_positive and isinstance(case.body, dict):
         case.body = real_references(case.body, live["seeded"])
     SENT[case.operation.label] = SENT.get(case.operation.label, 0) + 1
+    checks = CHECKS
+    if (case.method.upper(), case.path) in TEMPLATE_BODIES:
+        checks = [check for check in CHECKS if check is not positive_data_acceptance]
     case.call_and_validate(
-        base_url=live["url"], headers={"Authorization": f"Bearer {token}"}, checks=CHECKS
+        base_url=live["url"], headers={"Authorization": f"Bearer {token}"}, checks=checks
     )
