@@ -7,7 +7,7 @@ PLUGIN_DIRS := $(wildcard plugins/*/pyproject.toml)
 
 STAGE ?= dev
 
-.PHONY: install test lint typecheck unit demo serve bench clean package deploy
+.PHONY: install test lint typecheck unit demo demo-formations serve bench clean package deploy
 
 install: $(STAMP)
 
@@ -32,6 +32,10 @@ test: install lint typecheck unit
 
 demo: install
 	$(BIN)/pawl demo
+
+# The demo's suite as code: `pawl plan` / `pawl apply` of examples/support-suite.yaml.
+demo-formations: install
+	$(BIN)/python -m chalicelib.demo.formations
 
 serve: install
 	$(BIN)/pawl serve
