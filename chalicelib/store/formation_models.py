@@ -37,7 +37,7 @@ class FormationOperationModel(PawlModel):
     """One deploy (create, update, delete) of a formation, keyed in creation order."""
 
     class Meta:
-        short_name = "formation_operations"
+        short_name = "formation-operations"
 
     formation_id = UnicodeAttribute(hash_key=True)
     created_key = UnicodeAttribute(range_key=True)
