@@ -1,0 +1,112 @@
+"""Formation resource types beyond the suite: a webhook (write-only secret, replaced on
+change) and a first deploy the platform refuses part-way (201, failed, walked back)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+FORMATIONS = "/api/v1/formations"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support-suite.yaml"
+HOOK_TEMPLATE = {
+    "parameters": {"HookSecret": {"no_echo": True}},
+    "resources": {
+        "Hook": {
+            "type": "webhook",
+            "properties": {
+                "url": "http://127.0.0.1:9/hooks",
+                "events": ["eval_run.*"],
+                "secret": {"param": "HookSecret"},
+            },
+        }
+    },
+    "outputs": {"hook": {"ref": "Hook"}},
+}
+FIRST_SECRET = "first-secret-0123456789"
+SECOND_SECRET = "second-secret-0123456789"
+
+
+def _plan(api: Any, body: dict[str, Any]) -> dict[str, Any]:
+    response = api.post(f"{FORMATIONS}/plan", body)
+    assert response.status == 200, response
+    return dict(response.json["changes"][0])
+
+
+def test_a_webhook_secret_is_write_only_and_a_change_replaces_it(
+    api: Any, project: dict[str, Any]
+) -> None:
+    body = {"project_id": project["id"], "name": "hooks", "template": HOOK_TEMPLATE}
+    created = api.post(FORMATIONS, {**body, "parameters": {"HookSecret": FIRST_SECRET}})
+    assert created.status == 201 and created.json["status"] == "active", created
+    formation = created.json
+    first_hook = formation["outputs"]["hook"]
+    assert formation["resolved_parameters"] == {"HookSecret": "***"}
+    assert FIRST_SECRET not in created.raw.decode()
+    assert api.get(f"/api/v1/webhooks/{first_hook}").status == 200
+
+    same = _plan(api, {**body, "parameters": {"HookSecret": FIRST_SECRET}})
+    assert same["action"] == "unchanged", same
+    rotated = _plan(api, {**body, "parameters": {"HookSecret": SECOND_SECRET}})
+    assert rotated["action"] == "update" and rotated["changed"] == ["secret"]
+    assert rotated["diff"]["desired"]["secret"] == "***"
+    assert SECOND_SECRET not in json.dumps(rotated)
+
+    path = f"{FORMATIONS}/{formation['id']}"
+    updated = api.put(
+        path, {"template": HOOK_TEMPLATE, "parameters": {"HookSecret": SECOND_SECRET}}
+    )
+    assert updated.status == 200 and updated.json["status"] == "active", updated
+    second_hook = updated.json["outputs"]["hook"]
+    assert second_hook != first_hook  # no update route: replaced
+    assert api.get(f"/api/v1/webhooks/{first_hook}").status == 404
+    hooks = api.get(f"/api/v1/webhooks?project_id={project['id']}").json["data"]
+    assert [h["id"] for h in hooks] == [second_hook]
+    events = api.get(f"{path}/events").json["data"]
+    assert SECOND_SECRET not in json.dumps(events) and FIRST_SECRET not in json.dumps(events)
+
+    # A webhook URL pointing at a private address is refused by the webhook route itself.
+    inward = copy.deepcopy(HOOK_TEMPLATE)
+    inward["resources"]["Hook"]["properties"]["url"] = "http://169.254.169.254/latest"
+    refused = api.put(path, {"template": inward, "parameters": {"HookSecret": SECOND_SECRET}})
+    assert refused.json["status"] == "failed" and "url" in refused.json["error"]["message"]
+    assert api.get(f"/api/v1/webhooks/{second_hook}").status == 200  # the old one stands
+
+
+def test_a_first_deploy_refused_part_way_is_201_failed_and_walked_back(
+    api: Any, project: dict[str, Any]
+) -> None:
+    template = yaml.safe_load(EXAMPLE.read_text())
+    # The agent declares no output_schema: the eval's output_schema scorer is refused.
+    template["resources"]["SupportEval"]["properties"]["scorers"] = [{"type": "output_schema"}]
+    created = api.post(
+        FORMATIONS, {"project_id": project["id"], "name": "suite", "template": template}
+    )
+    assert created.status == 201, created
+    formation = created.json
+    assert formation["status"] == "failed" and formation["outputs"] == {}
+    assert formation["error"]["meta"]["logical_id"] == "SupportEval"
+    assert formation["error"]["code"] == "VALIDATION_FAILED"
+    standing = {r["logical_id"]: r["status"] for r in formation["resources"]}
+    # The retained agent survives the rollback and stays recorded; the rest is deleted.
+    assert standing.pop("SupportAgent") == "created"
+    assert set(standing.values()) == {"deleted"}
+    datasets = api.get(f"/api/v1/datasets?project_id={project['id']}").json["data"]
+    assert datasets == []
+    agents = api.get(f"/api/v1/agents?project_id={project['id']}").json["data"]
+    assert [a["name"] for a in agents] == ["support-agent"]
+    events = api.get(f"{FORMATIONS}/{formation['id']}/events").json["data"][0]["events"]
+    kinds = [(e["logical_id"], e["action"], e["status"]) for e in events]
+    assert ("SupportEval", "create", "failed") in kinds
+    assert kinds[-1] == ("SupportAgent", "rollback-skipped", "succeeded")
+    assert ("SupportCases", "rollback", "succeeded") in kinds
+
+    # Corrected, the same formation adopts the retained agent rather than duplicating it.
+    fixed = yaml.safe_load(EXAMPLE.read_text())
+    again = api.put(f"{FORMATIONS}/{formation['id']}", {"template": fixed})
+    assert again.json["status"] == "active", again
+    assert again.json["outputs"]["agent_id"] == agents[0]["id"]
+    assert len(api.get(f"/api/v1/agents?project_id={project['id']}").json["data"]) == 1
