@@ -257,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=cmd_demo)
 
     _add_run_parser(commands)
-    from chalicelib.formations import cli as formation_cli
+    from chalicelib.demo import formation_cli
 
     formation_cli.add_parsers(commands)
     return parser

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from chalicelib.client import PawlClient
-from chalicelib.formations import cli as formation_cli
+from chalicelib.demo import formation_cli
 from chalicelib.local.demo import AGENT_MODULE
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support-suite.yaml"
