@@ -63,6 +63,9 @@ class Deploy:
     events: list[OperationEvent] = field(default_factory=list)
     records: dict[str, FormationResource] = field(default_factory=dict)
     created: list[str] = field(default_factory=list)
+    #: Records the resources after every change, so a process that dies mid-deploy leaves
+    #: nothing it made unrecorded (a failed save fails the step: it is walked back).
+    checkpoint: Callable[[list[FormationResource]], None] | None = None
 
     @property
     def project_id(self) -> str:
@@ -155,6 +158,8 @@ class Deploy:
                 self.records[change.logical_id] = record.model_copy(
                     update={"deletion_policy": decl.deletion_policy}
                 )
+            if self.checkpoint is not None and change.action != "unchanged":
+                self.checkpoint(self.ordered_records())
         except Exception as exc:  # every refusal fails the deploy, not the request
             bag = error_bag(exc, logical_id=change.logical_id, resource_type=change.resource_type)
             if change.logical_id in self.records and change.action != "create":
@@ -164,6 +169,20 @@ class Deploy:
             raise StepFailed(change, bag) from exc
         if change.action != "unchanged":
             self.event(change, change.action, True)
+
+    def decide(self, name: str) -> Change:
+        """The change for ``name``, against the ids this deploy has made so far."""
+        standing = live_records(self.formation).get(name) and self.records.get(name)
+        try:
+            return change_for(self.prepared, name, standing, self.physical(), self.project_id)
+        except Exception as exc:  # a read that failed: the deploy fails, not the request
+            rtype = self.prepared.template.resources[name].type
+            bag = error_bag(exc, logical_id=name, resource_type=rtype)
+            change = Change(
+                logical_id=name, resource_type=rtype, action="update", diff=Diff(desired={})
+            )
+            self.event(change, "plan", False, bag)
+            raise StepFailed(change, bag) from exc
 
     def rollback(self) -> None:
         """Delete what this deploy created, dependents first; a retained one stays."""
@@ -195,21 +214,24 @@ class Deploy:
         return sorted(self.records.values(), key=lambda r: order.get(r.logical_id, len(order)))
 
 
-def run_deploy(formation: Formation, prepared: Prepared) -> tuple[Formation, list[Change], Deploy]:
+def run_deploy(
+    formation: Formation,
+    prepared: Prepared,
+    checkpoint: Callable[[list[FormationResource]], None] | None = None,
+) -> tuple[Formation, list[Change], Deploy]:
     """Execute the plan; the formation as it ended (``active`` or ``failed``), never raising
     for a refused resource."""
-    deploy = Deploy(formation, prepared, records={r.logical_id: r for r in formation.resources})
+    records = {r.logical_id: r for r in formation.resources}
+    deploy = Deploy(formation, prepared, records=records, checkpoint=checkpoint)
     changes: list[Change] = []
     error: ErrorBag | None = None
     try:
         # Each change is decided when its turn comes, against the ids this deploy made.
         for name in prepared.order:
-            standing = live_records(formation).get(name) and deploy.records.get(name)
-            change = change_for(prepared, name, standing, deploy.physical(), formation.project_id)
+            change = deploy.decide(name)
             changes.append(change)
             deploy.step(change)
-        removed = [c for c in plan_removals(prepared, formation)]
-        for change in reversed(removed):
+        for change in reversed(plan_removals(prepared, formation)):
             changes.append(change)
             deploy.step(change)
     except StepFailed as failed:

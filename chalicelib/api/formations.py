@@ -7,6 +7,7 @@ formation ``failed``, its ``error`` saying why, and what it created walked back.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from chalice import Blueprint
@@ -38,6 +39,9 @@ bp = Blueprint(__name__)
 TAG = "formations"
 NAME = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 Parameters = dict[str, str]
+#: A template is stored whole on the formation's row (and resolved once more in each
+#: operation's plan), which DynamoDB caps at 400 KB: refused beyond this, before any write.
+MAX_TEMPLATE_BYTES = 64_000
 FormationId = Annotated[str, Field(pattern=id_pattern("formation"))]
 
 
@@ -87,6 +91,18 @@ def _static_metadata(metadata: dict[str, Any] | None) -> dict[str, Any]:
     return metadata or {}
 
 
+def _checked_template(template: dict[str, Any]) -> dict[str, Any]:
+    size = len(json.dumps(template).encode())
+    if size > MAX_TEMPLATE_BYTES:
+        raise ValidationFailed(
+            f"template is {size} bytes; at most {MAX_TEMPLATE_BYTES} (split it into formations)",
+            field="template",
+            size_bytes=size,
+            limit_bytes=MAX_TEMPLATE_BYTES,
+        )
+    return template
+
+
 def visible_formation(caller: Caller, formation_id: str) -> tuple[Formation, int]:
     formation, version = store.get_formation(formation_id)
     caller.check_visible(formation.project_id, "formation", formation.id)
@@ -102,7 +118,11 @@ def _record_operation(
         formation_id=formation.id,
         operation_type=kind,  # type: ignore[arg-type]
         status="failed" if error else "succeeded",
-        plan=changes,
+        # The live state each change was compared with is not kept: it can be large.
+        plan=[
+            c.model_copy(update={"diff": c.diff.model_copy(update={"current": None})})
+            for c in changes
+        ],
         events=events,
         error=error,
         created_at=created_at,
@@ -118,8 +138,14 @@ def _stamp() -> tuple[str, str]:
 
 
 def _deploy(formation: Formation, version: int, prepared: Prepared, kind: str) -> Formation:
-    deployed, changes, deploy = deploying.run_deploy(formation, prepared)
-    store.save_formation(deployed, version)
+    saved = [version]
+
+    def checkpoint(resources: list[FormationResource]) -> None:
+        progress = formation.model_copy(update={"resources": resources})
+        saved.append(store.save_formation(progress, saved[-1]))
+
+    deployed, changes, deploy = deploying.run_deploy(formation, prepared, checkpoint)
+    store.save_formation(deployed, saved[-1])
     _record_operation(deployed, kind, changes, deploy.events, deployed.error)
     return deployed
 
@@ -139,7 +165,7 @@ def create_formation(call: Call[CreateFormation, Any]) -> Formation:
     body = call.body
     project_id = target_project(call.caller, body.project_id)
     metadata = _static_metadata(body.metadata)
-    prepared = prepare(body.template, body.parameters, project_id)
+    prepared = prepare(_checked_template(body.template), body.parameters, project_id)
     now = clock.now_iso()
     formation = Formation(
         id=ids.new_id("formation"),
@@ -186,7 +212,7 @@ def update_formation(call: Call[UpdateFormation, Any]) -> Formation:
     changes: dict[str, Any] = {"status": "updating", "updated_at": clock.now_iso()}
     if "metadata" in body.model_fields_set:
         changes["metadata"] = _static_metadata(body.metadata)
-    prepared = prepare(body.template, body.parameters, formation.project_id)
+    prepared = prepare(_checked_template(body.template), body.parameters, formation.project_id)
     updating = formation.model_copy(update=changes)
     version = store.save_formation(updating, version)
     return _deploy(updating, version, prepared, "update")
@@ -258,7 +284,7 @@ def plan_formation(call: Call[PlanFormation, Any]) -> Plan:
             raise ValidationFailed("name or formation_id is required", field="name")
         found = store.find_by_name(project_id, body.name)
         formation = found[0] if found else None
-    prepared = prepare(body.template, body.parameters, project_id)
+    prepared = prepare(_checked_template(body.template), body.parameters, project_id)
     changes = plan(prepared, formation, project_id)
     return Plan(
         formation_id=formation.id if formation else None,

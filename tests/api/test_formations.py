@@ -178,6 +178,13 @@ def test_refusals_write_nothing(api: Any, project: dict[str, Any]) -> None:
     cases.append((required, {}, "parameters.suite_version"))
     cases.append((template, {"parameters": {"nope": "x"}}, "parameters.nope"))
     cases.append((template, {"metadata": {"a": {"ref": "SupportAgent"}}}, "metadata"))
+    huge = copy.deepcopy(template)
+    huge["resources"]["SupportCases"]["properties"]["description"] = "x" * 9_000
+    huge["resources"].update(
+        {f"Copy{i}": copy.deepcopy(huge["resources"]["Outage"]) for i in range(8)}
+    )
+    huge["metadata"]["notes"] = "y" * 60_000
+    cases.append((huge, {}, "template"))
     for body, extra, field in cases:
         response = _create(api, project, body, **extra)
         assert response.status == 400, (field, response)
