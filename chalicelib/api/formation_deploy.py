@@ -21,6 +21,7 @@ from chalicelib.api.formation_plan import (
     live_records,
     masked,
     plan_removals,
+    stored_template,
     write_only_hash,
 )
 from chalicelib.domain.formations import (
@@ -99,7 +100,7 @@ class Deploy:
         return resolved
 
     def _write_only(self, rtype: types.ResourceType, props: dict[str, Any]) -> dict[str, str]:
-        return {k: write_only_hash(v) for k, v in props.items() if k in rtype.write_only}
+        return {k: write_only_hash(v) for k, v in props.items() if k in rtype.secret}
 
     def _create(self, change: Change, rtype: types.ResourceType, props: dict[str, Any]) -> None:
         answer = types.create(rtype, self.project_id, props)
@@ -238,7 +239,7 @@ def run_deploy(
         error = failed.error
         deploy.rollback()
     updates: dict[str, Any] = {
-        "template": prepared.raw,
+        "template": stored_template(prepared),
         "resources": deploy.ordered_records(),
         "resolved_parameters": masked_parameters(prepared.template, prepared.parameters),
         "updated_at": clock.now_iso(),

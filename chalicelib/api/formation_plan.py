@@ -8,6 +8,7 @@ any write. :func:`plan` compares each declared resource with what exists today; 
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -91,6 +92,16 @@ def prepare(raw: Mapping[str, Any], given: Mapping[str, Any] | None, project_id:
     return prepared
 
 
+def stored_template(prepared: Prepared) -> dict[str, Any]:
+    """The template as a formation keeps and shows it: verbatim, but for secret literals
+    (an agent's secret header, a webhook's secret), which are masked."""
+    stored = copy.deepcopy(prepared.raw)
+    for name, decl in stored.get("resources", {}).items():
+        if isinstance(decl, dict) and isinstance(decl.get("properties"), dict):
+            decl["properties"] = prepared.rtype(name).shown(decl["properties"])
+    return stored
+
+
 def write_only_hash(value: Any) -> str:
     return secretbox.keyed_hash(WRITE_ONLY_PURPOSE, json.dumps(value, sort_keys=True))
 
@@ -122,8 +133,10 @@ def changed_properties(
 ) -> list[str]:
     changed = []
     for key, value in desired.items():
-        if key in rtype.write_only:
-            same = record.write_only.get(key) == write_only_hash(value)
+        if key in rtype.secret:  # what reads show (masked), and the hash of what was applied
+            shown = rtype.secret[key](value)
+            readable = key not in current or covers(shown, current.get(key))
+            same = readable and record.write_only.get(key) == write_only_hash(value)
         elif key == rtype.parent:
             same = value == record.parent_id
         else:
@@ -170,7 +183,7 @@ def change_for(
     rtype = prepared.rtype(name)
     where = f"template.resources.{name}.properties"
     desired = resolve(prepared.template.resources[name].properties, prepared.scope(physical), where)
-    shown = masked(desired, prepared.secrets())
+    shown = rtype.shown(masked(desired, prepared.secrets()))
     if record is None or record.resource_type != rtype.name or not record.physical_resource_id:
         return _create(name, rtype, shown)
     current = types.read(rtype, project_id, record.parent_id, record.physical_resource_id)

@@ -17,7 +17,7 @@ from chalicelib import clock, ids
 from chalicelib.api import formation_deploy as deploying
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import target_project
-from chalicelib.api.formation_plan import Prepared, plan, prepare
+from chalicelib.api.formation_plan import Prepared, plan, prepare, stored_template
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.formations import (
@@ -171,7 +171,7 @@ def create_formation(call: Call[CreateFormation, Any]) -> Formation:
         id=ids.new_id("formation"),
         project_id=project_id,
         name=body.name,
-        template=body.template,
+        template=stored_template(prepared),
         status="creating",
         metadata=metadata,
         created_at=now,

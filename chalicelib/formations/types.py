@@ -7,10 +7,28 @@ plugs in the same way, as one more :class:`ResourceType`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from chalicelib.domain.secret_headers import MASK, is_secret_header
 from chalicelib.errors import ValidationFailed
+
+
+def masked_literal(value: Any) -> Any:
+    """A secret given as a literal string is shown masked; an expression stays."""
+    return MASK if isinstance(value, str) else value
+
+
+def masked_headers(config: Any) -> Any:
+    """An agent config with the literal values of its secret headers masked."""
+    if not isinstance(config, Mapping) or not isinstance(config.get("headers"), Mapping):
+        return config
+    headers = {
+        name: masked_literal(value) if is_secret_header(str(name)) else value
+        for name, value in config["headers"].items()
+    }
+    return {**config, "headers": headers}
 
 
 @dataclass(frozen=True)
@@ -19,8 +37,10 @@ class ResourceType:
 
     ``collection`` is the create path and ``item`` the read/update/delete path; ``parent``
     is a property that is a path parameter instead of a body field (a dataset item's
-    ``dataset_id``): immutable once created. ``write_only`` properties are never read
-    back, so they are compared with the last-applied value. Without an update route a
+    ``dataset_id``): immutable once created. ``secret`` properties hold values the API
+    never shows (a webhook's ``secret``, an agent's secret headers): each maps to the
+    function that masks its literal values, for answers and the stored template; a change
+    to one is found by a keyed hash of the last-applied value. Without an update route a
     changed resource is replaced (created anew, then the old one deleted).
     """
 
@@ -31,7 +51,11 @@ class ResourceType:
     id_param: str
     parent: str | None = None
     updatable: bool = True
-    write_only: frozenset[str] = field(default_factory=frozenset)
+    secret: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+
+    def shown(self, properties: Mapping[str, Any]) -> dict[str, Any]:
+        """``properties`` with every secret literal masked (expressions are kept)."""
+        return {k: self.secret[k](v) if k in self.secret else v for k, v in properties.items()}
 
     def path(self, parent_id: str | None, physical_id: str | None = None) -> dict[str, str]:
         params: dict[str, str] = {}
@@ -54,7 +78,14 @@ def install(types: Mapping[str, ResourceType]) -> None:
 def builtin_types() -> dict[str, ResourceType]:
     """The types of the evaluations module: agent, dataset, dataset_item, eval, webhook."""
     types = [
-        ResourceType("agent", "agent", "/api/v1/agents", "/api/v1/agents/{agent_id}", "agent_id"),
+        ResourceType(
+            "agent",
+            "agent",
+            "/api/v1/agents",
+            "/api/v1/agents/{agent_id}",
+            "agent_id",
+            secret={"config": masked_headers},
+        ),
         ResourceType(
             "dataset", "dataset", "/api/v1/datasets", "/api/v1/datasets/{dataset_id}", "dataset_id"
         ),
@@ -74,7 +105,7 @@ def builtin_types() -> dict[str, ResourceType]:
             "/api/v1/webhooks/{webhook_id}",
             "webhook_id",
             updatable=False,
-            write_only=frozenset({"secret"}),
+            secret={"secret": masked_literal},
         ),
     ]
     return {t.name: t for t in types}

@@ -52,7 +52,7 @@ def test_a_webhook_secret_is_write_only_and_a_change_replaces_it(
     assert same["action"] == "unchanged", same
     rotated = _plan(api, {**body, "parameters": {"HookSecret": SECOND_SECRET}})
     assert rotated["action"] == "update" and rotated["changed"] == ["secret"]
-    assert rotated["diff"]["desired"]["secret"] == "***"
+    assert rotated["diff"]["desired"]["secret"] == "********"
     assert SECOND_SECRET not in json.dumps(rotated)
 
     path = f"{FORMATIONS}/{formation['id']}"
@@ -110,3 +110,46 @@ def test_a_first_deploy_refused_part_way_is_201_failed_and_walked_back(
     assert again.json["status"] == "active", again
     assert again.json["outputs"]["agent_id"] == agents[0]["id"]
     assert len(api.get(f"/api/v1/agents?project_id={project['id']}").json["data"]) == 1
+
+
+def _agent_template(token: str) -> dict[str, Any]:
+    config = {
+        "url": "http://127.0.0.1:9/agent",
+        "headers": {"Authorization": token, "X-Team": "qa"},
+    }
+    return {
+        "resources": {
+            "Bot": {
+                "type": "agent",
+                "properties": {"name": "bot", "type": "http", "config": config},
+            }
+        }
+    }
+
+
+def test_secret_headers_are_never_shown_and_a_rotation_is_an_update(
+    api: Any, project: dict[str, Any]
+) -> None:
+    body = {"project_id": project["id"], "name": "bot"}
+    created = api.post(FORMATIONS, {**body, "template": _agent_template("Bearer one-0000")})
+    assert created.status == 201 and created.json["status"] == "active", created
+    assert "one-0000" not in created.raw.decode()
+    shown = created.json["template"]["resources"]["Bot"]["properties"]["config"]["headers"]
+    assert shown == {"Authorization": "********", "X-Team": "qa"}
+
+    same = _plan(api, {**body, "template": _agent_template("Bearer one-0000")})
+    assert same["action"] == "unchanged", same
+    rotated = _plan(api, {**body, "template": _agent_template("Bearer two-0000")})
+    assert rotated["action"] == "update" and rotated["changed"] == ["config"]
+    assert "two-0000" not in json.dumps(rotated)
+
+    path = f"{FORMATIONS}/{created.json['id']}"
+    updated = api.put(path, {"template": _agent_template("Bearer two-0000")})
+    assert updated.json["status"] == "active" and "two-0000" not in updated.raw.decode()
+    agent_id = updated.json["resources"][0]["physical_resource_id"]
+    assert api.get(f"/api/v1/agents/{agent_id}").json["version"] == 2
+    assert _plan(api, {**body, "template": _agent_template("Bearer two-0000")})["action"] == (
+        "unchanged"
+    )
+    events = api.get(f"{path}/events").json["data"]
+    assert "two-0000" not in json.dumps(events) and "one-0000" not in json.dumps(events)
