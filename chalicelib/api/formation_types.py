@@ -131,7 +131,7 @@ def update(
             f"Declare a new {rtype.name} instead.",
             field=f"properties.{rtype.parent}",
         )
-    return _call("PUT", rtype.item, project_id, rtype.path(parent, physical_id), body)
+    return _call(rtype.update_method, rtype.item, project_id, rtype.path(parent, physical_id), body)
 
 
 def delete(rtype: ResourceType, project_id: str, parent: str | None, physical_id: str) -> None:

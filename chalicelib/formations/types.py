@@ -51,6 +51,8 @@ class ResourceType:
     id_param: str
     parent: str | None = None
     updatable: bool = True
+    #: PUT for most; a type whose partial update is a PATCH (a trigger) says so.
+    update_method: str = "PUT"
     secret: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
 
     def shown(self, properties: Mapping[str, Any]) -> dict[str, Any]:
