@@ -8,7 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+
+from chalicelib.errors import ConcurrentUpdate, NotFound
+from chalicelib.store import formations as store
 
 FORMATIONS = "/api/v1/formations"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support-suite.yaml"
@@ -153,3 +157,22 @@ def test_secret_headers_are_never_shown_and_a_rotation_is_an_update(
     )
     events = api.get(f"{path}/events").json["data"]
     assert "two-0000" not in json.dumps(events) and "one-0000" not in json.dumps(events)
+
+
+def test_a_stale_save_loses_and_a_deleted_formation_is_404(
+    api: Any, project: dict[str, Any]
+) -> None:
+    body = {"project_id": project["id"], "name": "hooks", "template": HOOK_TEMPLATE}
+    created = api.post(FORMATIONS, {**body, "parameters": {"HookSecret": FIRST_SECRET}}).json
+    stale, version = store.get_formation(created["id"])
+    path = f"{FORMATIONS}/{created['id']}"
+    again = api.put(path, {"template": HOOK_TEMPLATE, "parameters": {"HookSecret": FIRST_SECRET}})
+    assert again.json["status"] == "active"
+    with pytest.raises(ConcurrentUpdate):
+        store.save_formation(stale, version)
+    assert api.delete(path).status == 204
+    with pytest.raises(NotFound):
+        store.save_formation(stale, version)
+    assert api.get(f"/api/v1/webhooks?project_id={project['id']}").json["data"] == []
+    # The name is free again.
+    assert api.post(FORMATIONS, {**body, "parameters": {"HookSecret": FIRST_SECRET}}).status == 201
