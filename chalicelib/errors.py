@@ -9,6 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 
+def error_body(code: str, message: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ``/api/v1`` error envelope: what api/envelope and the local HTTP front both answer."""
+    return {"error": {"code": code, "message": message, "meta": meta or {}}}
+
+
 class PawlError(Exception):
     status = 500
     code = "INTERNAL_ERROR"

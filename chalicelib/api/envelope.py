@@ -13,15 +13,11 @@ from typing import Any
 from chalice import Response
 from pydantic import ValidationError
 
-from chalicelib.errors import PawlError, ValidationFailed
+from chalicelib.errors import PawlError, ValidationFailed, error_body
 
 log = logging.getLogger("pawl.api")
 
 JSON_HEADERS = {"Content-Type": "application/json"}
-
-
-def error_body(code: str, message: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "meta": meta or {}}}
 
 
 def error_response(

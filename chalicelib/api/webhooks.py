@@ -14,12 +14,12 @@ from chalicelib import outbound
 from chalicelib.api.ai_providers import MAX_URL_LENGTH, UrlText
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
+from chalicelib.domain.webhooks import CreatedWebhook, Delivery, EventPattern, Webhook
 from chalicelib.errors import ValidationFailed
 from chalicelib.ids import ProjectId
 from chalicelib.store import tenancy
 from chalicelib.store import webhooks as store
 from chalicelib.webhooks import signing
-from chalicelib.webhooks.types import CreatedWebhook, Delivery, EventPattern, Webhook
 
 bp = Blueprint(__name__)
 
