@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chalicelib import ids
-from chalicelib.agents.http_agent import is_valid_context_key
 from chalicelib.domain.catalog import AgentVersion, DatasetItem, Eval
 from chalicelib.domain.runs import (
     BASELINE_STATUSES,
@@ -32,6 +31,7 @@ from chalicelib.domain.runs import (
 )
 from chalicelib.engine import messages, work
 from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.outbound.tool_context import is_valid_context_key
 from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.decider_scorer import resolve_decider_versions
 from chalicelib.scoring.validation import check_eval_runnable

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from chalicelib import outbound
-from chalicelib.agents.http_agent import CONTEXT_HEADER_PREFIX, body_snippet
 from chalicelib.domain.tools import HttpToolConfig
+from chalicelib.outbound.redaction import body_snippet
+from chalicelib.outbound.tool_context import CONTEXT_HEADER_PREFIX
 from chalicelib.tools.answers import decode_answer
 from chalicelib.tools.context import fill_text, fill_value, narrowed
 from chalicelib.tools.errors import TOOL_ANSWER_INVALID, ToolFailed
