@@ -2,7 +2,7 @@
 
 Shape rules only (unknown keys refused, required fields, ranges, JSON Logic and JSON
 Schema well-formedness); rules that need other resources live in each scorer's
-``check`` (:mod:`chalicelib.scoring.builtin`). Numbers and booleans are strict: ``"0.5"``
+``check`` (:mod:`chalicelib.scoring.plugin`). Numbers and booleans are strict: ``"0.5"``
 or ``1`` for a boolean is refused rather than coerced.
 """
 

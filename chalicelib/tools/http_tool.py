@@ -15,9 +15,9 @@ from chalicelib import outbound
 from chalicelib.domain.tools import HttpToolConfig
 from chalicelib.outbound.redaction import body_snippet
 from chalicelib.outbound.tool_context import CONTEXT_HEADER_PREFIX
-from chalicelib.tools.answers import decode_answer
 from chalicelib.tools.context import fill_text, fill_value, narrowed
 from chalicelib.tools.errors import TOOL_ANSWER_INVALID, ToolFailed
+from chalicelib.tools.json_object import decode_answer
 
 _VISIBLE_ASCII = re.compile(r"^[\x20-\x7e\t]*$")
 

@@ -13,9 +13,9 @@ from typing import Any
 from chalicelib.domain.tools import LambdaToolConfig
 from chalicelib.lambda_invoke import LambdaInvokeFailed, invoke_sync
 from chalicelib.outbound.redaction import redact
-from chalicelib.tools.answers import first_json_object
 from chalicelib.tools.context import narrowed
 from chalicelib.tools.errors import TOOL_ANSWER_INVALID, ToolFailed
+from chalicelib.tools.json_object import first_json_object
 
 MESSAGE_CHARS = 500
 
