@@ -15,12 +15,11 @@ from pydantic import BaseModel, Field, ValidationError
 from chalicelib import outbound
 from chalicelib.api import plugin_schemas
 from chalicelib.api.common import refuse_nulls
-from chalicelib.api.envelope import validation_error_from_pydantic
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.secret_headers import masked_config, restore_masked
 from chalicelib.domain.tools import CONFIG_MODELS, BuiltinToolConfig, HttpToolConfig, Tool, ToolType
-from chalicelib.errors import ValidationFailed
+from chalicelib.errors import ValidationFailed, validation_error_from_pydantic
 from chalicelib.ids import ProjectId
 from chalicelib.store import tenancy
 from chalicelib.store import tools as store
