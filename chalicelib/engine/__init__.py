@@ -9,4 +9,9 @@
 - :mod:`~chalicelib.engine.lifecycle`: terminal transitions and their one event.
 - :mod:`~chalicelib.engine.reaper` / :mod:`~chalicelib.engine.recovery`: nothing stuck.
 - :mod:`~chalicelib.engine.generations`: agent calls outside an eval, curation, purge.
+
+And the rules of the catalog's writes, which the API calls rather than deciding in its
+handlers: :mod:`~chalicelib.engine.agents`, :mod:`~chalicelib.engine.evals`,
+:mod:`~chalicelib.engine.tools`, :mod:`~chalicelib.engine.deciders`,
+:mod:`~chalicelib.engine.ai_providers`, :mod:`~chalicelib.engine.webhooks`.
 """
