@@ -35,7 +35,7 @@ demo: install
 
 # The demo's suite as code: `pawl plan` / `pawl apply` of examples/support-suite.yaml.
 demo-formations: install
-	$(BIN)/python -m chalicelib.local.formations_demo
+	$(BIN)/pawl demo --formations
 
 serve: install
 	$(BIN)/pawl serve

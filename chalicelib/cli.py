@@ -148,7 +148,7 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from chalicelib.local.demo import AGENT_MODULE, DemoFailed, DemoOptions, run_demo
+    from chalicelib.demo.walkthrough import AGENT_MODULE, DemoFailed, DemoOptions, run_demo
     from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 
     options = DemoOptions(report_path=Path(args.report), quick=args.quick)
@@ -161,6 +161,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         with _stop_on_signals() as stop, runtime:
             print(f"pawl demo: runtime on {runtime.url} (state in {state_dir})", flush=True)
             try:
+                if args.formations:
+                    from chalicelib.demo.formation_walkthrough import walkthrough
+
+                    return walkthrough(runtime.url, runtime.admin_key)
                 result = run_demo(runtime.url, runtime.admin_key, options)
             except DemoFailed as exc:
                 print(f"pawl demo failed: {exc}", file=sys.stderr)
@@ -254,6 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--keep-running", action="store_true", help="serve until Ctrl-C")
     demo.add_argument("--report", default="pawl-report.html", help="where to write the HTML report")
     demo.add_argument("--quick", action="store_true", help="a sample of 12 cases (faster)")
+    demo.add_argument("--formations", action="store_true", help="pawl plan/apply of the suite")
     demo.set_defaults(func=cmd_demo)
 
     _add_run_parser(commands)
