@@ -21,6 +21,7 @@ from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, 
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import Agent, AgentVersion, Eval
 from chalicelib.domain.secret_headers import masked_config, restore_masked
+from chalicelib.engine import bus
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.ids import ProjectId
 from chalicelib.plugins.manager import plugins
@@ -138,7 +139,9 @@ def create_agent(call: Call[CreateAgent, Any]) -> Agent:
     project_id = target_project(call.caller, body.project_id)
     config = validated_config(body.type, body.config)
     check_output_schema(body.output_schema)
-    return shown(agents.create_agent(project_id, body.name, body.type, config, body.output_schema))
+    created = agents.create_agent(project_id, body.name, body.type, config, body.output_schema)
+    bus.agent_version_created(created)
+    return shown(created)
 
 
 @endpoint(bp, "/api/v1/agents", "GET", query=ProjectListQuery, response=Page[Agent], tag=TAG)
@@ -188,6 +191,7 @@ def update_agent(call: Call[UpdateAgent, Any]) -> Agent:
         return agents.update_agent(basis, body.name or current.name, agent_type, config, schema)
 
     result: Agent = run_with_retry(attempt)
+    bus.agent_version_created(result)
     return shown(result)
 
 

@@ -15,6 +15,7 @@ from chalicelib.api import (
     runs,
     tenancy,
     tools,
+    triggers,
     webhooks,
 )
 from chalicelib.workers import queues, schedules, webhook_delivery
@@ -31,6 +32,7 @@ BLUEPRINTS: list[Blueprint] = [
     tools.bp,
     deciders.bp,
     webhooks.bp,
+    triggers.bp,
     queues.bp,
     schedules.bp,
     webhook_delivery.bp,
