@@ -56,7 +56,8 @@ def signed(secret: str, body: bytes, delivery: str | None = None) -> dict[str, s
 def test_create_get_list_update_delete(api: Any, suite: TriggerSuite) -> None:
     created = create_trigger(api, suite, "schedule", cron="*/5  * * * *", input={"x": 1})
     assert created["id"].startswith("trg_") and created["secret"] is None
-    assert created["cron"] == "*/5 * * * *" and created["next_fire_at"] == "2026-12-01T10:05:00.000Z"
+    assert created["cron"] == "*/5 * * * *"  # normalised
+    assert created["next_fire_at"] == "2026-12-01T10:05:00.000Z"
     assert created["active"] is True and created["target_type"] == "eval"
     path = f"{TRIGGERS}/{created['id']}"
     shown = api.get(path).json
@@ -110,6 +111,7 @@ def test_name_is_unique_in_the_project(api: Any, suite: TriggerSuite) -> None:
 
 # --- bad bodies ---------------------------------------------------------------------------
 
+BAD_PATTERN = "INVALID_EVENT_PATTERN"
 BAD_CREATES: list[tuple[dict[str, Any], str, str]] = [
     ({"colour": "red"}, "colour", "VALIDATION_FAILED"),
     ({"type": "cron"}, "type", "VALIDATION_FAILED"),
@@ -124,8 +126,8 @@ BAD_CREATES: list[tuple[dict[str, Any], str, str]] = [
     ({"type": "schedule", "cron": "0 0 30 2 *"}, "cron", "INVALID_CRON_EXPRESSION"),
     ({"type": "event"}, "event_pattern", "TRIGGER_ACTION_NOT_ALLOWED"),
     ({"event_pattern": "eval_run.*"}, "event_pattern", "TRIGGER_ACTION_NOT_ALLOWED"),
-    ({"type": "event", "event_pattern": "eval_run.complete"}, "event_pattern", "INVALID_EVENT_PATTERN"),
-    ({"type": "event", "event_pattern": "Eval Run!"}, "event_pattern", "INVALID_EVENT_PATTERN"),
+    ({"type": "event", "event_pattern": "eval_run.complete"}, "event_pattern", BAD_PATTERN),
+    ({"type": "event", "event_pattern": "Eval Run!"}, "event_pattern", BAD_PATTERN),
     ({"action": "run"}, "action", "TRIGGER_ACTION_NOT_ALLOWED"),
     ({"policy_id": "pol_1"}, "policy_id", "VALIDATION_FAILED"),
     ({"input": {"agent_version": "two"}}, "input.agent_version", "TRIGGER_INPUT_INVALID"),

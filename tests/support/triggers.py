@@ -76,12 +76,8 @@ def make_trigger_suite(
 ) -> TriggerSuite:
     """An http agent (the real server), a one-item dataset and an eval scoring ``contains ok``."""
     pid = project["id"]
-    agent = _ok(
-        api.post(
-            "/api/v1/agents",
-            {"project_id": pid, "name": f"{name}-agent", "type": "http", "config": {"url": server.url}},
-        )
-    )
+    agent_body = {"name": f"{name}-agent", "type": "http", "config": {"url": server.url}}
+    agent = _ok(api.post("/api/v1/agents", {"project_id": pid, **agent_body}))
     dataset = _ok(api.post("/api/v1/datasets", {"project_id": pid, "name": f"{name}-cases"}))
     item = {"input": [{"role": "user", "content": "say ok"}], "expected_output": "ok"}
     _ok(api.post(f"/api/v1/datasets/{dataset['id']}/items", item))
