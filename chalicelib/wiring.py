@@ -67,7 +67,7 @@ def build(settings: Settings | None = None) -> Services:
 def install_event_listeners() -> None:
     """What reacts to pawl's own events in-process: event triggers (``docs/triggers.md``)."""
     from chalicelib.engine import bus
-    from chalicelib.triggers import events
+    from chalicelib.engine.triggers import events
 
     bus.install([events.on_event])
 

@@ -1,8 +1,8 @@
 """Triggers and their firings (``/api/v1/triggers``, ``/api/v1/trigger-firings``), and the
 inbound webhook that fires a webhook trigger (``POST /hooks/triggers/{trigger_id}``).
 
-Parses and authorizes; the rules live in :mod:`chalicelib.triggers.service` (shared with
-formations). A trigger's secret is shown by create, rotate-secret and ``GET …/secret``
+Parses and authorizes; the rules live in :mod:`chalicelib.engine.triggers.service` (shared
+with formations). A trigger's secret is shown by create, rotate-secret and ``GET …/secret``
 only. See ``docs/triggers.md``.
 """
 
@@ -25,10 +25,10 @@ from chalicelib.domain.triggers import (
     TriggerType,
     TriggerWithSecret,
 )
+from chalicelib.engine.triggers import firing, inbound, service, targets
 from chalicelib.errors import Conflict
 from chalicelib.ids import ProjectId, TriggerId
 from chalicelib.store import triggers as store
-from chalicelib.triggers import firing, inbound, service, targets
 
 bp = Blueprint(__name__)
 

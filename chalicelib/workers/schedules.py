@@ -9,7 +9,7 @@ from typing import Any
 from chalice import Blueprint, Rate
 
 from chalicelib.engine import reaper
-from chalicelib.triggers import schedule
+from chalicelib.engine.triggers import schedule
 from chalicelib.webhooks import resume
 
 log = logging.getLogger("pawl.workers.schedules")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.triggers.inbound import MAX_BODY_BYTES, signature
+from chalicelib.engine.triggers.inbound import MAX_BODY_BYTES, signature
 from tests.support.triggers import (
     FIRINGS,
     TRIGGERS,

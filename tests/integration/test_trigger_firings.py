@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from chalicelib.engine.triggers import schedule
 from chalicelib.local.quiesce import Quiesce
 from chalicelib.local.scheduler import Scheduler
 from chalicelib.store import triggers as trigger_store
-from chalicelib.triggers import schedule
 from tests.support.drain import drain_queues
 from tests.support.triggers import (
     FIRINGS,

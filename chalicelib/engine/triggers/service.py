@@ -13,9 +13,9 @@ import secrets
 
 from chalicelib import clock
 from chalicelib.domain.triggers import Trigger, TriggerSecret, TriggerSpec, TriggerWithSecret
+from chalicelib.engine.triggers import cron, patterns, targets
 from chalicelib.errors import Conflict, ValidationFailed
 from chalicelib.store import triggers as store
-from chalicelib.triggers import cron, patterns, targets
 
 SECRET_BYTES = 32
 

@@ -20,9 +20,9 @@ from typing import Any
 
 from chalicelib import ids
 from chalicelib.domain.triggers import HookAccepted
+from chalicelib.engine.triggers import firing, targets
 from chalicelib.errors import Conflict, PayloadTooLarge, Unauthorized, ValidationFailed, not_found
 from chalicelib.store import triggers as store
-from chalicelib.triggers import firing, targets
 
 MAX_BODY_BYTES = 1024 * 1024
 #: pawl's header names first, the spec's accepted too (a sender written against it works).

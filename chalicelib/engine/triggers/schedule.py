@@ -16,8 +16,8 @@ from datetime import datetime
 
 from chalicelib import clock, ids
 from chalicelib.domain.triggers import TriggerFiring
+from chalicelib.engine.triggers import cron, firing
 from chalicelib.store import triggers as store
-from chalicelib.triggers import cron, firing
 
 log = logging.getLogger("pawl.triggers.schedule")
 

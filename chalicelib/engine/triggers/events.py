@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from chalicelib import ids
 from chalicelib.domain.events import LifecycleEvent
 from chalicelib.domain.triggers import MAX_CAUSATION_DEPTH, FiringError, Trigger
+from chalicelib.engine.triggers import firing, patterns
 from chalicelib.store import triggers as store
-from chalicelib.triggers import firing, patterns
 
 log = logging.getLogger("pawl.triggers.events")
 

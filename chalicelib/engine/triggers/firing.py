@@ -18,10 +18,10 @@ from chalicelib import ids
 from chalicelib.domain.runs import COMPLETED
 from chalicelib.domain.triggers import FiringError, FiringResult, Trigger, TriggerFiring
 from chalicelib.engine.start import StartOptions, start_run
+from chalicelib.engine.triggers import targets
 from chalicelib.errors import PawlError
 from chalicelib.store import agents, runs
 from chalicelib.store import triggers as store
-from chalicelib.triggers import targets
 
 log = logging.getLogger("pawl.triggers")
 
