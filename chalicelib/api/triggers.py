@@ -8,11 +8,12 @@ only. See ``docs/triggers.md``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from chalice import Blueprint
-from pydantic import Field, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
+from chalicelib.api import plugin_schemas
 from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ProjectListQuery, Reply, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
@@ -25,9 +26,9 @@ from chalicelib.domain.triggers import (
     TriggerType,
     TriggerWithSecret,
 )
-from chalicelib.engine.triggers import firing, inbound, service, targets
+from chalicelib.engine.triggers import cron, firing, inbound, patterns, service, targets
 from chalicelib.errors import Conflict
-from chalicelib.ids import ProjectId, TriggerId
+from chalicelib.ids import EvalId, EvalRunId, ProjectId, TriggerId
 from chalicelib.store import triggers as store
 
 bp = Blueprint(__name__)
@@ -79,6 +80,81 @@ class FiringListQuery(ProjectListQuery):
 _NOT_NULL = ("name", "type", "target_type", "target_id", "active")
 
 
+# --- what the OpenAPI document publishes: exactly what the service accepts ------------------
+# The request models above take every value the spec names, so a refusal can say why (an
+# unsupported target, a bad cron); the document states the narrower truth.
+
+CronText = Annotated[str, Field(pattern=cron.PATTERN, max_length=200)]
+EventPattern = Literal[patterns.PATTERNS]  # type: ignore[valid-type]
+PositiveVersion = Annotated[int, Field(strict=True, ge=1)]
+
+
+class EvalTriggerInput(BaseModel):
+    """What an eval target reads of the input (other keys are kept and ignored)."""
+
+    model_config = ConfigDict(extra="allow")
+    agent_version: PositiveVersion | Literal["latest"] | None = None
+    baseline_run_id: EvalRunId | Literal["latest"] | None = None
+
+
+class _PublishedTrigger(RequestBody):
+    project_id: ProjectId | None = Field(None, description="Required with the admin key")
+    name: str = Name
+    description: str | None = Description
+    target_type: Literal["eval"]
+    target_id: EvalId
+    action: None = None
+    input: EvalTriggerInput | None = None
+    active: StrictBool = True
+    policy_id: None = None
+
+
+class ManualTrigger(_PublishedTrigger):
+    type: Literal["manual"]
+    cron: None = None
+    event_pattern: None = None
+
+
+class WebhookTrigger(ManualTrigger):
+    type: Literal["webhook"]  # type: ignore[assignment]
+
+
+class ScheduleTrigger(_PublishedTrigger):
+    type: Literal["schedule"]
+    cron: CronText
+    event_pattern: None = None
+
+
+class EventTrigger(_PublishedTrigger):
+    type: Literal["event"]
+    cron: None = None
+    event_pattern: EventPattern
+
+
+def published_create() -> Any:
+    return plugin_schemas.one_of(
+        [ManualTrigger, WebhookTrigger, ScheduleTrigger, EventTrigger], "type"
+    )
+
+
+class PublishedUpdate(RequestBody):
+    name: str | None = Field(None, min_length=1, max_length=200)
+    description: str | None = Description
+    type: TriggerType | None = Field(None, description="Immutable: only its current value")
+    target_type: Literal["eval"] | None = None
+    target_id: EvalId | None = None
+    action: None = None
+    input: EvalTriggerInput | None = None
+    cron: CronText | None = None
+    event_pattern: EventPattern | None = None
+    active: StrictBool | None = None
+    policy_id: None = None
+
+
+class PublishedFire(RequestBody):
+    input: EvalTriggerInput | None = None
+
+
 def visible_trigger(call: Call[Any, Any]) -> Trigger:
     found = store.get_trigger(call.path["trigger_id"])
     call.caller.check_visible(found.project_id, "trigger", found.id)
@@ -90,6 +166,7 @@ def visible_trigger(call: Call[Any, Any]) -> Trigger:
     "/api/v1/triggers",
     "POST",
     body=CreateTrigger,
+    published_body=published_create,
     response=TriggerWithSecret,
     status=201,
     tag=TAG,
@@ -155,6 +232,7 @@ def rotate_trigger_secret(call: Call[Any, Any]) -> TriggerWithSecret:
     "/api/v1/triggers/{trigger_id}/fire",
     "POST",
     body=FireTrigger,
+    published_body=lambda: PublishedFire,
     response=TriggerFiring,
     tag=TAG,
 )

@@ -523,6 +523,18 @@ class _FiringsByTrigger(GlobalSecondaryIndex["FiringModel"]):
     created_key = UnicodeAttribute(range_key=True)
 
 
+class _UnfinishedFirings(GlobalSecondaryIndex["FiringModel"]):
+    """Sparse: only pending or running firings carry ``unfinished``; the sweep resumes the
+    ones a crash interrupted."""
+
+    class Meta:
+        index_name = "unfinished"
+        projection = KeysOnlyProjection()
+
+    unfinished = UnicodeAttribute(hash_key=True)
+    created_at = UnicodeAttribute(range_key=True)
+
+
 @register
 class FiringModel(ProjectScoped, IdModel):
     """One activation of a trigger. Its id is derived from what caused it (a schedule slot,
@@ -541,4 +553,7 @@ class FiringModel(ProjectScoped, IdModel):
     causation = JSONAttribute(null=True)
     started_at = UnicodeAttribute(null=True)
     completed_at = UnicodeAttribute(null=True)
+    #: ``"1"`` until the firing is terminal (the sparse ``unfinished`` index).
+    unfinished = UnicodeAttribute(null=True)
     by_trigger = _FiringsByTrigger()
+    unfinished_firings = _UnfinishedFirings()

@@ -234,6 +234,7 @@ def firing_row(
         causation=causation or None,
         created_at=created_at,
         created_key=created_key,
+        unfinished=DUE_MARK,
     )
 
 
@@ -262,12 +263,29 @@ def firing_causation(firing_id: str) -> list[str]:
     return [] if row is None else [str(t) for t in row.causation or []]
 
 
+def _claim_actions() -> list[Action]:
+    return [FiringModel.status.set(RUNNING), FiringModel.started_at.set(clock.now_iso())]
+
+
 def claim_firing(firing_id: str) -> bool:
     """pending -> running, once: only the claimant executes the firing."""
-    return FiringModel(id=firing_id).update_if(
-        [FiringModel.status.set(RUNNING), FiringModel.started_at.set(clock.now_iso())],
-        FiringModel.status == PENDING,
+    return FiringModel(id=firing_id).update_if(_claim_actions(), FiringModel.status == PENDING)
+
+
+def take_over_firing(firing_id: str, stale_before: str) -> bool:
+    """Claim a firing whose executor died: pending since, or running since, before
+    ``stale_before``. Of several callers, one wins (the claim moves ``started_at``)."""
+    abandoned = ((FiringModel.status == PENDING) & (FiringModel.created_at < stale_before)) | (
+        (FiringModel.status == RUNNING) & (FiringModel.started_at < stale_before)
     )
+    return FiringModel(id=firing_id).update_if(_claim_actions(), abandoned)
+
+
+def unfinished_firing_ids(created_before: str) -> list[str]:
+    """Firings still pending or running that were created before ``created_before``."""
+    index = FiringModel.unfinished_firings
+    found = index.query(DUE_MARK, range_key_condition=FiringModel.created_at < created_before)
+    return [row.id for row in found]
 
 
 def finish_firing(
@@ -278,6 +296,7 @@ def finish_firing(
     actions: list[Action] = [
         FiringModel.status.set(status),
         FiringModel.completed_at.set(clock.now_iso()),
+        FiringModel.unfinished.remove(),
     ]
     if result is not None:
         actions.append(FiringModel.result.set(result.model_dump(mode="json")))

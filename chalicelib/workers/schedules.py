@@ -39,8 +39,9 @@ def resume_stalled_deliveries(event: Any) -> dict[str, int]:
 
 @bp.schedule(Rate(1, unit=Rate.MINUTES))
 def fire_due_triggers(event: Any) -> dict[str, Any]:
-    """Fire every schedule trigger whose cron slot came (once per slot, however many run)."""
-    report = schedule.fire_due()
-    if report.fired:
-        log.info("trigger scheduler: fired %s", report.fired)
-    return {"due": report.due, "fired": report.fired}
+    """Fire every schedule trigger whose cron slot came (once per slot, however many run);
+    resume firings a crash left unfinished."""
+    report = schedule.tick()
+    if report.fired or report.resumed:
+        log.info("trigger scheduler: fired %s, resumed %s", report.fired, report.resumed)
+    return {"due": report.due, "fired": report.fired, "resumed": report.resumed}

@@ -103,6 +103,13 @@ def test_webhook_secret_is_shown_on_create_rotate_and_get_secret_only(
     assert refused.status == 409 and refused.code == "TRIGGER_HAS_NO_SECRET"
 
 
+def test_a_cron_that_never_comes_is_accepted_and_never_due(api: Any, suite: TriggerSuite) -> None:
+    feb_30 = create_trigger(api, suite, "schedule", cron="0 0 30 2 *")
+    assert feb_30["next_fire_at"] is None
+    named = create_trigger(api, suite, "schedule", name="weekdays", cron="30 6 * jan-mar MON-FRI")
+    assert named["next_fire_at"] == "2027-01-01T06:30:00.000Z"
+
+
 def test_name_is_unique_in_the_project(api: Any, suite: TriggerSuite) -> None:
     create_trigger(api, suite, "manual", name="same")
     again = api.post(TRIGGERS, trigger_body(suite, "webhook", name="same"))
@@ -123,7 +130,10 @@ BAD_CREATES: list[tuple[dict[str, Any], str, str]] = [
     ({"type": "schedule"}, "cron", "TRIGGER_ACTION_NOT_ALLOWED"),
     ({"type": "schedule", "cron": "0 3 * * * *"}, "cron", "INVALID_CRON_EXPRESSION"),
     ({"type": "schedule", "cron": "0 25 * * *"}, "cron", "INVALID_CRON_EXPRESSION"),
-    ({"type": "schedule", "cron": "0 0 30 2 *"}, "cron", "INVALID_CRON_EXPRESSION"),
+    ({"type": "schedule", "cron": "0 3 * * 8"}, "cron", "INVALID_CRON_EXPRESSION"),
+    ({"type": "schedule", "cron": "*/0 * * * *"}, "cron", "INVALID_CRON_EXPRESSION"),
+    ({"type": "schedule", "cron": "@daily"}, "cron", "INVALID_CRON_EXPRESSION"),
+    ({"type": "event", "event_pattern": "orders.shipped"}, "event_pattern", BAD_PATTERN),
     ({"type": "event"}, "event_pattern", "TRIGGER_ACTION_NOT_ALLOWED"),
     ({"event_pattern": "eval_run.*"}, "event_pattern", "TRIGGER_ACTION_NOT_ALLOWED"),
     ({"type": "event", "event_pattern": "eval_run.complete"}, "event_pattern", BAD_PATTERN),

@@ -133,11 +133,11 @@ def test_schedule_fires_its_slot_once_through_the_app_handler(
     local = Scheduler(app, quiesce=Quiesce(), now=fake_clock)
     assert "fire_due_triggers" in local.schedules
     fake_clock.advance(minutes=3)
-    assert local.trigger("fire_due_triggers") == {"due": 0, "fired": []}
+    assert local.trigger("fire_due_triggers") == {"due": 0, "fired": [], "resumed": []}
     fake_clock.advance(minutes=2)  # 10:05:30
     report = local.trigger("fire_due_triggers")
     assert report["due"] == 1 and len(report["fired"]) == 1
-    assert local.trigger("fire_due_triggers") == {"due": 0, "fired": []}
+    assert local.trigger("fire_due_triggers") == {"due": 0, "fired": [], "resumed": []}
     shown = api.get(f"{TRIGGERS}/{trigger['id']}").json
     assert shown["next_fire_at"] == "2026-12-01T10:10:00.000Z"
     firing = api.get(f"{FIRINGS}/{report['fired'][0]}").json

@@ -5,7 +5,8 @@ the same handler locally). For each due trigger, one transaction moves ``next_fi
 past the slot — conditioned on it still being that slot — and records the slot's
 firing, so of any number of schedulers that read the same slot exactly one fires it.
 ``next_fire_at`` is recomputed from *now*, not from the slot: slots missed while pawl
-was down coalesce into one catch-up firing, then the cadence resumes.
+was down coalesce into one catch-up firing, then the cadence resumes. The same tick
+resumes firings (of any type) whose executor died (:func:`.firing.resume_stalled`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ log = logging.getLogger("pawl.triggers.schedule")
 class ScheduleReport:
     due: int = 0
     fired: list[str] = field(default_factory=list)
+    resumed: list[str] = field(default_factory=list)
 
 
 def slot_firing_id(trigger_id: str, slot: str) -> str:
@@ -38,6 +40,8 @@ def claim_and_fire(trigger_id: str, slot: str, now: datetime) -> TriggerFiring |
     if trigger is None or trigger.type != "schedule" or not trigger.active or not trigger.cron:
         return None
     following = cron.next_after(trigger.cron, now)
+    if following is None:  # a slot came, so another will; a guard against a clock oddity
+        return None
     firing_id = slot_firing_id(trigger_id, slot)
     row = store.firing_row(firing_id, trigger, "schedule", dict(trigger.input or {}), [])
     if not store.claim_slot(trigger_id, slot, following, row):
@@ -58,4 +62,11 @@ def fire_due(now: datetime | None = None) -> ScheduleReport:
             continue
         if fired is not None:
             report.fired.append(fired.id)
+    return report
+
+
+def tick(now: datetime | None = None) -> ScheduleReport:
+    """The scheduled handler's work: fire the due slots, resume firings a crash left behind."""
+    report = fire_due(now)
+    report.resumed = firing.resume_stalled()
     return report
