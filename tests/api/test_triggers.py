@@ -276,3 +276,46 @@ def test_the_inbound_webhook_is_not_in_the_openapi_document(api: Any) -> None:
     paths = api.get("/api/v1/openapi.json").json["paths"]
     assert "/api/v1/triggers" in paths and "/api/v1/trigger-firings/{firing_id}" in paths
     assert not [p for p in paths if p.startswith("/hooks")]
+
+
+def test_the_inbound_webhook_over_real_http() -> None:
+    """Through the local HTTP front (as `pawl serve` and API Gateway pass it): raw bytes in."""
+    import httpx
+
+    from tests.conftest import ADMIN_KEY
+    from tests.support.http_front import app_over_http
+
+    with app_over_http() as server:
+        base = server.url
+        admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+
+        def created(path: str, body: dict[str, Any]) -> dict[str, Any]:
+            answer = httpx.post(f"{base}{path}", json=body, headers=admin)
+            assert answer.status_code == 201, answer.text
+            return dict(answer.json())
+
+        pid = created("/api/v1/projects", {"name": "http"})["id"]
+        agent = {"name": "a", "type": "http", "config": {"url": "http://127.0.0.1:9/a"}}
+        agent_id = created("/api/v1/agents", {"project_id": pid, **agent})["id"]
+        dataset_id = created("/api/v1/datasets", {"project_id": pid, "name": "d"})["id"]
+        item = {"input": [{"role": "user", "content": "hi"}]}
+        created(f"/api/v1/datasets/{dataset_id}/items", item)
+        scorers = [{"type": "contains", "value": "x"}]
+        ev = {"name": "e", "agent_id": agent_id, "dataset_id": dataset_id, "scorers": scorers}
+        eval_id = created("/api/v1/evals", {"project_id": pid, **ev})["id"]
+        trigger = created(
+            "/api/v1/triggers",
+            {"project_id": pid, "name": "ci", "type": "webhook", "target_type": "eval",
+             "target_id": eval_id},
+        )  # fmt: skip
+        hook_url = f"{base}/hooks/triggers/{trigger['id']}"
+        body = b'{"ref":  "main"}\n'  # signed as sent, whitespace included
+        good = {"X-Pawl-Signature": signature(trigger["secret"], body), "X-Pawl-Delivery": "1"}
+        refused = httpx.post(hook_url, content=body, headers={**good, "X-Pawl-Signature": "x"})
+        assert refused.status_code == 401
+        accepted = httpx.post(hook_url, content=body, headers=good)
+        assert accepted.status_code == 202, accepted.text
+        assert accepted.json()["status"] == "succeeded"
+        assert httpx.post(hook_url, content=body, headers=good).json() == accepted.json()
+        runs = httpx.get(f"{base}/api/v1/evals/{eval_id}/runs", headers=admin).json()["data"]
+        assert [r["trigger_id"] for r in runs] == [trigger["id"]]
