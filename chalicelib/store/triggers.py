@@ -107,10 +107,18 @@ def list_triggers(
     return project_scoped.list_by_project(TriggerModel, project_id, limit, cursor, _trigger)
 
 
-def update_trigger(current: Trigger, spec: TriggerSpec, next_fire_at: str | None) -> Trigger:
-    """Replace the writable fields; refused (409) if the trigger changed since it was read."""
+def update_trigger(
+    current: Trigger, spec: TriggerSpec, next_fire_at: str | None, keep_schedule: bool = False
+) -> Trigger:
+    """Replace the writable fields; refused (409) if the trigger changed since it was read.
+
+    ``keep_schedule`` leaves ``next_fire_at`` as stored: the scheduler moves it without
+    touching ``updated_at``, so writing back the value read could rewind a claimed slot.
+    """
     now = clock.now_iso()
     values = {**spec.model_dump(), **_derived(spec, current.project_id, next_fire_at)}
+    if keep_schedule:
+        del values["next_fire_at"], values["due"]
     actions: list[Action] = [TriggerModel.updated_at.set(now)]
     for name, value in values.items():
         attribute = getattr(TriggerModel, name)
@@ -128,7 +136,8 @@ def update_trigger(current: Trigger, spec: TriggerSpec, next_fire_at: str | None
     except TxnRefused as exc:
         raise project_scoped.lost_race(TriggerModel, KIND, current.id) from exc
     shown = {k: v for k, v in values.items() if k in Trigger.model_fields}
-    return current.model_copy(update={**shown, "updated_at": now})
+    updated = current.model_copy(update={**shown, "updated_at": now})
+    return get_trigger(current.id) if keep_schedule else updated
 
 
 def delete_trigger(current: Trigger) -> None:

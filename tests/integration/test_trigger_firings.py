@@ -239,3 +239,20 @@ def test_a_run_completing_chains_the_next_suite_and_a_loop_is_stopped(
     assert refused["error"]["code"] == "TRIGGER_CAUSATION_LIMIT"
     assert refused["error"]["meta"]["causation"] == [trigger["id"]]
     assert len(runs_of(api, suite)) == 2
+
+
+def test_an_update_racing_a_claim_does_not_rewind_the_schedule(
+    api: Any, suite: TriggerSuite, fake_clock: FakeClock
+) -> None:
+    from chalicelib.engine.triggers import service
+
+    created = create_trigger(api, suite, "schedule", cron="*/5 * * * *")
+    read_before_the_claim = trigger_store.get_trigger(created["id"])
+    fake_clock.advance(minutes=5)
+    assert len(schedule.fire_due().fired) == 1  # 10:05 fired; next is 10:10
+    renamed = read_before_the_claim.spec().model_copy(update={"name": "renamed"})
+    updated = service.update_trigger(read_before_the_claim, renamed)
+    assert updated.name == "renamed" and updated.next_fire_at == "2026-12-01T10:10:00.000Z"
+    assert schedule.fire_due().fired == []
+    fake_clock.advance(minutes=5)
+    assert len(schedule.fire_due().fired) == 1 and len(runs_of(api, suite)) == 2

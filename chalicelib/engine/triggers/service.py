@@ -65,17 +65,18 @@ def create_trigger(project_id: str, spec: TriggerSpec) -> TriggerWithSecret:
 def update_trigger(current: Trigger, spec: TriggerSpec) -> Trigger:
     """Replace ``current``'s writable fields with ``spec`` (its ``type`` is immutable).
 
-    ``next_fire_at`` is kept while the schedule is unchanged and active, else recomputed
-    from now (a re-activated schedule does not fire for the slots it slept through).
+    ``next_fire_at`` is left alone while ``cron`` and ``active`` are unchanged, else
+    recomputed from now (a re-activated schedule does not fire for the slots it slept through).
     """
     if spec.type != current.type:
         raise ValidationFailed(
             f"type is immutable (this trigger is a {current.type} trigger)", field="type"
         )
     spec = checked(current.project_id, spec)
-    unchanged = spec.cron == current.cron and spec.active and current.active
-    next_fire_at = current.next_fire_at if unchanged else _next_fire_at(spec)
-    return store.update_trigger(current, spec, next_fire_at)
+    unchanged = spec.cron == current.cron and spec.active == current.active
+    if unchanged:  # the scheduler owns next_fire_at: leave it where it is
+        return store.update_trigger(current, spec, current.next_fire_at, keep_schedule=True)
+    return store.update_trigger(current, spec, _next_fire_at(spec))
 
 
 def delete_trigger(current: Trigger) -> None:
