@@ -89,8 +89,9 @@ def blueprints() -> list[Blueprint]:
     settings when imported (``pawl infra`` imports the app under a stage's environment).
     """
     from chalicelib.api.blueprints import BLUEPRINTS
+    from chalicelib.workers import queues, schedules, webhook_delivery
 
-    return list(BLUEPRINTS)
+    return [*BLUEPRINTS, queues.bp, schedules.bp, webhook_delivery.bp]
 
 
 def create_app() -> Chalice:

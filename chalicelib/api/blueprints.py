@@ -1,4 +1,4 @@
-"""Every blueprint of the app, in one list (app.py registers them)."""
+"""Every blueprint of the HTTP API, in one list (the composition root adds the workers')."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from chalicelib.api import (
     triggers,
     webhooks,
 )
-from chalicelib.workers import queues, schedules, webhook_delivery
 
 BLUEPRINTS: list[Blueprint] = [
     health.bp,
@@ -33,7 +32,4 @@ BLUEPRINTS: list[Blueprint] = [
     deciders.bp,
     webhooks.bp,
     triggers.bp,
-    queues.bp,
-    schedules.bp,
-    webhook_delivery.bp,
 ]
