@@ -16,6 +16,7 @@ from chalicelib.api import (
     runs,
     tenancy,
     tools,
+    triggers,
     webhooks,
 )
 
@@ -31,5 +32,6 @@ BLUEPRINTS: list[Blueprint] = [
     tools.bp,
     deciders.bp,
     webhooks.bp,
+    triggers.bp,
     formations.bp,
 ]

@@ -148,6 +148,7 @@ REFERENCE_ROUTES = {
     "dataset": "/api/v1/datasets/{dataset_id}",
     "eval": "/api/v1/evals/{eval_id}",
     "webhook": "/api/v1/webhooks/{webhook_id}",
+    "trigger": "/api/v1/triggers/{trigger_id}",
     "tool": "/api/v1/tools/{tool_id}",
     "ai_provider": "/api/v1/ai-providers/{provider_id}",
     "decider": "/api/v1/deciders/{decider_id}",

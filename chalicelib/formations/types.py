@@ -78,7 +78,9 @@ def install(types: Mapping[str, ResourceType]) -> None:
 
 
 def builtin_types() -> dict[str, ResourceType]:
-    """The types of the evaluations module: agent, dataset, dataset_item, eval, webhook."""
+    """The types of the evaluations module: agent, dataset, dataset_item, eval, trigger,
+    webhook. A trigger's webhook ``secret`` is the trigger routes' own (shown on create,
+    ``GET /api/v1/triggers/{id}/secret``); a formation neither sets nor shows it."""
     types = [
         ResourceType(
             "agent",
@@ -100,6 +102,14 @@ def builtin_types() -> dict[str, ResourceType]:
             parent="dataset_id",
         ),
         ResourceType("eval", "eval", "/api/v1/evals", "/api/v1/evals/{eval_id}", "eval_id"),
+        ResourceType(
+            "trigger",
+            "trigger",
+            "/api/v1/triggers",
+            "/api/v1/triggers/{trigger_id}",
+            "trigger_id",
+            update_method="PATCH",
+        ),
         ResourceType(
             "webhook",
             "webhook",

@@ -176,3 +176,41 @@ def test_a_stale_save_loses_and_a_deleted_formation_is_404(
     assert api.get(f"/api/v1/webhooks?project_id={project['id']}").json["data"] == []
     # The name is free again.
     assert api.post(FORMATIONS, {**body, "parameters": {"HookSecret": FIRST_SECRET}}).status == 201
+
+
+def test_a_trigger_is_declared_against_the_formation_eval(
+    api: Any, project: dict[str, Any]
+) -> None:
+    template = yaml.safe_load(EXAMPLE.read_text())
+    template["resources"]["Nightly"] = {
+        "type": "trigger",
+        "properties": {
+            "name": "nightly-support",
+            "type": "schedule",
+            "target_type": "eval",
+            "target_id": {"ref": "SupportEval"},
+            "cron": "0 3 * * *",
+        },
+    }
+    body = {"project_id": project["id"], "name": "suite", "template": template}
+    created = api.post(FORMATIONS, body)
+    assert created.status == 201 and created.json["status"] == "active", created
+    by_name = {r["logical_id"]: r for r in created.json["resources"]}
+    trigger_id = by_name["Nightly"]["physical_resource_id"]
+    trigger = api.get(f"/api/v1/triggers/{trigger_id}").json
+    assert trigger["target_id"] == created.json["outputs"]["eval_id"]
+    assert trigger["cron"] == "0 3 * * *"
+    same = api.post(f"{FORMATIONS}/plan", body | {"template": template}).json["changes"]
+    assert {c["action"] for c in same} == {"unchanged"}, same
+
+    template["resources"]["Nightly"]["properties"]["cron"] = "30 4 * * 1-5"
+    changes = api.post(f"{FORMATIONS}/plan", body | {"template": template}).json["changes"]
+    nightly = next(c for c in changes if c["logical_id"] == "Nightly")
+    assert nightly["action"] == "update" and nightly["changed"] == ["cron"]
+    path = f"{FORMATIONS}/{created.json['id']}"
+    updated = api.put(path, {"template": template})
+    assert updated.json["status"] == "active", updated
+    assert api.get(f"/api/v1/triggers/{trigger_id}").json["cron"] == "30 4 * * 1-5"
+
+    assert api.delete(path).status == 204  # the retained agent has no history: no blocker
+    assert api.get(f"/api/v1/triggers/{trigger_id}").status == 404
