@@ -22,9 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from chalicelib import outbound
 from chalicelib.agents.configs import HttpAgentConfig
 from chalicelib.agents.contract import AdapterFailed, AgentReply, AgentRequest, Usage
+from chalicelib.domain.runs import is_reserved_context_key
 
 CONTEXT_HEADER_PREFIX = "X-Pawl-Context-"
-RESERVED_CONTEXT_KEYS = frozenset({"session_id", "actor_id", "actor_external_id"})
 _HEADER_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _VISIBLE_ASCII = re.compile(r"^[\x20-\x7e\t]*$")
 SNIPPET_CHARS = 300
@@ -54,8 +54,9 @@ class AgentAnswer(BaseModel):
 
 
 def forwarded_context(tool_context: Mapping[str, str]) -> dict[str, str]:
-    """The ``tool_context`` keys an eval generation forwards (reserved identity keys dropped)."""
-    return {k: v for k, v in tool_context.items() if k not in RESERVED_CONTEXT_KEYS}
+    """The ``tool_context`` keys an eval generation forwards: reserved identity keys dropped,
+    in any casing."""
+    return {k: v for k, v in tool_context.items() if not is_reserved_context_key(k)}
 
 
 def is_valid_context_key(key: str) -> bool:

@@ -183,7 +183,7 @@ def test_reaper_delivers_an_event_a_crash_interrupted(
     _fan_out(app)
     _purge_items()
     # The terminal write happened, the process died before the sinks were called.
-    assert run_store.finish(run["id"], "failed", failure_reason="simulated crash")
+    assert run_store.settle(run["id"], "failed", failure_reason="simulated crash")
     assert plugins.events.events == []
     assert _reap(app)["events_delivered"] == 1
     assert plugins.events.of(run["id"]) == ["eval_run.failed"]
