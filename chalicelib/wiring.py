@@ -105,6 +105,28 @@ def openapi_document() -> dict[str, Any]:
     return build_document()
 
 
+def reload_settings() -> None:
+    """Re-read the settings on next use (the environment changed); nothing else is dropped."""
+    from chalicelib import settings
+
+    settings.reset_settings()
+
+
+def drop_aws_clients() -> None:
+    """Forget the boto3 clients and session (e.g. inside a moto context of its own config)."""
+    from chalicelib import aws
+
+    aws.reset_clients()
+
+
+def install_plugins(host: manager.PluginHost | None = None) -> None:
+    """Make ``host`` the process's plugin host; ``None`` drops it (rebuilt on next use).
+
+    Tests install a host with extra plugins (an event log, a probe scorer) this way.
+    """
+    manager.reset_plugins(host)
+
+
 def reset(clients: bool = True) -> None:
     """Forget every per-process cache (the environment changed).
 
@@ -112,7 +134,7 @@ def reset(clients: bool = True) -> None:
     contexts in one process, and re-creating them costs ~0.3 s each (the tests' choice).
     The catalog lookups stay registered: they are wiring, not a cache.
     """
-    from chalicelib import aws, queues, secretbox, settings
+    from chalicelib import queues, secretbox
     from chalicelib.agents import python_agent
     from chalicelib.api import openapi
     from chalicelib.engine import context
@@ -120,12 +142,12 @@ def reset(clients: bool = True) -> None:
     from chalicelib.scoring import llm_judge
     from chalicelib.store import base
 
-    settings.reset_settings()
+    reload_settings()
     if clients:
-        aws.reset_clients()
+        drop_aws_clients()
     queues.reset()
     base.bind(force=clients)
-    manager.reset_plugins()
+    install_plugins(None)
     client.reset_client()
     allowlist.build_policy.cache_clear()
     openapi.reset_document_cache()

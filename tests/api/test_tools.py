@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from chalicelib.plugins.manager import PluginHost, reset_plugins
+from chalicelib import wiring
+from chalicelib.plugins.manager import PluginHost
 from chalicelib.plugins.markers import hookimpl
 
 TOOL_URL = "http://127.0.0.1:9/grade"
@@ -25,9 +26,9 @@ class EchoToolsPlugin:
 def builtin_actions(aws_env: None) -> Iterator[None]:
     host = PluginHost(load_entry_points=False)
     host.pm.register(EchoToolsPlugin(), name="echo-tools")
-    reset_plugins(host)
+    wiring.install_plugins(host)
     yield
-    reset_plugins()
+    wiring.install_plugins()
 
 
 def create(api: Any, project_id: str, /, **fields: Any) -> Any:

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from chalicelib import aws, queues
+from chalicelib import aws, queues, wiring
 from chalicelib.domain.events import LifecycleEvent
 from chalicelib.plugins import hookimpl
 from chalicelib.plugins.manager import PluginHost, plugins
-from chalicelib.settings import get_settings, reset_settings
+from chalicelib.settings import get_settings
 from chalicelib.store import tenancy
 from chalicelib.store import webhooks as store
 from chalicelib.webhooks import signing
@@ -30,10 +30,10 @@ from tests.support.servers import Reply, Request, allow_loopback_port, serve
 @pytest.fixture
 def env(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("PAWL_WEBHOOK_RETRY_BASE_S", "0")
-    reset_settings()
+    wiring.reload_settings()
     yield
     monkeypatch.delenv("PAWL_WEBHOOK_RETRY_BASE_S")
-    reset_settings()
+    wiring.reload_settings()
 
 
 @pytest.fixture

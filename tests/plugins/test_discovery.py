@@ -13,17 +13,18 @@ from typing import Any
 
 import pytest
 
+from chalicelib import wiring
 from chalicelib.errors import ValidationFailed
-from chalicelib.plugins.manager import PluginHost, plugins, reset_plugins
+from chalicelib.plugins.manager import PluginHost, plugins
 from chalicelib.scoring.contract import ItemContext, Scorer, ScoringEnv
 from chalicelib.scoring.validation import CatalogValidationEnv, validate_scorers
 
 
 @pytest.fixture(autouse=True)
 def fresh_host() -> Any:
-    reset_plugins()
+    wiring.install_plugins()
     yield
-    reset_plugins()
+    wiring.install_plugins()
 
 
 def entry(report: list[dict[str, Any]], name: str) -> dict[str, Any]:
