@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.plugins import manager
@@ -52,10 +53,27 @@ def catalog_lookups() -> dict[str, validation.LookupFn]:
     }
 
 
+def builtin_plugins() -> tuple[ModuleType, ...]:
+    """pawl's own plugins, in registration order: its scorers, agent adapters, webhook sink
+    and embedding backends are built from the same hooks an installed plugin implements."""
+    from chalicelib.agents import builtin as agent_adapters
+    from chalicelib.embeddings import builtin as embedding_backends
+    from chalicelib.scoring import builtin as scorers
+    from chalicelib.webhooks import sink as webhook_sink
+
+    return (scorers, agent_adapters, webhook_sink, embedding_backends)
+
+
+def new_plugin_host(load_entry_points: bool = True) -> manager.PluginHost:
+    """A plugin host with the built-ins and (unless told not to) the installed plugins."""
+    return manager.PluginHost(builtin_plugins(), load_entry_points=load_entry_points)
+
+
 def build(settings: Settings | None = None) -> Services:
     """Put the process together: the plugin host and the catalog lookups."""
     global _services
-    manager.reset_plugins(manager.PluginHost())
+    manager.use_factory(new_plugin_host)
+    manager.reset_plugins(new_plugin_host())
     lookups = catalog_lookups()
     validation.install(validation.ValidationCatalog(scorers=manager.plugins, lookups=dict(lookups)))
     built = Services(settings=settings or get_settings(), lookups=lookups)

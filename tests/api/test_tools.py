@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from chalicelib import wiring
-from chalicelib.plugins.manager import PluginHost
 from chalicelib.plugins.markers import hookimpl
 
 TOOL_URL = "http://127.0.0.1:9/grade"
@@ -24,7 +23,7 @@ class EchoToolsPlugin:
 
 @pytest.fixture
 def builtin_actions(aws_env: None) -> Iterator[None]:
-    host = PluginHost(load_entry_points=False)
+    host = wiring.new_plugin_host(load_entry_points=False)
     host.pm.register(EchoToolsPlugin(), name="echo-tools")
     wiring.install_plugins(host)
     yield

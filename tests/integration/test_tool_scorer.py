@@ -16,7 +16,7 @@ from chalicelib import wiring
 from chalicelib.agents import lambda_agent
 from chalicelib.domain.tools import Tool
 from chalicelib.errors import ValidationFailed
-from chalicelib.plugins.manager import PluginHost, plugins
+from chalicelib.plugins.manager import plugins
 from chalicelib.plugins.markers import hookimpl
 from chalicelib.scoring.contract import ItemContext, ScoreOutcome, ScorerFailed, ScoringEnv
 from chalicelib.scoring.validation import env_for_project, validate_scorers
@@ -255,7 +255,7 @@ class GraderPlugin:
 
 @pytest.fixture
 def grader_plugin(aws_env: None) -> Iterator[None]:
-    host = PluginHost(load_entry_points=False)
+    host = wiring.new_plugin_host(load_entry_points=False)
     host.pm.register(GraderPlugin(), name="grader")
     wiring.install_plugins(host)
     GraderPlugin.seen.clear()

@@ -16,7 +16,7 @@ import pytest
 from chalicelib import aws, queues, wiring
 from chalicelib.domain.events import LifecycleEvent
 from chalicelib.plugins import hookimpl
-from chalicelib.plugins.manager import PluginHost, plugins
+from chalicelib.plugins.manager import plugins
 from chalicelib.settings import get_settings
 from chalicelib.store import tenancy
 from chalicelib.store import webhooks as store
@@ -286,7 +286,7 @@ class RaisingSink:
 def test_a_raising_sink_does_not_stop_the_webhook_sink(
     project_id: str, raising_first: bool
 ) -> None:
-    host = PluginHost(load_entry_points=False)
+    host = wiring.new_plugin_host(load_entry_points=False)
     sink_name = "chalicelib.webhooks.sink"
     if raising_first:
         # Re-register the built-in sink after the broken one, so the broken one runs first.

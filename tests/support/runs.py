@@ -106,7 +106,7 @@ class HostWith(PluginHost):
 
     def __init__(self, *extra: object) -> None:
         self._extra = extra
-        super().__init__(load_entry_points=True)
+        super().__init__(wiring.builtin_plugins(), load_entry_points=True)
 
     def _load_entry_points(self) -> None:
         for plugin in self._extra:

@@ -18,7 +18,6 @@ from pydantic import ValidationError
 
 from chalicelib import wiring
 from chalicelib.embeddings import EmbeddingFailed, EmbeddingResult
-from chalicelib.plugins.manager import PluginHost
 from chalicelib.plugins.markers import hookimpl
 from chalicelib.scoring.configs import EmbeddingSimilarityConfig
 from chalicelib.scoring.contract import ItemContext, ScorerFailed, ScoringEnv, UsageRecord
@@ -135,7 +134,7 @@ def deployment(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]
             else:
                 monkeypatch.setenv(name, value)
         wiring.reload_settings()
-        host = PluginHost(load_entry_points=False)
+        host = wiring.new_plugin_host(load_entry_points=False)
         if backends:
             host.pm.register(BackendPlugin(backends), name="test-embeddings")
         wiring.install_plugins(host)
