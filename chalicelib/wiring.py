@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from chalicelib.plugins import manager
 from chalicelib.scoring import validation
+from chalicelib.scoring.contract import CatalogKind
 from chalicelib.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ class Services:
     """What :func:`build` put together for one process."""
 
     settings: Settings
-    lookups: Mapping[str, validation.LookupFn]
+    lookups: Mapping[CatalogKind, validation.LookupFn]
 
     @property
     def plugins(self) -> manager.PluginHost:
@@ -42,7 +43,7 @@ _services: Services | None = None
 _lock = threading.Lock()
 
 
-def catalog_lookups() -> dict[str, validation.LookupFn]:
+def catalog_lookups() -> dict[CatalogKind, validation.LookupFn]:
     """How validation finds each resource kind a scorer may name (tool, decider, provider)."""
     from chalicelib.store import ai_providers, deciders, tools
 
