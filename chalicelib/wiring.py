@@ -105,12 +105,15 @@ def blueprints() -> list[Blueprint]:
 
 def create_app() -> Chalice:
     """The Chalice app with every blueprint registered (what ``app.py`` exports)."""
-    from chalicelib.api.chalice_app import PawlChalice
+    from chalice import Chalice
+
+    from chalicelib.api.chalice_app import envelope_middleware
 
     services()
     # configure_logs=False: Chalice would make the "pawl" logger stop propagating, hiding
     # every pawl.* log from the root handler (Lambda's, or a test's).
-    app = PawlChalice(app_name="pawl", configure_logs=False)
+    app = Chalice(app_name="pawl", configure_logs=False)
+    app.register_middleware(envelope_middleware, "http")
     for blueprint in blueprints():
         app.register_blueprint(blueprint)
     return app
