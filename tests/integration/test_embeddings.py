@@ -250,9 +250,9 @@ def test_embedding_code_stays_out_of_handlers_that_do_not_embed() -> None:
     """Every Lambda handler shares one zip: registering backends must not import torch."""
     probe = (
         "import json, sys\n"
-        "from chalicelib.plugins.manager import plugins\n"
+        "from chalicelib import wiring\n"
         "import chalicelib.scoring.embedding_similarity\n"
-        "backends = sorted(plugins().embedding_backends())\n"
+        "backends = sorted(wiring.services().plugins.embedding_backends())\n"
         "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers')"
         " if m in sys.modules]\n"
         "print(json.dumps({'backends': backends, 'heavy': heavy}))\n"
