@@ -57,9 +57,9 @@ def catalog_lookups() -> dict[CatalogKind, validation.LookupFn]:
 def builtin_plugins() -> tuple[ModuleType, ...]:
     """pawl's own plugins, in registration order: its scorers, agent adapters, webhook sink
     and embedding backends are built from the same hooks an installed plugin implements."""
-    from chalicelib.agents import builtin as agent_adapters
-    from chalicelib.embeddings import builtin as embedding_backends
-    from chalicelib.scoring import builtin as scorers
+    from chalicelib.agents import plugin as agent_adapters
+    from chalicelib.embeddings import plugin as embedding_backends
+    from chalicelib.scoring import plugin as scorers
     from chalicelib.webhooks import sink as webhook_sink
 
     return (scorers, agent_adapters, webhook_sink, embedding_backends)
@@ -99,8 +99,9 @@ def blueprints() -> list[Blueprint]:
     settings when imported (``pawl infra`` imports the app under a stage's environment).
     """
     from chalicelib.api.blueprints import BLUEPRINTS
+    from chalicelib.workers import queues, schedules, webhook_delivery
 
-    return list(BLUEPRINTS)
+    return [*BLUEPRINTS, queues.bp, schedules.bp, webhook_delivery.bp]
 
 
 def create_app() -> Chalice:

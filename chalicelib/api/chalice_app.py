@@ -7,7 +7,7 @@ shape. :func:`envelope_middleware`, registered through Chalice's public ``http``
 middleware (it wraps the whole REST handler), turns those into the envelope
 (:data:`CHALICE_CODES`), so the API has one error shape and pawl overrides no Chalice
 internals. (Unknown routes never reach Lambda: API Gateway answers them with the gateway
-responses of :mod:`chalicelib.api.gateway_responses`; the local runtime's HTTP front uses
+responses of :mod:`chalicelib.infra.gateway_responses`; the local runtime's HTTP front uses
 the same table.)
 """
 

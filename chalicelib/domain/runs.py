@@ -34,16 +34,6 @@ GENERATION_COMPLETED = "completed"
 GENERATION_FAILED = "failed"
 GENERATION_REQUIRES_ACTION = "requires_action"
 
-#: An eval generation has no session, so these identity keys of a ``tool_context`` are
-#: never forwarded. Compared in any casing: a key becomes an HTTP header name, and
-#: ``Session_ID`` reaches a receiver as the same header as ``session_id``.
-RESERVED_CONTEXT_KEYS = frozenset({"session_id", "actor_id", "actor_external_id"})
-
-
-def is_reserved_context_key(key: str) -> bool:
-    """Whether a ``tool_context`` key is a reserved identity key (case-insensitive)."""
-    return key.lower() in RESERVED_CONTEXT_KEYS
-
 
 class EvalSnapshot(EvalSettings):
     """The eval as it was when the run started: a later edit cannot change a running run."""

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chalicelib import ids
-from chalicelib.agents.http_agent import is_valid_context_key
 from chalicelib.domain.catalog import AgentVersion, DatasetItem, Eval
 from chalicelib.domain.runs import (
     BASELINE_STATUSES,
@@ -29,10 +28,10 @@ from chalicelib.domain.runs import (
     FrozenItem,
     RunState,
     WorkItem,
-    is_reserved_context_key,
 )
-from chalicelib.engine import messages, work
+from chalicelib.engine import item_batch, messages
 from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.outbound.tool_context import is_reserved_context_key, is_valid_context_key
 from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.decider_scorer import resolve_decider_versions
 from chalicelib.scoring.validation import check_eval_runnable
@@ -210,13 +209,13 @@ def start_run(evaluation: Eval, options: StartOptions) -> EvalRun:
     # concurrently. There is no redelivery here (final=True), so an item that raises is
     # recorded as errored at once.
     received = [
-        work.ReceivedWork(
+        item_batch.ReceivedWork(
             WorkItem(run_id=state.id, dataset_item_id=item.dataset_item_id, trial=trial, item=item),
             final=True,
         )
         for item in plan.items
         for trial in range(1, state.snapshot.trials + 1)
     ]
-    for start in range(0, len(received), work.MAX_CONCURRENCY):
-        work.process(received[start : start + work.MAX_CONCURRENCY])
+    for start in range(0, len(received), item_batch.MAX_CONCURRENCY):
+        item_batch.process(received[start : start + item_batch.MAX_CONCURRENCY])
     return runs.get_run(state.id).run

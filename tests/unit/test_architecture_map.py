@@ -79,7 +79,7 @@ RETIRED = (
     "may_finish_run",  # may_settle_run
     "def finish(",  # store.runs.settle
     "def complete(",  # lifecycle.settle_completed (completions.complete is a chat completion)
-    "RESERVED_CONTEXT_KEYS = ",  # once, in domain/runs.py
+    "RESERVED_CONTEXT_KEYS = ",  # once, in outbound/tool_context.py
 )
 
 
