@@ -84,6 +84,9 @@ class RouteSpec:
     #: What the document publishes for the body when it is more exact than ``body`` (built
     #: from the plugin registry when the document is built): see ``plugin_schemas``.
     published_body: Callable[[], Any] | None = None
+    #: False keeps the route out of the OpenAPI document (the inbound trigger webhook is
+    #: called by external systems, not by API clients).
+    documented: bool = True
 
 
 ROUTES: list[RouteSpec] = []
@@ -168,6 +171,7 @@ def endpoint(
     tag: str = "",
     public: bool = False,
     published_body: Callable[[], Any] | None = None,
+    documented: bool = True,
 ) -> Callable[[Callable[[Call[Any, Any]], Any]], Callable[..., Response]]:
     """Register ``handler(call)`` as ``method path`` on ``bp``."""
 
@@ -184,6 +188,7 @@ def endpoint(
             tag=tag,
             public=public,
             published_body=published_body,
+            documented=documented,
         )
         ROUTES.append(spec)
 

@@ -50,6 +50,12 @@ class StartOptions:
     baseline_run_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     tool_context: dict[str, str] = field(default_factory=dict)
+    #: Set when a trigger firing starts the run: the trigger (kept on the run), the causal
+    #: chain of trigger ids that led here, and the run id derived from the firing (so a
+    #: firing executed twice cannot start two runs: the run row is a conditional put).
+    trigger_id: str | None = None
+    causation: tuple[str, ...] = ()
+    run_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -147,7 +153,7 @@ def _frozen(items: list[DatasetItem]) -> list[FrozenItem]:
 def _new_state(
     evaluation: Eval, options: StartOptions, version: AgentVersion, tool_context: dict[str, str]
 ) -> RunState:
-    run_id = ids.new_id("eval_run")
+    run_id = options.run_id or ids.new_id("eval_run")
     # The same stamp items carry: the fan-out freezes the items created up to this key.
     now, created_key = project_scoped.creation_stamp(run_id)
     snapshot = EvalSnapshot.model_validate(evaluation.model_dump(mode="json"))
@@ -158,6 +164,7 @@ def _new_state(
         decider_versions=None,  # pinned in plan_run, once every other rule has passed
         status=RUNNING if options.wait else QUEUED,
         baseline_run_id=options.baseline_run_id,
+        trigger_id=options.trigger_id,
         metadata=options.metadata,
         started_at=now if options.wait else None,
         created_at=now,
@@ -166,6 +173,7 @@ def _new_state(
         run=run,
         snapshot=snapshot,
         tool_context=tool_context,
+        causation=list(options.causation),
         last_activity_at=now,
         created_key=created_key,
     )
