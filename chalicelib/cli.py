@@ -184,6 +184,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         eval_id=args.eval_id,
         baseline=args.baseline,
         agent_version=args.agent_version,
+        max_concurrency=args.concurrency,
         metadata=dict(args.metadata or []),
         timeout_s=args.timeout,
     )
@@ -211,6 +212,9 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         "--baseline", metavar="RUN_ID|latest", help="latest: the newest completed run of the eval"
     )
     run.add_argument("--agent-version", type=int, metavar="N", help="default: the latest version")
+    run.add_argument(
+        "--concurrency", type=int, metavar="N", help="items in flight at once (default: the eval's)"
+    )
     run.add_argument("--server", help="default: $PAWL_SERVER, else http://127.0.0.1:8000")
     run.add_argument("--api-key", help="default: $PAWL_API_KEY")
     run.add_argument(

@@ -223,6 +223,7 @@ class PawlClient:
         baseline_run_id: str | None = None,
         metadata: Json | None = None,
         wait: bool = False,
+        max_concurrency: int | None = None,
     ) -> Run:
         """Start a run (queued unless ``wait``); unset options are left to the server."""
         body: Json = {"wait": wait}
@@ -232,6 +233,8 @@ class PawlClient:
             body["baseline_run_id"] = baseline_run_id
         if metadata:
             body["metadata"] = metadata
+        if max_concurrency is not None:
+            body["max_concurrency"] = max_concurrency
         return Run.model_validate(self._request("POST", f"/api/v1/evals/{eval_id}/runs", body=body))
 
     def get_run(self, eval_id: str, run_id: str) -> Run:

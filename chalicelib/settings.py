@@ -72,6 +72,13 @@ class Settings:
     #: may reach, whatever ``allow_private_urls`` says; the local runtime sets it to what it
     #: binds. ``aws_endpoint_url`` always counts too (see chalicelib/outbound/allowlist.py).
     reserved_endpoints: str = ""
+    #: ``PAWL_MAX_CONCURRENCY_LIMIT``: the largest ``max_concurrency`` an eval or a run start
+    #: may ask for (a 400 above it), and the size of a process's agent-call pool.
+    max_concurrency_limit: int = 200
+    #: ``PAWL_ITEM_WORKER_INSTANCES``: how many item-worker processes may run at once (1
+    #: locally; on AWS the item event source's maximum concurrency). A run's
+    #: ``max_concurrency`` is shared between them (see chalicelib/engine/concurrency.py).
+    item_worker_instances: int = 1
 
     def table_name(self, name: str) -> str:
         return f"{self.table_prefix}-{name}"
@@ -109,6 +116,8 @@ def get_settings() -> Settings:
         server_secret=secret_from_env("PAWL_SERVER_SECRET"),
         kms_key_id=os.environ.get("PAWL_KMS_KEY_ID") or None,
         reserved_endpoints=os.environ.get("PAWL_RESERVED_ENDPOINTS", "").strip(),
+        max_concurrency_limit=max(1, int(os.environ.get("PAWL_MAX_CONCURRENCY_LIMIT", "200"))),
+        item_worker_instances=max(1, int(os.environ.get("PAWL_ITEM_WORKER_INSTANCES", "1"))),
     )
 
 

@@ -115,7 +115,7 @@ def reset(clients: bool = True) -> None:
     from chalicelib import aws, queues, secretbox, settings
     from chalicelib.agents import python_agent
     from chalicelib.api import openapi
-    from chalicelib.engine import context
+    from chalicelib.engine import concurrency, context
     from chalicelib.outbound import allowlist, client
     from chalicelib.scoring import llm_judge
     from chalicelib.store import base
@@ -133,3 +133,4 @@ def reset(clients: bool = True) -> None:
     python_agent.load_callable.cache_clear()
     context.pinned_version.cache_clear()
     llm_judge.reset_provider_cache()
+    concurrency.reset()

@@ -3,7 +3,8 @@
 Beyond the spec, an eval carries ``trials`` (how many times each item runs, 1-10),
 ``trial_reducer`` (how an item's trials reduce to its verdict: ``all``, ``any`` or
 ``majority``) and ``max_regression`` (the largest pass-rate drop against a baseline
-the run tolerates, 0-1, or null for no gate).
+the run tolerates, 0-1, or null for no gate), and ``max_concurrency`` (how many of a run's
+items execute at once, default 40, at most the server's ``PAWL_MAX_CONCURRENCY_LIMIT``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
-from chalicelib.domain.catalog import Agent, Eval, EvalSpec
+from chalicelib.domain.catalog import DEFAULT_MAX_CONCURRENCY, Agent, Eval, EvalSpec
+from chalicelib.engine.concurrency import check_max_concurrency
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.ids import AgentId, DatasetId, ProjectId
 from chalicelib.plugins.manager import plugins
@@ -30,6 +32,9 @@ bp = Blueprint(__name__)
 TAG = "evals"
 Fraction = Annotated[float, Field(strict=True, ge=0, le=1)]
 Trials = Annotated[int, Field(strict=True, ge=1, le=10)]
+Concurrency = Annotated[
+    int, Field(strict=True, ge=1, description="Items of a run in flight at once (server-bounded)")
+]
 Reducer = Literal["all", "any", "majority"]
 GroupBy = Annotated[str, Field(min_length=1, max_length=255)]
 ScorerList = Annotated[list[Any], Field(min_length=1, description="Scorer configs")]
@@ -46,6 +51,7 @@ class CreateEval(RequestBody):
     trials: Trials = 1
     trial_reducer: Reducer = "all"
     max_regression: Fraction | None = None
+    max_concurrency: Concurrency = DEFAULT_MAX_CONCURRENCY
 
 
 class UpdateEval(RequestBody):
@@ -58,6 +64,7 @@ class UpdateEval(RequestBody):
     trials: Trials | None = None
     trial_reducer: Reducer | None = None
     max_regression: Fraction | None = None
+    max_concurrency: Concurrency | None = None
 
 
 def _published_scorers() -> Any:
@@ -85,7 +92,15 @@ def published_update() -> Any:
     return create_model("UpdateEvalPublished", __base__=UpdateEval, scorers=(scorers | None, None))
 
 
-_NOT_NULL = ("name", "agent_id", "dataset_id", "scorers", "trials", "trial_reducer")
+_NOT_NULL = (
+    "name",
+    "agent_id",
+    "dataset_id",
+    "scorers",
+    "trials",
+    "trial_reducer",
+    "max_concurrency",
+)
 
 
 def bound_agent(project_id: str, agent_id: str) -> Agent:
@@ -130,6 +145,7 @@ def create_eval(call: Call[CreateEval, Any]) -> Eval:
     """Bind an agent to a dataset and scorers (name unique in the project)."""
     body = call.body
     project_id = target_project(call.caller, body.project_id)
+    check_max_concurrency(body.max_concurrency)
 
     def attempt() -> Eval:
         agent = bound_agent(project_id, body.agent_id)
@@ -176,6 +192,7 @@ def _updated_spec(current: Eval, body: UpdateEval) -> EvalSpec:
 def update_eval(call: Call[UpdateEval, Any]) -> Eval:
     """Partially update an eval; scorers are re-validated when they or the agent change."""
     refuse_nulls(call.body, *_NOT_NULL)
+    check_max_concurrency(call.body.max_concurrency)
     eval_id = visible_eval(call.caller, call.path["eval_id"]).id
 
     def attempt() -> Eval:

@@ -33,6 +33,9 @@ class StartRun(RequestBody):
     baseline_run_id: EvalRunId | None = None
     metadata: dict[str, Any] | None = None
     tool_context: dict[str, str] | None = None
+    max_concurrency: StrictInt | None = Field(
+        None, ge=1, description="Items in flight at once; default: the eval's (server-bounded)"
+    )
 
 
 def _visible_eval(call: Call[Any, Any]) -> Eval:
@@ -69,6 +72,7 @@ def create_run(call: Call[StartRun, Any]) -> EvalRun:
         baseline_run_id=body.baseline_run_id,
         metadata=body.metadata or {},
         tool_context=body.tool_context or {},
+        max_concurrency=body.max_concurrency,
     )
     return start_run(evaluation, options)
 

@@ -38,6 +38,8 @@ class RunRequest:
     #: A run id, ``"latest"`` (the newest completed run of the eval) or None.
     baseline: str | None = None
     agent_version: int | None = None
+    #: Items in flight at once; None: the eval's.
+    max_concurrency: int | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     timeout_s: float = DEFAULT_TIMEOUT_S
 
@@ -75,6 +77,7 @@ def _start_and_follow(client: PawlClient, request: RunRequest, console: Console)
         agent_version=request.agent_version,
         baseline_run_id=baseline_id,
         metadata=dict(request.metadata) or None,
+        max_concurrency=request.max_concurrency,
     )
     against = f", baseline {baseline_id}" if baseline_id else ""
     console.print(

@@ -16,30 +16,15 @@ conditional update that claims the settle.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from chalicelib.domain.runs import ACTIVE_STATUSES, ItemRecord, RunState, WorkItem
-from chalicelib.engine import execute, settle
+from chalicelib.engine import concurrency, execute, settle
 from chalicelib.engine.context import RunContext, load_context
 from chalicelib.store import batch_reads, results, runs
 
 log = logging.getLogger("pawl.engine.work")
-
-MAX_CONCURRENCY = 10
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    if _pool is None:
-        with _pool_lock:
-            if _pool is None:
-                _pool = ThreadPoolExecutor(MAX_CONCURRENCY, thread_name_prefix="pawl-item")
-    return _pool
 
 
 @dataclass
@@ -130,19 +115,16 @@ def _execute_all(
     state: RunState, todo: list[tuple[int, Delivery]], report: BatchReport
 ) -> list[ItemRecord]:
     ctx = load_context(state)
-    tasks: list[tuple[int, Delivery, Callable[[], ItemRecord]]] = [
-        (p, d, _task(ctx, d)) for p, d in todo
-    ]
-    if len(tasks) > 1:
-        futures: list[Future[ItemRecord]] = [_executor().submit(task) for _, _, task in tasks]
-        outcomes = [_outcome(f.result) for f in futures]
-    else:
-        outcomes = [_outcome(task) for _, _, task in tasks]
+    outcomes = concurrency.run_all(
+        state.id, state.snapshot.max_concurrency, [_task(ctx, d) for _, d in todo]
+    )
     records = []
-    for (position, delivery, _), outcome in zip(tasks, outcomes, strict=True):
+    for (position, delivery), outcome in zip(todo, outcomes, strict=True):
         if isinstance(outcome, ItemRecord):
             records.append(outcome)
-        elif delivery.final and delivery.work.item is not None:
+            continue
+        log.error("item execution failed", exc_info=outcome)
+        if delivery.final and delivery.work.item is not None:
             reason = f"The item could not be executed: {type(outcome).__name__}: {outcome}"
             records.append(
                 execute.errored_record(ctx, delivery.work.item, delivery.work.trial, reason)
@@ -163,14 +145,6 @@ def _task(ctx: RunContext, delivery: Delivery) -> Callable[[], ItemRecord]:
         return execute.execute(ctx, work.item, work.trial)
 
     return run
-
-
-def _outcome(call: Callable[[], ItemRecord]) -> ItemRecord | Exception:
-    try:
-        return call()
-    except Exception as exc:  # reported per item; the rest of the batch goes on
-        log.exception("item execution failed")
-        return exc
 
 
 def maybe_settle(run_id: str) -> None:

@@ -9,6 +9,7 @@ state is restored before anything can write; runs are re-driven before pollers s
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import threading
@@ -16,7 +17,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urlsplit
 
+import boto3
 from chalice import Chalice
 
 from chalicelib import aws, bootstrap, queues
@@ -35,6 +38,24 @@ log = logging.getLogger("pawl.local")
 
 #: Where, under the state dir, the stand-in journals every acknowledged write.
 JOURNAL_DIR = "journal"
+
+
+#: Given to a local endpoint (MiniStack, a moto server) when no AWS credentials are
+#: configured: botocore will not sign a request without some, and such an endpoint
+#: accepts any.
+DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "pawl-local", "AWS_SECRET_ACCESS_KEY": "pawl-local"}
+
+
+def local_endpoint_credentials(endpoint: str) -> dict[str, str]:
+    """Dummy credentials for a loopback ``endpoint`` when boto3 finds none; else nothing."""
+    host = urlsplit(endpoint).hostname or ""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback or boto3.Session().get_credentials() is not None:
+        return {}
+    return dict(DUMMY_CREDENTIALS)
 
 
 @dataclass
@@ -172,6 +193,7 @@ class LocalRuntime:
             self.env.set("AWS_ENDPOINT_URL", None)
         elif endpoint:
             self.env.set("AWS_ENDPOINT_URL", endpoint)
+            self.env.update(local_endpoint_credentials(endpoint))
             self.aws_endpoint = endpoint
         else:
             self._lock_state_dir()
