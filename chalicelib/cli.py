@@ -22,6 +22,8 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from chalicelib import datasets_cli
+
 if TYPE_CHECKING:  # imported lazily: `pawl plugins` need not load moto and the app
     from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 
@@ -261,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=cmd_demo)
 
     _add_run_parser(commands)
+    datasets_cli.register(commands)
     return parser
 
 

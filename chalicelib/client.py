@@ -145,14 +145,29 @@ class PawlClient:
         *,
         body: Json | None = None,
         params: dict[str, str | int] | None = None,
+        content: bytes | None = None,
+        content_type: str | None = None,
     ) -> Any:
+        headers = {"Content-Type": content_type} if content_type else None
         try:
-            response = self._http.request(method, path, json=body, params=params)
+            response = self._http.request(
+                method, path, json=body, params=params, content=content, headers=headers
+            )
         except httpx.TransportError as exc:
             raise ServerUnreachable(f"{method} {self.base_url}{path}: {exc}") from exc
         if response.status_code >= 400:
             raise _error_of(response)
         return response.json() if response.content else None
+
+    def import_items(self, dataset_id: str, jsonl: bytes) -> Json:
+        """Add the items of a JSON Lines body to a dataset, all or none (``items:import``)."""
+        result: Json = self._request(
+            "POST",
+            f"/api/v1/datasets/{dataset_id}/items:import",
+            content=jsonl,
+            content_type="application/x-ndjson",
+        )
+        return result
 
     # --- tenancy --------------------------------------------------------------------------
 

@@ -79,6 +79,8 @@ class RouteSpec:
     #: What the document publishes for the body when it is more exact than ``body`` (built
     #: from the plugin registry when the document is built): see ``plugin_schemas``.
     published_body: Callable[[], Any] | None = None
+    #: Media types of a body that is not one JSON object (the handler reads ``raw_body``).
+    raw_body: tuple[str, ...] = ()
 
 
 ROUTES: list[RouteSpec] = []
@@ -163,8 +165,13 @@ def endpoint(
     tag: str = "",
     public: bool = False,
     published_body: Callable[[], Any] | None = None,
+    raw_body: tuple[str, ...] = (),
 ) -> Callable[[Callable[[Call[Any, Any]], Any]], Callable[..., Response]]:
-    """Register ``handler(call)`` as ``method path`` on ``bp``."""
+    """Register ``handler(call)`` as ``method path`` on ``bp``.
+
+    ``raw_body``: the media types the route takes a body of that is not one JSON object
+    (``body`` stays None; the handler parses ``call.raw_body`` itself).
+    """
 
     def decorate(handler: Callable[[Call[Any, Any]], Any]) -> Callable[..., Response]:
         spec = RouteSpec(
@@ -179,6 +186,7 @@ def endpoint(
             tag=tag,
             public=public,
             published_body=published_body,
+            raw_body=raw_body,
         )
         ROUTES.append(spec)
 
@@ -205,7 +213,8 @@ def endpoint(
             return json_response(result, status)
 
         view.__name__ = f"{handler.__module__.rsplit('.', 1)[-1]}_{handler.__name__}"
-        bp.route(path, methods=[method])(view)
+        content_types = {"content_types": list(raw_body)} if raw_body else {}
+        bp.route(path, methods=[method], **content_types)(view)
         return view
 
     return decorate
