@@ -12,6 +12,10 @@ from functools import lru_cache
 
 from chalicelib.secrets_source import secret_from_env
 
+#: The largest ``max_concurrency`` any server accepts (published in the API's schema);
+#: ``PAWL_MAX_CONCURRENCY_LIMIT`` may only lower it.
+MAX_CONCURRENCY_CEILING = 200
+
 #: The admin key the local runtime uses when ``PAWL_ADMIN_KEY`` is unset (documented in README).
 LOCAL_DEFAULT_ADMIN_KEY = "pawl-local-admin-key"
 
@@ -73,7 +77,7 @@ class Settings:
     #: binds. ``aws_endpoint_url`` always counts too (see chalicelib/outbound/allowlist.py).
     reserved_endpoints: str = ""
     #: ``PAWL_MAX_CONCURRENCY_LIMIT``: the largest ``max_concurrency`` an eval or a run start
-    #: may ask for (a 400 above it), and the size of a process's agent-call pool.
+    #: may ask for (a 400 above it; at most 200), and the size of a process's agent-call pool.
     max_concurrency_limit: int = 200
     #: ``PAWL_ITEM_WORKER_INSTANCES``: how many item-worker processes may run at once (1
     #: locally; on AWS the item event source's maximum concurrency). A run's
@@ -116,7 +120,10 @@ def get_settings() -> Settings:
         server_secret=secret_from_env("PAWL_SERVER_SECRET"),
         kms_key_id=os.environ.get("PAWL_KMS_KEY_ID") or None,
         reserved_endpoints=os.environ.get("PAWL_RESERVED_ENDPOINTS", "").strip(),
-        max_concurrency_limit=max(1, int(os.environ.get("PAWL_MAX_CONCURRENCY_LIMIT", "200"))),
+        max_concurrency_limit=min(
+            MAX_CONCURRENCY_CEILING,
+            max(1, int(os.environ.get("PAWL_MAX_CONCURRENCY_LIMIT", str(MAX_CONCURRENCY_CEILING)))),
+        ),
         item_worker_instances=max(1, int(os.environ.get("PAWL_ITEM_WORKER_INSTANCES", "1"))),
     )
 

@@ -19,7 +19,13 @@ from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
-from chalicelib.domain.catalog import DEFAULT_MAX_CONCURRENCY, Agent, Eval, EvalSpec
+from chalicelib.domain.catalog import (
+    DEFAULT_MAX_CONCURRENCY,
+    MAX_CONCURRENCY_CEILING,
+    Agent,
+    Eval,
+    EvalSpec,
+)
 from chalicelib.engine.concurrency import check_max_concurrency
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.ids import AgentId, DatasetId, ProjectId
@@ -33,7 +39,13 @@ TAG = "evals"
 Fraction = Annotated[float, Field(strict=True, ge=0, le=1)]
 Trials = Annotated[int, Field(strict=True, ge=1, le=10)]
 Concurrency = Annotated[
-    int, Field(strict=True, ge=1, description="Items of a run in flight at once (server-bounded)")
+    int,
+    Field(
+        strict=True,
+        ge=1,
+        le=MAX_CONCURRENCY_CEILING,
+        description="Items of a run in flight at once (PAWL_MAX_CONCURRENCY_LIMIT may lower it)",
+    ),
 ]
 Reducer = Literal["all", "any", "majority"]
 GroupBy = Annotated[str, Field(min_length=1, max_length=255)]

@@ -12,6 +12,7 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import Field, StrictBool, StrictInt
 
+from chalicelib.api.evals import Concurrency
 from chalicelib.api.routing import Call, ListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import Eval
@@ -33,9 +34,7 @@ class StartRun(RequestBody):
     baseline_run_id: EvalRunId | None = None
     metadata: dict[str, Any] | None = None
     tool_context: dict[str, str] | None = None
-    max_concurrency: StrictInt | None = Field(
-        None, ge=1, description="Items in flight at once; default: the eval's (server-bounded)"
-    )
+    max_concurrency: Concurrency | None = None
 
 
 def _visible_eval(call: Call[Any, Any]) -> Eval:

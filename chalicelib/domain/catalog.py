@@ -6,6 +6,7 @@ from typing import Any
 
 from chalicelib.domain.base import Resource
 from chalicelib.domain.secret_headers import masked_config_field
+from chalicelib.settings import MAX_CONCURRENCY_CEILING as MAX_CONCURRENCY_CEILING
 
 #: A run's ``max_concurrency`` when neither its eval nor its start request names one.
 DEFAULT_MAX_CONCURRENCY = 40

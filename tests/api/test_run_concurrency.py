@@ -83,7 +83,10 @@ def test_the_eval_default_is_40_and_a_run_of_20_exceeds_10_in_flight(
         evaluation = _suite(api, project, server.url, max_concurrency=20)
         assert evaluation["max_concurrency"] == 20
         run = api.post(_runs(api, evaluation), {"wait": True}).json
-    assert run["status"] == "completed" and run["completed_count"] == ITEMS, run
+        errors = api.get(f"{_runs(api, evaluation)}/{run['id']}/results?limit=100").json["data"]
+    assert run["status"] == "completed" and run["completed_count"] == ITEMS, [
+        e["error"] for e in errors if e["error"]
+    ]
     assert agent.calls == ITEMS
     assert 10 < agent.peak <= 20
 
@@ -126,16 +129,16 @@ def test_an_invalid_or_too_large_max_concurrency_is_refused_before_any_write(
     }
     refused = api.post("/api/v1/evals", body)
     assert refused.status == 400 and refused.code == "VALIDATION_FAILED", refused
-    assert "max_concurrency" in refused.json["error"]["message"]
+    assert refused.json["error"]["meta"]["field"] == "max_concurrency"
     listed = api.get(f"/api/v1/evals?project_id={project['id']}").json["data"]
     assert [e["id"] for e in listed] == [evaluation["id"]]
 
     updated = api.put(f"/api/v1/evals/{evaluation['id']}", {"max_concurrency": value})
-    assert updated.status == 400 and "max_concurrency" in updated.json["error"]["message"]
+    assert updated.status == 400 and updated.json["error"]["meta"]["field"] == "max_concurrency"
     assert api.get(f"/api/v1/evals/{evaluation['id']}").json["max_concurrency"] == 40
 
     started = api.post(_runs(api, evaluation), {"max_concurrency": value})
-    assert started.status == 400 and "max_concurrency" in started.json["error"]["message"]
+    assert started.status == 400 and started.json["error"]["meta"]["field"] == "max_concurrency"
     assert api.get(_runs(api, evaluation)).json["data"] == []
 
 
