@@ -63,11 +63,19 @@ def check_max_concurrency(value: int | None, field_name: str = "max_concurrency"
         )
 
 
-def process_limit(max_concurrency: int) -> int:
-    """The run's share of agent calls in one worker process."""
+def process_limit(max_concurrency: int, batches_at_most: int | None = None) -> int:
+    """The run's share of agent calls in one worker process.
+
+    ``batches_at_most``: how many batches the run can have in flight at all (its items over
+    the batch size, once fan-out is done): a run of two batches shares its limit between
+    two workers, not between every worker the deployment may run.
+    """
     settings = get_settings()
     bounded = min(max_concurrency, settings.max_concurrency_limit)
-    return max(1, bounded // max(1, settings.item_worker_instances))
+    workers = max(1, settings.item_worker_instances)
+    if batches_at_most is not None:
+        workers = min(workers, max(1, batches_at_most))
+    return max(1, bounded // workers)
 
 
 def _executor() -> ThreadPoolExecutor:
@@ -96,9 +104,14 @@ def _run_slots(run_id: str, limit: int) -> Iterator[_Slots]:
                 del _runs[run_id]
 
 
-def run_all(run_id: str, max_concurrency: int, tasks: list[Callable[[], T]]) -> list[T | Exception]:
+def run_all(
+    run_id: str,
+    max_concurrency: int,
+    tasks: list[Callable[[], T]],
+    batches_at_most: int | None = None,
+) -> list[T | Exception]:
     """Run ``tasks`` with at most the run's share in flight; each one's result or exception."""
-    with _run_slots(run_id, process_limit(max_concurrency)) as slots:
+    with _run_slots(run_id, process_limit(max_concurrency, batches_at_most)) as slots:
         if len(tasks) == 1:  # no thread hop for a single item (a sync start's last one)
             with slots.semaphore:
                 return [_outcome(tasks[0])]
