@@ -177,7 +177,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from chalicelib.demo.ci import DEFAULT_SERVER, RunRequest, run_for_ci
+    from chalicelib.client import DEFAULT_SERVER
+    from chalicelib.demo.ci import RunRequest, run_for_ci
     from chalicelib.demo.comparison import make_console
 
     request = RunRequest(

@@ -24,6 +24,8 @@ from chalicelib.domain.runs import COMPLETED, TERMINAL_STATUSES
 Json = dict[str, Any]
 
 DEFAULT_TIMEOUT_S = 30.0
+#: Where ``pawl run`` and ``pawl datasets import`` find a server unless told.
+DEFAULT_SERVER = "http://127.0.0.1:8000"
 DEFAULT_POLL_INTERVAL_S = 0.25
 RUNS_PAGE_SIZE = 50
 

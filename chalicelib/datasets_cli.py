@@ -157,8 +157,7 @@ def import_file(
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from chalicelib.client import PawlClient, ServerUnreachable
-    from chalicelib.demo.ci import DEFAULT_SERVER
+    from chalicelib.client import DEFAULT_SERVER, PawlClient, ServerUnreachable
 
     server = args.server or os.environ.get("PAWL_SERVER") or DEFAULT_SERVER
     api_key = args.api_key or os.environ.get("PAWL_API_KEY")
