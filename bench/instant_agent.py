@@ -4,7 +4,9 @@ Run as its own process (an agent is another service; in the benchmark's process 
 compete with the workers for the interpreter lock). Prints ``{"port": N}`` when listening
 and stops when its stdin closes.
 
-    python bench/instant_agent.py [--port 0]
+    python bench/instant_agent.py [--port 0] [--delay-ms 0]
+
+``--delay-ms`` makes every answer wait that long first (a latency-bound agent).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import argparse
 import json
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -22,7 +25,11 @@ class InstantAgent(BaseHTTPRequestHandler):
     #: the client's delayed ACK (~40 ms per call on a keep-alive connection).
     disable_nagle_algorithm = True
 
+    delay_s = 0.0
+
     def do_POST(self) -> None:
+        if self.delay_s:
+            time.sleep(self.delay_s)
         length = int(self.headers.get("Content-Length") or 0)
         payload = json.loads(self.rfile.read(length))
         body = json.dumps({"output": str(payload["input"][-1]["content"])}).encode()
@@ -44,7 +51,9 @@ class Server(ThreadingHTTPServer):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--delay-ms", type=float, default=0.0)
     args = parser.parse_args()
+    InstantAgent.delay_s = args.delay_ms / 1000
     server = Server(("127.0.0.1", args.port), InstantAgent)
     server.daemon_threads = True
 
