@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from chalicelib.domain.catalog import DEFAULT_MAX_CONCURRENCY, MAX_CONCURRENCY_CEILING
+from chalicelib.domain.catalog import DEFAULT_MAX_CONCURRENCY
 from chalicelib.engine.fanout import CHUNK_ITEMS
 from chalicelib.infra.definitions import queue_specs
 from chalicelib.infra.template import FUNCTION_MEMORY_MB
@@ -37,11 +37,9 @@ EVENT_SOURCE_SQS_PER_ITEM = 0.2
 ITEM_BATCH = ITEM_BATCH_SIZE
 FANOUT_CHUNK = CHUNK_ITEMS
 ITEM_MAX_CONCURRENCY = next(q.max_concurrency for q in queue_specs() if q.role == "items")
-#: Agent calls one invocation makes at once for a run at the default max_concurrency when
-#: every worker of the mapping may serve it (chalicelib/engine/concurrency.py).
-CALLS_AT_ONCE = max(1, DEFAULT_MAX_CONCURRENCY // ITEM_MAX_CONCURRENCY)
-#: A run's calls at once at the published ceiling of max_concurrency.
-CALLS_AT_ONCE_AT_CEILING = max(1, MAX_CONCURRENCY_CEILING // ITEM_MAX_CONCURRENCY)
+#: Agent calls one invocation makes at once for a run at the default max_concurrency
+#: (chalicelib/engine/concurrency.py: the limit holds per invocation).
+CALLS_AT_ONCE = min(ITEM_BATCH_SIZE, DEFAULT_MAX_CONCURRENCY)
 FUNCTION_MEMORY_GB = FUNCTION_MEMORY_MB / 1024
 
 # --- item sizes the engine writes, for a typical item (1 KB input, 1 KB output)
@@ -128,13 +126,8 @@ def ceilings(agent_latency_s: float = 1.0) -> dict[str, float]:
         "run counter item": PARTITION_WCU_PER_S / wcu(RUN_ROW_KB, True) * ITEM_BATCH,
         # fan-out's frozen rows share the hash key run_id too
         "run-items partition (fan-out)": PARTITION_WCU_PER_S / wcu(RUN_ITEM_KB),
-        # the run's agent calls at once (max_concurrency) / how long a call lasts
-        f"max_concurrency {DEFAULT_MAX_CONCURRENCY} (the default)": ITEM_MAX_CONCURRENCY
-        * CALLS_AT_ONCE
-        / agent_latency_s,
-        f"max_concurrency {MAX_CONCURRENCY_CEILING} (the ceiling)": ITEM_MAX_CONCURRENCY
-        * CALLS_AT_ONCE_AT_CEILING
-        / agent_latency_s,
+        # the mapping's invocations x a run's calls at once in each / how long a call lasts
+        "Lambda (items mapping)": ITEM_MAX_CONCURRENCY * CALLS_AT_ONCE / agent_latency_s,
     }
 
 
@@ -143,11 +136,8 @@ def many_runs_ceilings(agent_latency_s: float = 1.0) -> dict[str, float]:
     return {
         "results table": TABLE_WCU_PER_S / wcu(RESULT_KB, True),
         "generations table": TABLE_WCU_PER_S / wcu(GENERATION_KB, True),
-        # the mapping's invocations x each one's calls at once, runs at the ceiling
-        "Lambda (items mapping)": ITEM_MAX_CONCURRENCY * CALLS_AT_ONCE_AT_CEILING / agent_latency_s,
-        "Lambda (account, mapping raised)": ACCOUNT_CONCURRENCY
-        * CALLS_AT_ONCE_AT_CEILING
-        / agent_latency_s,
+        "Lambda (items mapping)": ITEM_MAX_CONCURRENCY * CALLS_AT_ONCE / agent_latency_s,
+        "Lambda (account, mapping raised)": ACCOUNT_CONCURRENCY * CALLS_AT_ONCE / agent_latency_s,
     }
 
 

@@ -79,10 +79,6 @@ class Settings:
     #: ``PAWL_MAX_CONCURRENCY_LIMIT``: the largest ``max_concurrency`` an eval or a run start
     #: may ask for (a 400 above it; at most 200), and the size of a process's agent-call pool.
     max_concurrency_limit: int = 200
-    #: ``PAWL_ITEM_WORKER_INSTANCES``: how many item-worker processes may run at once (1
-    #: locally; on AWS the item event source's maximum concurrency). A run's
-    #: ``max_concurrency`` is shared between them (see chalicelib/engine/concurrency.py).
-    item_worker_instances: int = 1
 
     def table_name(self, name: str) -> str:
         return f"{self.table_prefix}-{name}"
@@ -124,7 +120,6 @@ def get_settings() -> Settings:
             MAX_CONCURRENCY_CEILING,
             max(1, int(os.environ.get("PAWL_MAX_CONCURRENCY_LIMIT", str(MAX_CONCURRENCY_CEILING)))),
         ),
-        item_worker_instances=max(1, int(os.environ.get("PAWL_ITEM_WORKER_INSTANCES", "1"))),
     )
 
 

@@ -7,12 +7,10 @@ batch takes a slot before it submits an item and the item gives it back when don
 pool threads never wait on a run's slots and one run cannot hold back another's.
 
 The semaphore is exact within one process (the local runtime: every item worker and
-every ``wait: true`` start share it). Across processes (Lambda invocations on AWS) there
-is no shared semaphore: each process allows ``max_concurrency // item_worker_instances``
-(at least 1), where ``item_worker_instances`` is how many item workers may run at once
-(the item event source's maximum concurrency, which infra writes into the functions'
-environment). docs/engine.md, "Run concurrency", says what is per run and what per
-deployment.
+every ``wait: true`` start share it). Processes do not share it: on AWS each worker
+invocation holds a run to ``max_concurrency`` on its own, and the item event source's
+maximum concurrency (per deployment) bounds how many invocations run at once.
+docs/engine.md, "Run concurrency", says what is per run and what per deployment.
 """
 
 from __future__ import annotations
@@ -63,19 +61,9 @@ def check_max_concurrency(value: int | None, field_name: str = "max_concurrency"
         )
 
 
-def process_limit(max_concurrency: int, batches_at_most: int | None = None) -> int:
-    """The run's share of agent calls in one worker process.
-
-    ``batches_at_most``: how many batches the run can have in flight at all (its items over
-    the batch size, once fan-out is done): a run of two batches shares its limit between
-    two workers, not between every worker the deployment may run.
-    """
-    settings = get_settings()
-    bounded = min(max_concurrency, settings.max_concurrency_limit)
-    workers = max(1, settings.item_worker_instances)
-    if batches_at_most is not None:
-        workers = min(workers, max(1, batches_at_most))
-    return max(1, bounded // workers)
+def process_limit(max_concurrency: int) -> int:
+    """The run's agent calls at once in one process: its own limit, within the server's."""
+    return max(1, min(max_concurrency, get_settings().max_concurrency_limit))
 
 
 def _executor() -> ThreadPoolExecutor:
@@ -104,14 +92,9 @@ def _run_slots(run_id: str, limit: int) -> Iterator[_Slots]:
                 del _runs[run_id]
 
 
-def run_all(
-    run_id: str,
-    max_concurrency: int,
-    tasks: list[Callable[[], T]],
-    batches_at_most: int | None = None,
-) -> list[T | Exception]:
-    """Run ``tasks`` with at most the run's share in flight; each one's result or exception."""
-    with _run_slots(run_id, process_limit(max_concurrency, batches_at_most)) as slots:
+def run_all(run_id: str, max_concurrency: int, tasks: list[Callable[[], T]]) -> list[T | Exception]:
+    """Run ``tasks`` with at most the run's limit in flight; each one's result or exception."""
+    with _run_slots(run_id, process_limit(max_concurrency)) as slots:
         if len(tasks) == 1:  # no thread hop for a single item (a sync start's last one)
             with slots.semaphore:
                 return [_outcome(tasks[0])]

@@ -115,10 +115,8 @@ def _execute_all(
     state: RunState, todo: list[tuple[int, Delivery]], report: BatchReport
 ) -> list[ItemRecord]:
     ctx = load_context(state)
-    # Once fan-out is done the run's size bounds how many batches can be in flight at all.
-    batches = -(-state.run.item_count // len(todo)) if state.fanout_done else None
     outcomes = concurrency.run_all(
-        state.id, state.snapshot.max_concurrency, [_task(ctx, d) for _, d in todo], batches
+        state.id, state.snapshot.max_concurrency, [_task(ctx, d) for _, d in todo]
     )
     records = []
     for (position, delivery), outcome in zip(todo, outcomes, strict=True):

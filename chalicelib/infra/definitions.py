@@ -74,11 +74,6 @@ def queue_specs(settings: Settings | None = None) -> list[QueueSpec]:
     ]
 
 
-def item_worker_instances(settings: Settings | None = None) -> int:
-    """How many item workers may run at once on AWS (the items event source's limit)."""
-    return next(q.max_concurrency for q in queue_specs(settings) if q.role == "items")
-
-
 def _hash_first(key_schema: list[dict[str, str]]) -> list[dict[str, str]]:
     # DynamoDB wants HASH before RANGE; PynamoDB lists index keys in declaration order.
     return sorted(

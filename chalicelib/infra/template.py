@@ -13,12 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chalicelib.infra import names
-from chalicelib.infra.definitions import (
-    OLDEST_MESSAGE_ALARM_S,
-    QueueSpec,
-    TableSpec,
-    item_worker_instances,
-)
+from chalicelib.infra.definitions import OLDEST_MESSAGE_ALARM_S, QueueSpec, TableSpec
 from chalicelib.infra.stage import Stage
 from chalicelib.secrets_source import arn_variable
 
@@ -228,7 +223,4 @@ def function_environment(stage: Stage) -> dict[str, Any]:
         arn_variable("PAWL_ADMIN_KEY"): {"Ref": names.ADMIN_KEY_SECRET},
         arn_variable("PAWL_SERVER_SECRET"): {"Ref": names.SERVER_SECRET},
         "PAWL_KMS_KEY_ID": {"Ref": names.SECRETS_KEY},
-        # A run's max_concurrency is shared between this many item workers (see
-        # chalicelib/engine/concurrency.py): the items event source's maximum concurrency.
-        "PAWL_ITEM_WORKER_INSTANCES": str(item_worker_instances(settings)),
     }

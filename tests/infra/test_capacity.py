@@ -32,17 +32,12 @@ def test_one_runs_ceiling_is_its_tightest_resource() -> None:
     limits = capacity.ceilings()
     assert limits["results partition (run_id)"] == pytest.approx(1000 / 6)
     assert limits["run counter item"] == pytest.approx(1000 / 4 * 98)
-    # At the default max_concurrency (40) each of the mapping's 50 workers makes one call at
-    # a time: 50 in flight, 50 items/s with a 1 s agent, below the results partition.
-    default = "max_concurrency 40 (the default)"
-    assert limits[default] == pytest.approx(50 * 1 / 1.0)
-    assert min(limits, key=lambda k: limits[k]) == default
-    # At the ceiling (200: 4 calls per worker) the results partition binds instead.
-    ceiling = "max_concurrency 200 (the ceiling)"
-    assert limits[ceiling] == pytest.approx(50 * 4 / 1.0)
-    assert limits["results partition (run_id)"] < limits[ceiling]
-    slow = capacity.ceilings(agent_latency_s=10)
-    assert slow[ceiling] == pytest.approx(20)
+    assert min(limits, key=lambda k: limits[k]) == "results partition (run_id)"
+    # The mapping's 50 invocations, each making the default max_concurrency (40) calls at
+    # once: a slow agent moves the ceiling to Lambda concurrency.
+    slow = capacity.ceilings(agent_latency_s=20)
+    assert min(slow, key=lambda k: slow[k]) == "Lambda (items mapping)"
+    assert slow["Lambda (items mapping)"] == pytest.approx(50 * 40 / 20)
 
 
 def test_cost_adds_up_from_its_parts() -> None:
@@ -50,7 +45,7 @@ def test_cost_adds_up_from_its_parts() -> None:
     costs = capacity.cost_per_1000(item)
     assert costs["DynamoDB writes"] == pytest.approx(item.writes * 1000 * 0.625 / 1e6)
     assert item.sqs_requests == pytest.approx(0.101 + 0.2)
-    # A batch of 98 waits on one agent call at a time at the default concurrency: Lambda
-    # bills ~one agent latency per item (0.5 GB functions).
-    assert item.gb_seconds == pytest.approx((98 * 1.0 + 0.1) * 0.5 / 98)
+    # A batch of 98 runs 40 at a time at the default concurrency: three rounds of agent
+    # calls per invocation (0.5 GB functions).
+    assert item.gb_seconds == pytest.approx((3 * 1.0 + 0.1) * 0.5 / 98)
     assert max(costs, key=lambda k: costs[k]) == "DynamoDB writes"
