@@ -1,7 +1,7 @@
 """Bulk import of dataset items: ``POST /api/v1/datasets/{dataset_id}/items:import``.
 
 The body is JSON Lines: one item per line, each exactly the body ``POST .../items``
-takes, held to the very same checks (the JSON rules of :mod:`chalicelib.api.json_input`,
+takes, held to the very same checks (the JSON rules of :mod:`chalicelib.jsonvalues.json_input`,
 the ``CreateItem`` model, the store's content size). Blank lines are skipped; line numbers
 count every line of the body, from 1.
 
@@ -20,11 +20,10 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import BaseModel, ValidationError
 
-from chalicelib.api import json_input
 from chalicelib.api.datasets import TAG, CreateItem, visible_dataset
-from chalicelib.api.envelope import validation_error_from_pydantic
 from chalicelib.api.routing import Call, endpoint
-from chalicelib.errors import PayloadTooLarge, ValidationFailed
+from chalicelib.errors import PayloadTooLarge, ValidationFailed, validation_error_from_pydantic
+from chalicelib.jsonvalues import json_input
 from chalicelib.settings import get_settings
 from chalicelib.store import datasets
 from chalicelib.store.datasets import NewItem

@@ -17,11 +17,16 @@ from chalice import Blueprint, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chalicelib import ids
-from chalicelib.api import json_input
 from chalicelib.api.auth import Caller, authenticate
-from chalicelib.api.envelope import JSON_HEADERS, validation_error_from_pydantic
-from chalicelib.errors import PayloadTooLarge, ValidationFailed, not_found
+from chalicelib.api.envelope import JSON_HEADERS
+from chalicelib.errors import (
+    PayloadTooLarge,
+    ValidationFailed,
+    not_found,
+    validation_error_from_pydantic,
+)
 from chalicelib.ids import ProjectId
+from chalicelib.jsonvalues import json_input
 from chalicelib.settings import get_settings
 
 B = TypeVar("B", bound=BaseModel)
@@ -81,6 +86,9 @@ class RouteSpec:
     published_body: Callable[[], Any] | None = None
     #: Media types of a body that is not one JSON object (the handler reads ``raw_body``).
     raw_body: tuple[str, ...] = ()
+    #: False keeps the route out of the OpenAPI document (the inbound trigger webhook is
+    #: called by external systems, not by API clients).
+    documented: bool = True
 
 
 ROUTES: list[RouteSpec] = []
@@ -166,6 +174,7 @@ def endpoint(
     public: bool = False,
     published_body: Callable[[], Any] | None = None,
     raw_body: tuple[str, ...] = (),
+    documented: bool = True,
 ) -> Callable[[Callable[[Call[Any, Any]], Any]], Callable[..., Response]]:
     """Register ``handler(call)`` as ``method path`` on ``bp``.
 
@@ -187,6 +196,7 @@ def endpoint(
             public=public,
             published_body=published_body,
             raw_body=raw_body,
+            documented=documented,
         )
         ROUTES.append(spec)
 
