@@ -3,7 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PLUGIN_DIRS := $(wildcard plugins/*/pyproject.toml)
-PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+# -qq: errors only. A newcomer saw ~100 lines of warnings (index locations this machine's
+# pip config names but lacks, setuptools' editable-install notice) and nothing they could act on.
+PIP := $(BIN)/python -m pip install -qq --disable-pip-version-check
 # Each stamp is one layer of the install; a later target adds only the layers it lacks, so
 # `make demo` (base) followed by `make test` installs the dev tools and the embeddings extra.
 BASE_STAMP := $(VENV)/.installed-base
