@@ -131,6 +131,7 @@ def _refuse_dropping_schema(agent_id: str, evals: list[Eval]) -> None:
     response=Agent,
     status=201,
     tag=TAG,
+    operation_id="createAgent",
 )
 def create_agent(call: Call[CreateAgent, Any]) -> Agent:
     """Register an agent under test (version 1)."""
@@ -141,7 +142,15 @@ def create_agent(call: Call[CreateAgent, Any]) -> Agent:
     return shown(agents.create_agent(project_id, body.name, body.type, config, body.output_schema))
 
 
-@endpoint(bp, "/api/v1/agents", "GET", query=ProjectListQuery, response=Page[Agent], tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/agents",
+    "GET",
+    query=ProjectListQuery,
+    response=Page[Agent],
+    tag=TAG,
+    operation_id="listAgents",
+)
 def list_agents(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's agents, oldest first."""
     project_id = call.caller.listing_project(call.query.project_id)
@@ -149,7 +158,7 @@ def list_agents(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     return page([shown(agent) for agent in found], cursor)
 
 
-@endpoint(bp, "/api/v1/agents/{agent_id}", "GET", response=Agent, tag=TAG)
+@endpoint(bp, "/api/v1/agents/{agent_id}", "GET", response=Agent, tag=TAG, operation_id="getAgent")
 def get_agent(call: Call[Any, Any]) -> Agent:
     """Get an agent at its current version."""
     return shown(visible_agent(call.caller, call.path["agent_id"]))
@@ -163,6 +172,7 @@ def get_agent(call: Call[Any, Any]) -> Agent:
     published_body=published_update,
     response=Agent,
     tag=TAG,
+    operation_id="updateAgent",
 )
 def update_agent(call: Call[UpdateAgent, Any]) -> Agent:
     """Partially update an agent; every update writes a new immutable version."""
@@ -191,7 +201,9 @@ def update_agent(call: Call[UpdateAgent, Any]) -> Agent:
     return shown(result)
 
 
-@endpoint(bp, "/api/v1/agents/{agent_id}", "DELETE", status=204, tag=TAG)
+@endpoint(
+    bp, "/api/v1/agents/{agent_id}", "DELETE", status=204, tag=TAG, operation_id="deleteAgent"
+)
 def delete_agent(call: Call[Any, Any]) -> None:
     """Delete an agent and its versions; 409 AGENT_IN_USE while evals reference it."""
     agent = visible_agent(call.caller, call.path["agent_id"])
@@ -208,6 +220,7 @@ def delete_agent(call: Call[Any, Any]) -> None:
     query=ListQuery,
     response=Page[AgentVersion],
     tag=TAG,
+    operation_id="listAgentVersions",
 )
 def list_agent_versions(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List an agent's versions, oldest (1) first."""
@@ -216,7 +229,14 @@ def list_agent_versions(call: Call[Any, ListQuery]) -> dict[str, Any]:
     return page([shown(version) for version in found], cursor)
 
 
-@endpoint(bp, "/api/v1/agents/{agent_id}/versions/{version}", "GET", response=AgentVersion, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/agents/{agent_id}/versions/{version}",
+    "GET",
+    response=AgentVersion,
+    tag=TAG,
+    operation_id="getAgentVersion",
+)
 def get_agent_version(call: Call[Any, Any]) -> AgentVersion:
     """Get one immutable version of an agent."""
     agent = visible_agent(call.caller, call.path["agent_id"])

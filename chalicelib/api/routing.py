@@ -76,6 +76,9 @@ class RouteSpec:
     status: int
     tag: str
     public: bool
+    #: The OpenAPI ``operationId`` (SOAT's where SOAT has the operation; ``verbNoun`` in
+    #: camel case otherwise). ``pawl <operation-id in kebab case>`` is its CLI command.
+    operation_id: str
     #: What the document publishes for the body when it is more exact than ``body`` (built
     #: from the plugin registry when the document is built): see ``plugin_schemas``.
     published_body: Callable[[], Any] | None = None
@@ -150,6 +153,12 @@ def _check_path(path_params: dict[str, str]) -> None:
             raise not_found(kind, value)
 
 
+def camel_case(snake: str) -> str:
+    """``create_eval_run`` -> ``createEvalRun``."""
+    head, *rest = snake.split("_")
+    return head + "".join(word.capitalize() for word in rest)
+
+
 def endpoint(
     bp: Blueprint,
     path: str,
@@ -163,8 +172,13 @@ def endpoint(
     tag: str = "",
     public: bool = False,
     published_body: Callable[[], Any] | None = None,
+    operation_id: str = "",
 ) -> Callable[[Callable[[Call[Any, Any]], Any]], Callable[..., Response]]:
-    """Register ``handler(call)`` as ``method path`` on ``bp``."""
+    """Register ``handler(call)`` as ``method path`` on ``bp``.
+
+    ``operation_id`` defaults to the handler's name in camel case (``list_runs`` ->
+    ``listRuns``); name it when SOAT has the operation under another name.
+    """
 
     def decorate(handler: Callable[[Call[Any, Any]], Any]) -> Callable[..., Response]:
         spec = RouteSpec(
@@ -179,6 +193,7 @@ def endpoint(
             tag=tag,
             public=public,
             published_body=published_body,
+            operation_id=operation_id or camel_case(handler.__name__),
         )
         ROUTES.append(spec)
 
