@@ -12,7 +12,7 @@ code and message; a server that cannot be reached raises :class:`ServerUnreachab
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -23,6 +23,7 @@ from chalicelib.domain.runs import COMPLETED, TERMINAL_STATUSES
 
 Json = dict[str, Any]
 
+DEFAULT_SERVER = "http://127.0.0.1:8000"
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_POLL_INTERVAL_S = 0.25
 RUNS_PAGE_SIZE = 50
@@ -43,6 +44,13 @@ class ApiError(Exception):
 
 class ServerUnreachable(Exception):
     """No HTTP answer at all (connection refused, DNS, timeout)."""
+
+    def __init__(self, base_url: str, reason: str) -> None:
+        super().__init__(
+            f"cannot reach pawl at {base_url} ({reason}). Is it running? Start it with "
+            f"`pawl serve` (or `make serve`), or point PAWL_SERVER (or --server) at a running pawl."
+        )
+        self.base_url = base_url
 
 
 class RunWaitTimeout(Exception):
@@ -146,13 +154,37 @@ class PawlClient:
         body: Json | None = None,
         params: dict[str, str | int] | None = None,
     ) -> Any:
-        try:
-            response = self._http.request(method, path, json=body, params=params)
-        except httpx.TransportError as exc:
-            raise ServerUnreachable(f"{method} {self.base_url}{path}: {exc}") from exc
+        response = self._send(method, path, body=body, params=params)
         if response.status_code >= 400:
             raise _error_of(response)
         return response.json() if response.content else None
+
+    def _send(
+        self, method: str, path: str, *, body: Json | None, params: Mapping[str, str | int] | None
+    ) -> httpx.Response:
+        try:
+            return self._http.request(method, path, json=body, params=params)
+        except httpx.TransportError as exc:
+            raise ServerUnreachable(self.base_url, str(exc) or type(exc).__name__) from exc
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Json | None = None,
+        params: Mapping[str, str] | None = None,
+    ) -> Any:
+        """Any operation by method and path (``pawl <operation>``): its JSON, or None."""
+        response = self._send(method, path, body=body, params=params)
+        if response.status_code >= 400:
+            raise _error_of(response)
+        if not response.content:
+            return None
+        try:
+            return response.json()
+        except ValueError:
+            return response.text
 
     # --- tenancy --------------------------------------------------------------------------
 

@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 
 from rich.console import Console
 
-from chalicelib.client import ApiError, PawlClient, Run, RunWaitTimeout, ServerUnreachable
+from chalicelib.client import (
+    ApiError,
+    PawlClient,
+    Run,
+    RunWaitTimeout,
+    ServerUnreachable,
+)
 from chalicelib.demo.comparison import print_comparison
 from chalicelib.demo.progress import follow_run
 from chalicelib.demo.summary import build_comparison
@@ -22,7 +28,6 @@ EXIT_PASSED = 0
 EXIT_FAILED = 1
 EXIT_NO_VERDICT = 2
 LATEST = "latest"
-DEFAULT_SERVER = "http://127.0.0.1:8000"
 DEFAULT_TIMEOUT_S = 3600.0
 
 
