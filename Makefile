@@ -15,7 +15,7 @@ CHROMIUM ?= /usr/bin/chromium
 
 STAGE ?= dev
 
-.PHONY: install install-base install-embeddings chromium test lint typecheck unit demo serve \
+.PHONY: install install-base install-embeddings test-tools test lint typecheck unit demo serve \
 	bench clean package deploy
 
 # Everything: what `make test` needs (dev tools, the embeddings extra, infra linting).
@@ -42,9 +42,11 @@ $(DEV_STAMP): $(BASE_STAMP) $(EMBEDDINGS_STAMP) requirements-infra.txt
 	$(PIP) --no-deps -r requirements-infra.txt
 	touch $@
 
-# The report's layout test renders it in Debian's Chromium (never a downloaded browser).
-chromium:
-	test -x $(CHROMIUM) || (apt-get update -qq && apt-get install -y -qq chromium)
+# The report's layout test renders it in Debian's Chromium (never a downloaded browser);
+# the README quickstart's test runs its commands, which read fields with jq.
+test-tools:
+	test -x $(CHROMIUM) && command -v jq >/dev/null || \
+		(apt-get update -qq && apt-get install -y -qq chromium jq)
 
 lint: install
 	$(BIN)/ruff check .
@@ -53,10 +55,10 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-unit: install chromium
+unit: install test-tools
 	$(BIN)/pytest -n 2
 
-test: install chromium lint typecheck unit
+test: install test-tools lint typecheck unit
 
 demo: install-base
 	$(BIN)/pawl demo

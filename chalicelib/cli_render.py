@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.table import Table
 
 #: Columns shown for a list, first those a reader looks for; the rest in the API's order.
-PREFERRED_COLUMNS = ("id", "name", "status", "passed", "type", "version", "created_at")
-MAX_COLUMNS = 8
+PREFERRED_COLUMNS = ("id", "name", "status", "passed", "output", "input", "type", "version")
+MAX_COLUMNS = 6
 MAX_CELL = 60
 
 
@@ -22,9 +22,13 @@ def _cell(value: Any) -> str:
 
 
 def _columns(rows: list[dict[str, Any]]) -> list[str]:
+    """Preferred columns first; a column with one value in every row (the run all results
+    belong to) says nothing per row and is left out (``--output json`` has everything)."""
     seen: list[str] = []
     for row in rows:
         seen.extend(key for key in row if key not in seen)
+    if len(rows) > 1:
+        seen = [c for c in seen if len({_cell(row.get(c)) for row in rows}) > 1]
     ordered = [c for c in PREFERRED_COLUMNS if c in seen]
     ordered += [c for c in seen if c not in ordered]
     return ordered[:MAX_COLUMNS]

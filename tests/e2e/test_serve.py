@@ -34,14 +34,20 @@ class ServeProcess:
         allow_private_urls: str = "",
         extra_env: dict[str, str] | None = None,
         new_session: bool = False,
+        admin_key: str | None = ADMIN_KEY,
+        port: int = 0,
     ) -> None:
-        env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
-        env.update({"PAWL_ADMIN_KEY": ADMIN_KEY, "PYTHONUNBUFFERED": "1"})
+        env = {
+            k: v for k, v in os.environ.items() if k not in {"AWS_ENDPOINT_URL", "PAWL_ADMIN_KEY"}
+        }
+        env["PYTHONUNBUFFERED"] = "1"
+        if admin_key is not None:  # None: the documented default key
+            env["PAWL_ADMIN_KEY"] = admin_key
         # What the operator lets outbound calls reach: the agent servers the test names.
         env["PAWL_ALLOW_PRIVATE_URLS"] = allow_private_urls
         env.update(extra_env or {})
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-        command = [sys.executable, "-m", "chalicelib.cli", "serve", "--port", "0"]
+        command = [sys.executable, "-m", "chalicelib.cli", "serve", "--port", str(port)]
         command += ["--state-dir", str(state_dir), "--no-schedules"]
         self.process = subprocess.Popen(
             command,
