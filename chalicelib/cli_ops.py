@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from chalicelib import cli_render
-from chalicelib.client import DEFAULT_SERVER, ApiError, PawlClient, ServerUnreachable
+from chalicelib.client import (
+    DEFAULT_SERVER,
+    NO_KEY_MESSAGE,
+    ApiError,
+    PawlClient,
+    ServerUnreachable,
+)
 
 EXIT_OK = 0
 EXIT_ERROR = 2
@@ -29,10 +35,6 @@ METHODS = ("get", "post", "put", "patch", "delete")
 COMMON_FLAGS = frozenset({"server", "api-key", "output", "body", "help"})
 #: SOAT's CLI names the run of an eval ``--eval-run-id``; pawl's path calls it ``run_id``.
 FLAG_ALIASES = {"run_id": ("eval-run-id",)}
-MISSING_KEY = (
-    "no API key: set PAWL_API_KEY (or pass --api-key). `pawl serve` prints the admin key "
-    "at start; `pawl create-api-key` makes a project key."
-)
 
 
 @dataclass(frozen=True)
@@ -264,7 +266,7 @@ def run_operation(op: Operation, args: argparse.Namespace) -> int:
     server = args.server or os.environ.get("PAWL_SERVER") or DEFAULT_SERVER
     api_key = args.api_key or os.environ.get("PAWL_API_KEY")
     if not api_key and not op.public:
-        return _fail(op, MISSING_KEY)
+        return _fail(op, NO_KEY_MESSAGE)
     try:
         request = prepare(op, args)
     except (OSError, ValueError) as exc:

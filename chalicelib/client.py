@@ -24,6 +24,11 @@ from chalicelib.domain.runs import COMPLETED, TERMINAL_STATUSES
 Json = dict[str, Any]
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
+#: What a command without a key says (the API's own answer names no variable).
+NO_KEY_MESSAGE = (
+    "no API key: set PAWL_API_KEY (or pass --api-key). `pawl serve` prints the admin key "
+    "at start; `pawl create-api-key --project-id ... --name ...` makes a project key."
+)
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_POLL_INTERVAL_S = 0.25
 RUNS_PAGE_SIZE = 50

@@ -138,6 +138,12 @@ def test_serve_edge_behaviour_and_state_across_a_restart(
         key = admin.post("/api/v1/api-keys", json={"project_id": project_id, "name": "ci"})
         assert key.status_code == 201, key.text
         secret, key_id = key.json()["key"], key.json()["id"]
+        dataset = admin.post("/api/v1/datasets", json={"project_id": project_id, "name": "d"})
+        assert dataset.status_code == 201, dataset.text
+        for question in ("first?", "second?"):
+            item = {"input": [{"role": "user", "content": question}]}
+            added = admin.post(f"/api/v1/datasets/{dataset.json()['id']}/items", json=item)
+            assert added.status_code == 201, added.text
 
         missing = admin.get("/api/v1/not-a-route")
         assert missing.status_code == 404 and _error_code(missing) == "RESOURCE_NOT_FOUND"
@@ -167,6 +173,9 @@ def test_serve_edge_behaviour_and_state_across_a_restart(
         assert scoped.get(f"/api/v1/api-keys/{key_id}").status_code == 200
     with _client(second.url, "pawl.not-a-real-key") as stranger:
         assert stranger.get("/api/v1/projects").status_code == 401
+    # What was restored, in the words a user created it in (not DynamoDB rows).
+    restored = "1 project, 0 agents, 1 dataset, 2 dataset items, 0 evals, 0 runs"
+    assert f"restored    {restored}" in "".join(second.output)
     assert second.stop(signal.SIGINT) == 0, "".join(second.output)
 
 
