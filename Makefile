@@ -46,7 +46,7 @@ $(DEV_STAMP): $(BASE_STAMP) $(EMBEDDINGS_STAMP) requirements-infra.txt
 # the README quickstart's test runs its commands, which read fields with jq.
 test-tools:
 	test -x $(CHROMIUM) && command -v jq >/dev/null || \
-		(apt-get update -qq && apt-get install -y -qq chromium jq)
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium jq)
 
 lint: install
 	$(BIN)/ruff check .
