@@ -124,7 +124,9 @@ def _operation(
     if body is not None:
         schema = body["content"]["application/json"]["schema"]
         for name, field, required in _body_fields(schema, components):
-            if name not in params and kebab_case(name) not in COMMON_FLAGS:
+            flag = kebab_case(name)
+            taken = flag in COMMON_FLAGS or any(p.flag == flag for p in params.values())
+            if name not in params and not taken:
                 described = _describe(field, required)
                 params[name] = Param(name, "body", required, described, _metavar(field))
     return Operation(
@@ -169,30 +171,43 @@ def _add_common_flags(parser: argparse.ArgumentParser, has_body: bool) -> None:
         )
 
 
+def _add_param_flags(parser: argparse.ArgumentParser, op: Operation) -> None:
+    own = {param.flag for param in op.params}
+    for param in op.params:
+        # An alias is added only where no parameter of the operation has that name.
+        aliases = [f"--{a}" for a in FLAG_ALIASES.get(param.name, ()) if a not in own]
+        parser.add_argument(
+            f"--{param.flag}",
+            *aliases,
+            dest=f"param__{param.name}",
+            metavar=param.metavar,
+            required=param.required and param.location == "path",
+            help=param.help,
+        )
+
+
 def add_operations(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], document: Mapping[str, Any]
 ) -> list[Operation]:
-    """A subcommand per operation (no ``help=``: the top-level help groups them itself)."""
-    found = operations(document)
-    for op in found:
+    """A subcommand per operation (no ``help=``: the top-level help groups them itself).
+
+    A local command (``serve``, ``run``, ...) keeps its name: an operation that would take
+    it is left out rather than break the whole command line.
+    """
+    added = []
+    for op in operations(document):
+        if op.command in commands.choices:
+            continue
         parser = commands.add_parser(
             op.command,
             description=f"{op.summary}\n\n{op.method} {op.path}  (operationId {op.operation_id})",
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        for param in op.params:
-            aliases = [f"--{alias}" for alias in FLAG_ALIASES.get(param.name, ())]
-            parser.add_argument(
-                f"--{param.flag}",
-                *aliases,
-                dest=f"param__{param.name}",
-                metavar=param.metavar,
-                required=param.required and param.location == "path",
-                help=param.help,
-            )
+        _add_param_flags(parser, op)
         _add_common_flags(parser, op.has_body)
         parser.set_defaults(func=lambda args, op=op: run_operation(op, args))
-    return found
+        added.append(op)
+    return added
 
 
 def grouped_help(found: list[Operation], width: int = 100) -> str:
