@@ -267,7 +267,8 @@ def prepare(op: Operation, args: argparse.Namespace) -> Prepared:
         elif param.location == "query":
             query[param.name] = value
         elif body is not None:
-            body[param.name] = parse_value(value)
+            # A field that can only be a string takes the text as given (`--name 2024`).
+            body[param.name] = value if param.metavar == "TEXT" else parse_value(value)
     return Prepared(path, query, body)
 
 

@@ -105,3 +105,11 @@ def test_an_operation_named_like_a_local_command_is_left_out() -> None:
     commands = parser.add_subparsers(dest="command")
     commands.add_parser("serve")
     assert cli_ops.add_operations(commands, document) == []
+
+
+def test_a_string_only_field_takes_its_text_as_given() -> None:
+    parser, added = _parser()
+    path = ["--eval-id", "e", "--eval-run-id", "r", "--trigger-id", "t"]
+    args = parser.parse_args(["fire-trigger", *path, "--cron", "2024", "--payload", "2024"])
+    body = cli_ops.prepare(added[0], args).body
+    assert body == {"cron": "2024", "payload": 2024}  # cron: a string; payload: any JSON
