@@ -26,6 +26,7 @@ from chalicelib.client import (
     ApiError,
     PawlClient,
     ServerUnreachable,
+    refusal_hint,
 )
 
 EXIT_OK = 0
@@ -293,7 +294,7 @@ def run_operation(op: Operation, args: argparse.Namespace) -> int:
     except ServerUnreachable as exc:
         return _fail(op, str(exc))
     except ApiError as exc:
-        return _fail(op, f"{exc.status} {exc.code}: {exc.message}")
+        return _fail(op, f"{exc.status} {exc.code}: {exc.message}{refusal_hint(exc.status)}")
     output = args.output or ("table" if sys.stdout.isatty() else "json")
     cli_render.render(answer, output)
     return EXIT_OK

@@ -47,6 +47,13 @@ class ApiError(Exception):
         self.meta = meta
 
 
+def refusal_hint(status: int) -> str:
+    """What to check after a refusal of the key itself (empty for any other refusal)."""
+    if status == 401:
+        return " (check the key in PAWL_API_KEY or --api-key: `pawl serve` prints the admin key)"
+    return ""
+
+
 class ServerUnreachable(Exception):
     """No HTTP answer at all (connection refused, DNS, timeout)."""
 

@@ -19,6 +19,7 @@ from chalicelib.client import (
     Run,
     RunWaitTimeout,
     ServerUnreachable,
+    refusal_hint,
 )
 from chalicelib.demo.comparison import print_comparison
 from chalicelib.demo.progress import follow_run
@@ -111,7 +112,8 @@ def run_for_ci(request: RunRequest, console: Console, errors: Console) -> int:
         with PawlClient(request.server, request.api_key) as client:
             finished = _start_and_follow(client, request, console)
     except ApiError as exc:
-        errors.print(f"pawl run: refused ({exc.status} {exc.code}): {exc.message}", highlight=False)
+        refused = f"refused ({exc.status} {exc.code}): {exc.message}{refusal_hint(exc.status)}"
+        errors.print(f"pawl run: {refused}", highlight=False, soft_wrap=True)
         return EXIT_NO_VERDICT
     except RunWaitTimeout as exc:
         errors.print(f"pawl run: {still_running(exc)}", highlight=False, soft_wrap=True)

@@ -134,6 +134,7 @@ def test_a_refusal_exits_2_with_the_apis_message(runtime: LocalRuntime) -> None:
 
     done = pawl(runtime, "pawl.key_wrong.secret", "list-datasets")
     assert done.returncode == 2 and "401 UNAUTHORIZED" in done.stderr
+    assert "check the key in PAWL_API_KEY or --api-key" in done.stderr
 
 
 def test_body_from_stdin_flags_override_it(runtime: LocalRuntime, tmp_path: Path) -> None:

@@ -152,7 +152,8 @@ def test_server_and_key_default_to_the_environment(
 
     monkeypatch.setenv("PAWL_API_KEY", "pawl.key_wrong.secret")
     assert cli.main(["run", "--eval", eval_id]) == 2
-    assert "refused (401" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "refused (401" in err and "check the key in PAWL_API_KEY or --api-key" in err
 
 
 def test_exit_2_when_the_server_cannot_be_reached(capsys: pytest.CaptureFixture[str]) -> None:
