@@ -64,7 +64,7 @@ demo: install-base
 	$(BIN)/pawl demo
 
 serve: install-base
-	$(BIN)/pawl serve $(SERVE_ARGS)
+	$(BIN)/pawl serve
 
 bench: install
 	$(BIN)/python bench/run_throughput.py
