@@ -26,7 +26,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported lazily: `pawl plugins` need not load moto and the app
-    from chalicelib.local.demo import DemoOptions
+    from chalicelib.demo.walkthrough import DemoOptions
     from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 
 DEFAULT_STATE_DIR = ".pawl-state"
@@ -166,7 +166,7 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from chalicelib.local.demo import AGENT_MODULE, DemoOptions
+    from chalicelib.demo.walkthrough import AGENT_MODULE, DemoOptions
     from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 
     options = DemoOptions(report_path=Path(args.report), quick=args.quick)
@@ -191,7 +191,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _demo_on(
     runtime: LocalRuntime, options: DemoOptions, keep_running: bool, stop: threading.Event
 ) -> int:
-    from chalicelib.local.demo import DemoFailed, run_demo
+    from chalicelib.demo.walkthrough import DemoFailed, run_demo
 
     print(f"pawl demo: runtime on {runtime.url} (state in {runtime.state_dir})", flush=True)
     try:

@@ -58,9 +58,18 @@ def build(settings: Settings | None = None) -> Services:
     manager.reset_plugins(manager.PluginHost())
     lookups = catalog_lookups()
     validation.install(validation.ValidationCatalog(scorers=manager.plugins, lookups=dict(lookups)))
+    install_event_listeners()
     built = Services(settings=settings or get_settings(), lookups=lookups)
     _services = built
     return built
+
+
+def install_event_listeners() -> None:
+    """What reacts to pawl's own events in-process: event triggers (``docs/triggers.md``)."""
+    from chalicelib.engine import bus
+    from chalicelib.engine.triggers import events
+
+    bus.install([events.on_event])
 
 
 def services() -> Services:
@@ -80,8 +89,9 @@ def blueprints() -> list[Blueprint]:
     settings when imported (``pawl infra`` imports the app under a stage's environment).
     """
     from chalicelib.api.blueprints import BLUEPRINTS
+    from chalicelib.workers import queues, schedules, webhook_delivery
 
-    return list(BLUEPRINTS)
+    return [*BLUEPRINTS, queues.bp, schedules.bp, webhook_delivery.bp]
 
 
 def create_app() -> Chalice:

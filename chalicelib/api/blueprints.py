@@ -1,4 +1,4 @@
-"""Every blueprint of the app, in one list (app.py registers them)."""
+"""Every blueprint of the HTTP API, in one list (the composition root adds the workers')."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from chalicelib.api import (
     runs,
     tenancy,
     tools,
+    triggers,
     webhooks,
 )
-from chalicelib.workers import queues, schedules, webhook_delivery
 
 BLUEPRINTS: list[Blueprint] = [
     health.bp,
@@ -31,7 +31,5 @@ BLUEPRINTS: list[Blueprint] = [
     tools.bp,
     deciders.bp,
     webhooks.bp,
-    queues.bp,
-    schedules.bp,
-    webhook_delivery.bp,
+    triggers.bp,
 ]

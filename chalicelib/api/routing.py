@@ -17,11 +17,16 @@ from chalice import Blueprint, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chalicelib import ids
-from chalicelib.api import json_input
 from chalicelib.api.auth import Caller, authenticate
-from chalicelib.api.envelope import JSON_HEADERS, validation_error_from_pydantic
-from chalicelib.errors import PayloadTooLarge, ValidationFailed, not_found
+from chalicelib.api.envelope import JSON_HEADERS
+from chalicelib.errors import (
+    PayloadTooLarge,
+    ValidationFailed,
+    not_found,
+    validation_error_from_pydantic,
+)
 from chalicelib.ids import ProjectId
+from chalicelib.jsonvalues import json_input
 from chalicelib.settings import get_settings
 
 B = TypeVar("B", bound=BaseModel)
@@ -82,6 +87,9 @@ class RouteSpec:
     #: What the document publishes for the body when it is more exact than ``body`` (built
     #: from the plugin registry when the document is built): see ``plugin_schemas``.
     published_body: Callable[[], Any] | None = None
+    #: False keeps the route out of the OpenAPI document (the inbound trigger webhook is
+    #: called by external systems, not by API clients).
+    documented: bool = True
 
 
 ROUTES: list[RouteSpec] = []
@@ -172,6 +180,7 @@ def endpoint(
     tag: str = "",
     public: bool = False,
     published_body: Callable[[], Any] | None = None,
+    documented: bool = True,
     operation_id: str = "",
 ) -> Callable[[Callable[[Call[Any, Any]], Any]], Callable[..., Response]]:
     """Register ``handler(call)`` as ``method path`` on ``bp``.
@@ -193,6 +202,7 @@ def endpoint(
             tag=tag,
             public=public,
             published_body=published_body,
+            documented=documented,
             operation_id=operation_id or camel_case(handler.__name__),
         )
         ROUTES.append(spec)

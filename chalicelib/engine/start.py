@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chalicelib import ids
-from chalicelib.agents.http_agent import is_valid_context_key
 from chalicelib.domain.catalog import AgentVersion, DatasetItem, Eval
 from chalicelib.domain.runs import (
     BASELINE_STATUSES,
@@ -30,8 +29,9 @@ from chalicelib.domain.runs import (
     RunState,
     WorkItem,
 )
-from chalicelib.engine import messages, work
+from chalicelib.engine import item_batch, messages
 from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.outbound.tool_context import is_valid_context_key
 from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.decider_scorer import resolve_decider_versions
 from chalicelib.scoring.validation import check_eval_runnable
@@ -52,6 +52,12 @@ class StartOptions:
     baseline_run_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     tool_context: dict[str, str] = field(default_factory=dict)
+    #: Set when a trigger firing starts the run: the trigger (kept on the run), the causal
+    #: chain of trigger ids that led here, and the run id derived from the firing (so a
+    #: firing executed twice cannot start two runs: the run row is a conditional put).
+    trigger_id: str | None = None
+    causation: tuple[str, ...] = ()
+    run_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -149,7 +155,7 @@ def _frozen(items: list[DatasetItem]) -> list[FrozenItem]:
 def _new_state(
     evaluation: Eval, options: StartOptions, version: AgentVersion, tool_context: dict[str, str]
 ) -> RunState:
-    run_id = ids.new_id("eval_run")
+    run_id = options.run_id or ids.new_id("eval_run")
     # The same stamp items carry: the fan-out freezes the items created up to this key.
     now, created_key = project_scoped.creation_stamp(run_id)
     snapshot = EvalSnapshot.model_validate(evaluation.model_dump(mode="json"))
@@ -160,6 +166,7 @@ def _new_state(
         decider_versions=None,  # pinned in plan_run, once every other rule has passed
         status=RUNNING if options.wait else QUEUED,
         baseline_run_id=options.baseline_run_id,
+        trigger_id=options.trigger_id,
         metadata=options.metadata,
         started_at=now if options.wait else None,
         created_at=now,
@@ -168,6 +175,7 @@ def _new_state(
         run=run,
         snapshot=snapshot,
         tool_context=tool_context,
+        causation=list(options.causation),
         last_activity_at=now,
         created_key=created_key,
     )
@@ -211,13 +219,13 @@ def start_run(evaluation: Eval, options: StartOptions) -> EvalRun:
     # concurrently. There is no redelivery here (final=True), so an item that raises is
     # recorded as errored at once.
     deliveries = [
-        work.Delivery(
+        item_batch.Delivery(
             WorkItem(run_id=state.id, dataset_item_id=item.dataset_item_id, trial=trial, item=item),
             final=True,
         )
         for item in plan.items
         for trial in range(1, state.snapshot.trials + 1)
     ]
-    for start in range(0, len(deliveries), work.MAX_CONCURRENCY):
-        work.process(deliveries[start : start + work.MAX_CONCURRENCY])
+    for start in range(0, len(deliveries), item_batch.MAX_CONCURRENCY):
+        item_batch.process(deliveries[start : start + item_batch.MAX_CONCURRENCY])
     return runs.get_run(state.id).run

@@ -23,7 +23,13 @@ from tests.support.runs import Plugins, make_item, make_suite
 from tests.support.servers import Reply, Server, serve
 
 #: Routes every caller may read: nothing tenant-specific behind them.
-PUBLIC_ROUTES = {("GET", "/health"), ("GET", "/api/v1/openapi.json")}
+#: The inbound trigger webhook takes no key: a signature over the body is its credential
+#: (its refusals are tested in tests/api/test_triggers.py).
+PUBLIC_ROUTES = {
+    ("GET", "/health"),
+    ("GET", "/api/v1/openapi.json"),
+    ("POST", "/hooks/triggers/{trigger_id}"),
+}
 DECIDER_ANSWER = {"answers": [{"name": "ok", "type": "predicate", "probability": 0.9}]}
 SECRET_HEADER_VALUE = "Bearer victim-tool-secret-0000"
 
@@ -36,10 +42,11 @@ class Victim:
     names: list[str]
     key: str
     webhook_secret: str
+    trigger_secret: str
 
     def markers(self) -> list[str]:
         """Strings whose presence in an answer to the attacker is a leak."""
-        return [*self.ids.values(), *self.names, self.webhook_secret]
+        return [*self.ids.values(), *self.names, self.webhook_secret, self.trigger_secret]
 
 
 @pytest.fixture
@@ -109,6 +116,20 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
             {"project_id": project["id"], "url": "http://127.0.0.1:9/h", "events": ["eval_run.*"]},
         )
     )
+    trigger = _created(
+        api.post(
+            "/api/v1/triggers",
+            {
+                "project_id": project["id"],
+                "name": "victim-nightly",
+                "type": "webhook",
+                "target_type": "eval",
+                "target_id": suite.eval["id"],
+            },
+        )
+    )
+    firing = api.post(f"/api/v1/triggers/{trigger['id']}/fire")
+    assert firing.status == 200 and firing.json["status"] == "succeeded", firing
     ids = {
         "project_id": project["id"],
         "key_id": key["id"],
@@ -123,11 +144,20 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
         "decision_id": decision["id"],
         "provider_id": provider["id"],
         "webhook_id": webhook["id"],
+        "trigger_id": trigger["id"],
+        "firing_id": firing.json["id"],
         "version": "1",
     }
     names = ["victim-corp", "victim-judge-tool", "victim-decider", "victim-provider"]
+    names += ["victim-nightly"]
     names += ["echo:alpha", "echo:gamma", SECRET_HEADER_VALUE]
-    return Victim(ids=ids, names=names, key=key["key"], webhook_secret=webhook["secret"])
+    return Victim(
+        ids=ids,
+        names=names,
+        key=key["key"],
+        webhook_secret=webhook["secret"],
+        trigger_secret=trigger["secret"],
+    )
 
 
 def _fill(template: str, ids: dict[str, str]) -> str:
@@ -192,6 +222,16 @@ def sample_body(method: str, path: str, ids: dict[str, str]) -> dict[str, Any] |
             "config": {"url": "http://example.com/t"},
         },
         ("PUT", "/api/v1/tools/{tool_id}"): {"name": "renamed-by-attacker"},
+        ("POST", "/api/v1/triggers"): {
+            "project_id": project,
+            "name": "stolen",
+            "type": "manual",
+            "target_type": "eval",
+            "target_id": ids["eval_id"],
+        },
+        ("PATCH", "/api/v1/triggers/{trigger_id}"): {"active": False},
+        ("POST", "/api/v1/triggers/{trigger_id}/fire"): {"input": {"agent_version": 1}},
+        ("POST", "/api/v1/triggers/{trigger_id}/rotate-secret"): {},
         ("POST", "/api/v1/webhooks"): {
             "project_id": project,
             "url": "http://example.com/h",
@@ -212,6 +252,8 @@ LIST_QUERIES = {
     "/api/v1/deciders",
     "/api/v1/evals",
     "/api/v1/tools",
+    "/api/v1/triggers",
+    "/api/v1/trigger-firings",
     "/api/v1/webhooks",
 }
 
@@ -245,6 +287,8 @@ def victim_state(api: Any, victim: Victim) -> str:
         "/api/v1/generations/{generation_id}",
         "/api/v1/decisions/{decision_id}",
         "/api/v1/webhooks/{webhook_id}/deliveries",
+        "/api/v1/triggers/{trigger_id}/secret",
+        "/api/v1/trigger-firings/{firing_id}",
     ):
         parts.append(api.get(_fill(path, victim.ids)).json)
     return json.dumps(parts, sort_keys=True)
@@ -367,6 +411,7 @@ def test_secrets_never_reach_the_logs(
         victim.key,
         victim.key.split(".")[-1],
         victim.webhook_secret,
+        victim.trigger_secret,
         "tool-context-secret-1111",
         SECRET_HEADER_VALUE,
         "wrong-secret-2222",
