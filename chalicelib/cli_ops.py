@@ -135,7 +135,7 @@ def _operation(
         method=method.upper(),
         path=path,
         tag=(spec.get("tags") or ["other"])[0],
-        summary=str(spec.get("summary", "")),
+        summary=str(spec.get("summary", "")).replace("``", "`"),  # docstring markup
         params=tuple(params.values()),
         has_body=body is not None,
         public="security" not in spec,
