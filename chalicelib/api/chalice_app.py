@@ -1,22 +1,24 @@
-"""The Chalice application class, with pawl's error envelope on every failure path.
+"""pawl's error envelope on the failure paths Chalice answers itself.
 
-Route views map their own errors (see :mod:`chalicelib.api.routing`); Chalice itself
-still answers a wrong method, a body whose Content-Type the route does not take (415) and
-a crash outside a view with its own ``{"Code", "Message"}`` shape. This subclass answers
-the wrong method itself and turns any other Chalice-shaped error into the envelope
-(:data:`CHALICE_CODES`), so the API has one error shape. (Unknown routes never reach
-Lambda: API Gateway answers them with the gateway responses of
-:mod:`chalicelib.infra.gateway_responses`; the local runtime's HTTP front uses the same table.)
+Route views map their own errors (``routing.endpoint`` turns every exception into the
+envelope); Chalice still answers a wrong method (405), a body whose Content-Type the route
+does not take (415) and a crash outside a view with its own ``{"Code", "Message"}``
+shape. :func:`envelope_middleware`, registered through Chalice's public ``http``
+middleware (it wraps the whole REST handler), turns those into the envelope
+(:data:`CHALICE_CODES`), so the API has one error shape and pawl overrides no Chalice
+internals. (Unknown routes never reach Lambda: API Gateway answers them with the gateway
+responses of :mod:`chalicelib.infra.gateway_responses`; the local runtime's HTTP front uses
+the same table.)
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
-from chalice import Chalice, Response
-from chalice.app import RestAPIEventHandler
+from chalice import Response
+from chalice.app import Request
 
-from chalicelib.api.envelope import error_response, response_for
+from chalicelib.api.envelope import error_response
 
 #: Chalice's own error codes -> the envelope's.
 CHALICE_CODES = {
@@ -27,55 +29,44 @@ CHALICE_CODES = {
 }
 
 
-def _as_envelope(response: Response) -> Response:
-    """A Chalice-shaped error body as the envelope; any other response unchanged."""
+def _chalice_code(response: Response) -> str | None:
+    """The ``Code`` of a Chalice-shaped error response; None for any other response."""
     body = response.body
     if response.status_code < 400 or not isinstance(body, dict) or set(body) != {"Code", "Message"}:
-        return response
-    code = CHALICE_CODES.get(str(body["Code"]), "INTERNAL_ERROR")
-    if code == "UNSUPPORTED_MEDIA_TYPE":
-        message = f"{body['Message']}; send the body as application/json"
-    else:
-        message = str(body["Message"])
-    enveloped = error_response(response.status_code, code, message)
+        return None
+    return str(body["Code"])
+
+
+def _method_not_allowed(request: Request | None, response: Response) -> Response:
+    context = request.context if request is not None else {}
+    method, resource_path = context.get("httpMethod"), context.get("resourcePath")
+    allowed = str((response.headers or {}).get("Allow", ""))
+    return error_response(
+        405,
+        "METHOD_NOT_ALLOWED",
+        f"{method} is not allowed on {resource_path}",
+        {"allowed": sorted(m.strip() for m in allowed.split(",") if m.strip())},
+    )
+
+
+def _as_envelope(code: str, response: Response) -> Response:
+    envelope_code = CHALICE_CODES.get(code, "INTERNAL_ERROR")
+    message = str(response.body["Message"])
+    if envelope_code == "UNSUPPORTED_MEDIA_TYPE":
+        message = f"{message}; send the body as application/json"
+    enveloped = error_response(response.status_code, envelope_code, message)
     enveloped.headers = {**(response.headers or {}), **enveloped.headers}
     return enveloped
 
 
-class _PawlRestHandler(RestAPIEventHandler):
-    def _main_rest_api_handler(self, event: Any, context: Any) -> Response:
-        resource_path = event.get("requestContext", {}).get("resourcePath")
-        method = event.get("requestContext", {}).get("httpMethod")
-        routes = self.routes.get(resource_path or "", {})
-        if resource_path is not None and routes and method not in routes:
-            return error_response(
-                405,
-                "METHOD_NOT_ALLOWED",
-                f"{method} is not allowed on {resource_path}",
-                {"allowed": sorted(routes)},
-            )
-        return _as_envelope(super()._main_rest_api_handler(event, context))
-
-    def _get_view_function_response(self, view_function: Any, function_args: Any) -> Response:
-        try:
-            response = view_function(**function_args)
-        except Exception as exc:
-            return response_for(exc)
-        if not isinstance(response, Response):
-            response = Response(body=response)
+def envelope_middleware(
+    request: Request | None, get_response: Callable[[Request | None], Response]
+) -> Response:
+    """Any Chalice-shaped error as the envelope; every other response unchanged."""
+    response = get_response(request)
+    code = _chalice_code(response)
+    if code is None:
         return response
-
-
-class PawlChalice(Chalice):
-    def __call__(self, event: Any, context: Any) -> dict[str, Any]:
-        self.lambda_context = context
-        handler = _PawlRestHandler(
-            self.routes,
-            self.api,
-            self.log,
-            self.debug,
-            middleware_handlers=self._get_middleware_handlers("http"),
-        )
-        self.current_request = handler.create_request_object(event, context)
-        result: dict[str, Any] = handler(event, context)
-        return result
+    if code == "MethodNotAllowedError":
+        return _method_not_allowed(request, response)
+    return _as_envelope(code, response)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chalicelib import ids
 from chalicelib.api.auth import Caller, authenticate
-from chalicelib.api.envelope import JSON_HEADERS
+from chalicelib.api.envelope import JSON_HEADERS, response_for
 from chalicelib.errors import (
     PayloadTooLarge,
     ValidationFailed,
@@ -208,6 +208,14 @@ def endpoint(
         ROUTES.append(spec)
 
         def view(**path_params: str) -> Response:
+            # Every exception becomes the envelope here, so Chalice's own handling of a
+            # view's exception (its {"Code", "Message"} shape) is never reached.
+            try:
+                return respond(path_params)
+            except Exception as exc:
+                return response_for(exc)
+
+        def respond(path_params: dict[str, str]) -> Response:
             request = bp.current_request
             headers = dict(request.headers or {})
             caller = Caller(is_admin=False) if public else authenticate(headers)
