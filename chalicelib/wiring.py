@@ -133,6 +133,7 @@ def openapi_document() -> dict[str, Any]:
     """The OpenAPI document of every route (loading the blueprints declares their routes)."""
     from chalicelib.api.openapi import build_document
 
+    services()  # the published bodies read the plugin registry (`pawl <operation>` needs it)
     blueprints()
     return build_document()
 

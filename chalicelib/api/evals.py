@@ -122,6 +122,7 @@ def visible_eval(caller: Caller, eval_id: str) -> Eval:
     response=Eval,
     status=201,
     tag=TAG,
+    operation_id="createEval",
 )
 def create_eval(call: Call[CreateEval, Any]) -> Eval:
     """Bind an agent to a dataset and scorers (name unique in the project)."""
@@ -131,14 +132,22 @@ def create_eval(call: Call[CreateEval, Any]) -> Eval:
     return catalog.create_eval(project_id, fields, body.scorers)
 
 
-@endpoint(bp, "/api/v1/evals", "GET", query=ProjectListQuery, response=Page[Eval], tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/evals",
+    "GET",
+    query=ProjectListQuery,
+    response=Page[Eval],
+    tag=TAG,
+    operation_id="listEvals",
+)
 def list_evals(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's evals, oldest first."""
     project_id = call.caller.listing_project(call.query.project_id)
     return page(*evals.list_evals(project_id, call.query.limit, call.query.cursor))
 
 
-@endpoint(bp, "/api/v1/evals/{eval_id}", "GET", response=Eval, tag=TAG)
+@endpoint(bp, "/api/v1/evals/{eval_id}", "GET", response=Eval, tag=TAG, operation_id="getEval")
 def get_eval(call: Call[Any, Any]) -> Eval:
     """Get an eval."""
     return visible_eval(call.caller, call.path["eval_id"])
@@ -152,6 +161,7 @@ def get_eval(call: Call[Any, Any]) -> Eval:
     published_body=published_update,
     response=Eval,
     tag=TAG,
+    operation_id="updateEval",
 )
 def update_eval(call: Call[UpdateEval, Any]) -> Eval:
     """Partially update an eval; scorers are re-validated when they or the agent change."""
@@ -161,7 +171,7 @@ def update_eval(call: Call[UpdateEval, Any]) -> Eval:
     return catalog.update_eval(eval_id, changes)
 
 
-@endpoint(bp, "/api/v1/evals/{eval_id}", "DELETE", status=204, tag=TAG)
+@endpoint(bp, "/api/v1/evals/{eval_id}", "DELETE", status=204, tag=TAG, operation_id="deleteEval")
 def delete_eval(call: Call[Any, Any]) -> None:
     """Delete an eval."""
     evals.delete_eval(visible_eval(call.caller, call.path["eval_id"]))

@@ -89,7 +89,7 @@ def _error_responses(spec: RouteSpec) -> dict[str, Any]:
 
 def _operation(spec: RouteSpec, components: dict[str, Any]) -> dict[str, Any]:
     op: dict[str, Any] = {
-        "operationId": spec.name,
+        "operationId": spec.operation_id,
         "summary": spec.summary,
         "tags": [spec.tag] if spec.tag else [],
         "parameters": _parameters(spec),

@@ -81,6 +81,9 @@ class RouteSpec:
     status: int
     tag: str
     public: bool
+    #: The OpenAPI ``operationId`` (SOAT's where SOAT has the operation; ``verbNoun`` in
+    #: camel case otherwise). ``pawl <operation-id in kebab case>`` is its CLI command.
+    operation_id: str
     #: What the document publishes for the body when it is more exact than ``body`` (built
     #: from the plugin registry when the document is built): see ``plugin_schemas``.
     published_body: Callable[[], Any] | None = None
@@ -160,6 +163,12 @@ def _check_path(path_params: dict[str, str]) -> None:
             raise not_found(kind, value)
 
 
+def camel_case(snake: str) -> str:
+    """``create_eval_run`` -> ``createEvalRun``."""
+    head, *rest = snake.split("_")
+    return head + "".join(word.capitalize() for word in rest)
+
+
 def endpoint(
     bp: Blueprint,
     path: str,
@@ -175,11 +184,14 @@ def endpoint(
     published_body: Callable[[], Any] | None = None,
     raw_body: tuple[str, ...] = (),
     documented: bool = True,
+    operation_id: str = "",
 ) -> Callable[[Callable[[Call[Any, Any]], Any]], Callable[..., Response]]:
     """Register ``handler(call)`` as ``method path`` on ``bp``.
 
     ``raw_body``: the media types the route takes a body of that is not one JSON object
     (``body`` stays None; the handler parses ``call.raw_body`` itself).
+    ``operation_id`` defaults to the handler's name in camel case (``list_runs`` ->
+    ``listRuns``); name it when SOAT has the operation under another name.
     """
 
     def decorate(handler: Callable[[Call[Any, Any]], Any]) -> Callable[..., Response]:
@@ -197,6 +209,7 @@ def endpoint(
             published_body=published_body,
             raw_body=raw_body,
             documented=documented,
+            operation_id=operation_id or camel_case(handler.__name__),
         )
         ROUTES.append(spec)
 

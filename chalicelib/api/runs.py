@@ -60,6 +60,7 @@ def _run_of(call: Call[Any, Any]) -> RunState:
     response=EvalRun,
     status=201,
     tag=TAG,
+    operation_id="startEvalRun",
 )
 def create_run(call: Call[StartRun, Any]) -> EvalRun:
     """Start a run: ``wait: true`` returns it finished (25 items at most), else queued."""
@@ -77,7 +78,13 @@ def create_run(call: Call[StartRun, Any]) -> EvalRun:
 
 
 @endpoint(
-    bp, "/api/v1/evals/{eval_id}/runs", "GET", query=ListQuery, response=Page[EvalRun], tag=TAG
+    bp,
+    "/api/v1/evals/{eval_id}/runs",
+    "GET",
+    query=ListQuery,
+    response=Page[EvalRun],
+    tag=TAG,
+    operation_id="listEvalRuns",
 )
 def list_runs(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List an eval's runs, newest first."""
@@ -85,7 +92,14 @@ def list_runs(call: Call[Any, ListQuery]) -> dict[str, Any]:
     return page(*runs.list_runs(evaluation.id, call.query.limit, call.query.cursor))
 
 
-@endpoint(bp, "/api/v1/evals/{eval_id}/runs/{run_id}", "GET", response=EvalRun, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/evals/{eval_id}/runs/{run_id}",
+    "GET",
+    response=EvalRun,
+    tag=TAG,
+    operation_id="getEvalRun",
+)
 def get_run(call: Call[Any, Any]) -> EvalRun:
     """Get a run: status, counts, aggregate scores and verdict."""
     return _run_of(call).run
@@ -108,6 +122,7 @@ def _with_live_item_ids(page_results: list[EvalResult]) -> list[EvalResult]:
     query=ListQuery,
     response=Page[EvalResult],
     tag=TAG,
+    operation_id="listEvalResults",
 )
 def list_results(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List a run's results in item order (trials of an item together)."""
@@ -116,7 +131,14 @@ def list_results(call: Call[Any, ListQuery]) -> dict[str, Any]:
     return page(_with_live_item_ids(found), cursor)
 
 
-@endpoint(bp, "/api/v1/evals/{eval_id}/runs/{run_id}/cancel", "POST", response=EvalRun, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/evals/{eval_id}/runs/{run_id}/cancel",
+    "POST",
+    response=EvalRun,
+    tag=TAG,
+    operation_id="cancelEvalRun",
+)
 def cancel_run(call: Call[Any, Any]) -> EvalRun:
     """Cancel a queued or running run: results kept, aggregates null, no event."""
     return lifecycle.cancel(_run_of(call).id)

@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 
 from rich.console import Console
 
-from chalicelib.client import ApiError, PawlClient, Run, RunWaitTimeout, ServerUnreachable
+from chalicelib.client import (
+    NO_KEY_MESSAGE,
+    ApiError,
+    PawlClient,
+    Run,
+    RunWaitTimeout,
+    ServerUnreachable,
+    refusal_hint,
+)
 from chalicelib.demo.comparison import print_comparison
 from chalicelib.demo.progress import follow_run
 from chalicelib.demo.summary import build_comparison
@@ -89,16 +97,32 @@ def _start_and_follow(client: PawlClient, request: RunRequest, console: Console)
     return follow_run(client, queued, console=console, label=label, timeout_s=request.timeout_s)
 
 
+def still_running(exc: RunWaitTimeout) -> str:
+    """``--timeout`` ran out: the run is not stopped by that, so say how to follow or cancel it."""
+    ids = f"--eval-id {exc.run.eval_id} --run-id {exc.run.id}"
+    return (
+        f"{exc}. The run keeps going on the server: follow it with `pawl get-eval-run {ids}`, "
+        f"or stop it with `pawl cancel-eval-run {ids}`."
+    )
+
+
 def run_for_ci(request: RunRequest, console: Console, errors: Console) -> int:
     """Start, follow and report one run; returns the process exit code."""
+    if not request.api_key:
+        errors.print(f"pawl run: {NO_KEY_MESSAGE}", highlight=False)
+        return EXIT_NO_VERDICT
     try:
         with PawlClient(request.server, request.api_key) as client:
             finished = _start_and_follow(client, request, console)
     except ApiError as exc:
-        errors.print(f"pawl run: refused ({exc.status} {exc.code}): {exc.message}", highlight=False)
+        refused = f"refused ({exc.status} {exc.code}): {exc.message}{refusal_hint(exc.status)}"
+        errors.print(f"pawl run: {refused}", highlight=False, soft_wrap=True)
         return EXIT_NO_VERDICT
-    except (ServerUnreachable, NoBaseline, RunWaitTimeout) as exc:
-        errors.print(f"pawl run: {exc}", highlight=False)
+    except RunWaitTimeout as exc:
+        errors.print(f"pawl run: {still_running(exc)}", highlight=False, soft_wrap=True)
+        return EXIT_NO_VERDICT
+    except (ServerUnreachable, NoBaseline) as exc:
+        errors.print(f"pawl run: {exc}", highlight=False, soft_wrap=True)
         return EXIT_NO_VERDICT
     print_comparison(console, build_comparison(finished))
     code = exit_code_for(finished)

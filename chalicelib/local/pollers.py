@@ -165,6 +165,9 @@ class QueuePoller:
         self._quiesce = quiesce
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        #: Batches being handled now; a stop waits for these, not for receives in flight.
+        self._dispatching = 0
+        self._dispatch_done = threading.Condition()
         self._queue_url = queues.queue_url(source.queue)
         self._queue_arn = aws.client("sqs").get_queue_attributes(
             QueueUrl=self._queue_url, AttributeNames=["QueueArn"]
@@ -178,11 +181,20 @@ class QueuePoller:
             thread.start()
             self._threads.append(thread)
 
-    def stop(self, timeout_s: float = 30.0) -> None:
-        """Stop receiving; a batch already received is finished first."""
+    def request_stop(self) -> None:
+        """Receive no more batches (the runtime tells every poller before joining any)."""
         self._stop.set()
-        for thread in self._threads:
-            thread.join(timeout=timeout_s)
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Stop receiving; a batch being handled is finished first.
+
+        A thread still inside a long poll is not waited for (up to ``wait_s`` or more, as
+        the stand-in's receivers of one queue take turns): whatever that receive returns
+        is left undispatched, and SQS makes it visible again after its visibility timeout.
+        """
+        self._stop.set()
+        with self._dispatch_done:
+            self._dispatch_done.wait_for(lambda: self._dispatching == 0, timeout=timeout_s)
         self._threads.clear()
 
     def _run(self) -> None:
@@ -190,16 +202,36 @@ class QueuePoller:
             try:
                 self.poll_once()
             except Exception:
+                if self._stop.is_set():
+                    return  # a receive that outlived the stop lost its endpoint: expected
                 log.exception("poller for %s failed; retrying", self.source.queue)
                 self._stop.wait(1.0)
+
+    def _claim_dispatch(self) -> bool:
+        with self._dispatch_done:
+            if self._stop.is_set():
+                return False
+            self._dispatching += 1
+            return True
+
+    def _release_dispatch(self) -> None:
+        with self._dispatch_done:
+            self._dispatching -= 1
+            self._dispatch_done.notify_all()
 
     def poll_once(self, wait_s: int | None = None) -> int:
         """Receive one batch and hand it to the handler. Returns how many records it held."""
         sqs = aws.client("sqs")
         messages = self._receive(sqs, self.wait_s if wait_s is None else wait_s)
-        if messages:
-            messages += self._fill_batch(sqs, len(messages))
+        if not messages:
+            return 0
+        messages += self._fill_batch(sqs, len(messages))
+        if not self._claim_dispatch():
+            return 0
+        try:
             self._dispatch(sqs, messages)
+        finally:
+            self._release_dispatch()
         return len(messages)
 
     def _receive(self, sqs: Any, wait_s: int, wanted: int = SQS_MAX_BATCH) -> list[dict[str, Any]]:

@@ -94,6 +94,8 @@ class LocalRuntime:
         self.scheduler: Scheduler | None = None
         self.snapshots: snapshot.SnapshotWriter | None = None
         self.restored: snapshot.RestoreSummary | None = None
+        #: Projects, agents, datasets, dataset items, evals and runs after a restart.
+        self.restored_counts: dict[str, int] | None = None
         #: What replaying the journal at start found (segments, records, torn tails).
         self.replayed: dict[str, Any] | None = None
         #: Replayed journal segments not yet folded into a snapshot.
@@ -114,6 +116,7 @@ class LocalRuntime:
             bootstrap.ensure_resources()
             if self.standin is not None:
                 self._open_journal(self._restore())
+                self._count_restored()
             self.redrive_result = redrive_in_flight_runs()
             if self.redrive_result is not None:
                 log.info("re-drove in-flight runs: %s", self.redrive_result)
@@ -144,6 +147,10 @@ class LocalRuntime:
             self.gateway.shutdown()
         if self.scheduler is not None:
             self.scheduler.stop()
+        # Every poller first, then the joins: each is in a long poll (poll_wait_s), and
+        # stopping them one by one would wait out one poll after another.
+        for poller in self.pollers:
+            poller.request_stop()
         for poller in self.pollers:
             poller.stop()
         for thread in self._threads:
@@ -241,14 +248,15 @@ class LocalRuntime:
             log.info("no snapshot in %s: starting empty", self.state_dir)
             return 0
         self.restored = snapshot.restore(document)
-        log.info(
-            "restored %d items and %d objects from %s (taken %s)",
-            self.restored.items,
-            self.restored.objects,
-            self.state_dir,
-            document.get("taken_at", "?"),
-        )
+        log.info("restored the snapshot in %s (taken %s)", self.state_dir, document.get("taken_at"))
         return int(document.get("journal_from", 0))
+
+    def _count_restored(self) -> None:
+        """After the snapshot and the journal: what a user created, counted by kind."""
+        if self.restored is None:
+            return
+        self.restored_counts = snapshot.count_resources(get_settings().table_name)
+        log.info("restored %s", snapshot.describe_counts(self.restored_counts))
 
     def _open_journal(self, journal_from: int) -> None:
         """Replay what was acknowledged after the snapshot, then journal from here on."""
