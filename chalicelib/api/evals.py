@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from chalice import Blueprint
-from pydantic import Field, create_model
+from pydantic import BeforeValidator, Field, create_model
 
 from chalicelib.api import plugin_schemas
 from chalicelib.api.auth import Caller
@@ -29,7 +29,14 @@ bp = Blueprint(__name__)
 
 TAG = "evals"
 Fraction = Annotated[float, Field(strict=True, ge=0, le=1)]
-Trials = Annotated[int, Field(strict=True, ge=1, le=10)]
+
+
+def _integral(value: Any) -> Any:
+    # JSON Schema's "integer" includes 9.0: strict int alone would refuse what the document allows.
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+Trials = Annotated[int, Field(strict=True, ge=1, le=10), BeforeValidator(_integral)]
 Concurrency = Annotated[
     int,
     Field(
@@ -38,6 +45,7 @@ Concurrency = Annotated[
         le=MAX_CONCURRENCY_CEILING,
         description="Items of a run in flight at once (PAWL_MAX_CONCURRENCY_LIMIT may lower it)",
     ),
+    BeforeValidator(_integral),
 ]
 Reducer = Literal["all", "any", "majority"]
 GroupBy = Annotated[str, Field(min_length=1, max_length=255)]
