@@ -17,6 +17,7 @@ from chalice import Chalice, Response
 from chalice.app import RestAPIEventHandler
 
 from chalicelib.api.envelope import error_response, response_for
+from chalicelib.api.v2 import envelope as v2_envelope
 
 #: Chalice's own error codes -> the envelope's.
 CHALICE_CODES = {
@@ -27,11 +28,16 @@ CHALICE_CODES = {
 }
 
 
-def _as_envelope(response: Response) -> Response:
-    """A Chalice-shaped error body as the envelope; any other response unchanged."""
+def _as_envelope(response: Response, path: str | None = None) -> Response:
+    """A Chalice-shaped error body as the envelope (``/v2``'s on a ``/v2`` path); any
+    other response unchanged."""
     body = response.body
     if response.status_code < 400 or not isinstance(body, dict) or set(body) != {"Code", "Message"}:
         return response
+    if v2_envelope.is_v2(path):
+        answer = v2_envelope.render_code(response.status_code, str(body["Message"]))
+        answer.headers = {**(response.headers or {}), **answer.headers}
+        return answer
     code = CHALICE_CODES.get(str(body["Code"]), "INTERNAL_ERROR")
     if code == "UNSUPPORTED_MEDIA_TYPE":
         message = f"{body['Message']}; send the body as application/json"
@@ -48,13 +54,15 @@ class _PawlRestHandler(RestAPIEventHandler):
         method = event.get("requestContext", {}).get("httpMethod")
         routes = self.routes.get(resource_path or "", {})
         if resource_path is not None and routes and method not in routes:
+            if v2_envelope.is_v2(resource_path):
+                return v2_envelope.render_code(405, f"{method} is not allowed on {resource_path}")
             return error_response(
                 405,
                 "METHOD_NOT_ALLOWED",
                 f"{method} is not allowed on {resource_path}",
                 {"allowed": sorted(routes)},
             )
-        return _as_envelope(super()._main_rest_api_handler(event, context))
+        return _as_envelope(super()._main_rest_api_handler(event, context), resource_path)
 
     def _get_view_function_response(self, view_function: Any, function_args: Any) -> Response:
         try:

@@ -121,6 +121,8 @@ def _document(python_agent_modules: tuple[str, ...]) -> dict[str, Any]:
     components: dict[str, Any] = {"Error": ERROR_SCHEMA, **json_schema.COMPONENTS}
     paths: dict[str, dict[str, Any]] = {}
     for spec in ROUTES:
+        if spec.surface != "v1":
+            continue
         paths.setdefault(spec.path, {})[spec.method.lower()] = _operation(spec, components)
     return {
         "openapi": "3.1.0",

@@ -79,7 +79,14 @@ class RouteSpec:
     #: What the document publishes for the body when it is more exact than ``body`` (built
     #: from the plugin registry when the document is built): see ``plugin_schemas``.
     published_body: Callable[[], Any] | None = None
+    #: The wire surface the route belongs to: ``v1`` (``/api/v1``) or ``v2`` (OpenWOP).
+    #: Each surface has its own OpenAPI document and error envelope.
+    surface: str = "v1"
 
+
+#: How a surface other than ``/api/v1`` renders a failure (``/api/v1``'s own is the
+#: app-wide :func:`chalicelib.api.envelope.response_for`).
+ErrorRenderer = Callable[[BaseException], Response]
 
 ROUTES: list[RouteSpec] = []
 
@@ -163,8 +170,14 @@ def endpoint(
     tag: str = "",
     public: bool = False,
     published_body: Callable[[], Any] | None = None,
+    surface: str = "v1",
+    errors: ErrorRenderer | None = None,
 ) -> Callable[[Callable[[Call[Any, Any]], Any]], Callable[..., Response]]:
-    """Register ``handler(call)`` as ``method path`` on ``bp``."""
+    """Register ``handler(call)`` as ``method path`` on ``bp``.
+
+    ``errors`` renders every failure of the route (authentication, parsing, the handler)
+    in the surface's own envelope; without it they reach the app's ``/api/v1`` envelope.
+    """
 
     def decorate(handler: Callable[[Call[Any, Any]], Any]) -> Callable[..., Response]:
         spec = RouteSpec(
@@ -179,10 +192,11 @@ def endpoint(
             tag=tag,
             public=public,
             published_body=published_body,
+            surface=surface,
         )
         ROUTES.append(spec)
 
-        def view(**path_params: str) -> Response:
+        def answer(**path_params: str) -> Response:
             request = bp.current_request
             headers = dict(request.headers or {})
             caller = Caller(is_admin=False) if public else authenticate(headers)
@@ -203,6 +217,14 @@ def endpoint(
             if isinstance(result, Reply):
                 return json_response(result.body, result.status)
             return json_response(result, status)
+
+        def view(**path_params: str) -> Response:
+            if errors is None:
+                return answer(**path_params)
+            try:
+                return answer(**path_params)
+            except Exception as exc:
+                return errors(exc)
 
         view.__name__ = f"{handler.__module__.rsplit('.', 1)[-1]}_{handler.__name__}"
         bp.route(path, methods=[method])(view)

@@ -52,6 +52,8 @@ class StartOptions:
     baseline_run_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     tool_context: dict[str, str] = field(default_factory=dict)
+    #: The new run's id, when the caller recorded it before the start (``/v2`` does).
+    run_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,7 @@ def _frozen(items: list[DatasetItem]) -> list[FrozenItem]:
 def _new_state(
     evaluation: Eval, options: StartOptions, version: AgentVersion, tool_context: dict[str, str]
 ) -> RunState:
-    run_id = ids.new_id("eval_run")
+    run_id = options.run_id or ids.new_id("eval_run")
     # The same stamp items carry: the fan-out freezes the items created up to this key.
     now, created_key = project_scoped.creation_stamp(run_id)
     snapshot = EvalSnapshot.model_validate(evaluation.model_dump(mode="json"))

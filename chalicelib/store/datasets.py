@@ -178,6 +178,38 @@ def create_item(
     return _item(row)
 
 
+def create_items(
+    dataset_id: str, project_id: str, contents: list[tuple[list[dict[str, Any]], dict[str, Any]]]
+) -> list[DatasetItem]:
+    """Add many items to a dataset this request just created, in order, by batch writes.
+
+    ``contents`` is ``(input messages, metadata)`` per item. No per-item condition: the
+    ids are new and the dataset is the caller's own fresh one (a ``/v2`` suite's).
+    """
+    rows = []
+    for input, metadata in contents:
+        _check_size(input, None, metadata)
+        item_id = ids.new_id("dataset_item")
+        now, created_key = creation_stamp(item_id)
+        rows.append(
+            DatasetItemModel(
+                id=item_id,
+                dataset_id=dataset_id,
+                project_id=project_id,
+                input=input,
+                expected_output=None,
+                metadata=metadata,
+                created_at=now,
+                updated_at=now,
+                created_key=created_key,
+            )
+        )
+    with DatasetItemModel.batch_write() as batch:
+        for row in rows:
+            batch.save(row)
+    return [_item(row) for row in rows]
+
+
 def get_item(dataset_id: str, item_id: str) -> DatasetItem:
     """The item of that dataset, or NotFound (an item of another dataset is missing too)."""
     try:
