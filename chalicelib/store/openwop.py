@@ -85,13 +85,22 @@ def put_new(pk: str, sk: str, project_id: str, record: dict[str, Any]) -> bool:
     return True
 
 
-def replace(pk: str, sk: str, project_id: str, record: dict[str, Any], previous: Any) -> bool:
-    """Overwrite the row if its record is still ``previous``; False when it changed."""
+def written_at(pk: str, sk: str = NO_SORT) -> str | None:
+    """When the row was last written (its version for :func:`replace`), or None."""
+    try:
+        row = OpenwopModel.get(pk, sk, consistent_read=True, attributes_to_get=["created_at"])
+    except DoesNotExist:
+        return None
+    return str(row.created_at)
+
+
+def replace(pk: str, sk: str, project_id: str, record: dict[str, Any], previous: str) -> bool:
+    """Overwrite the row if it was last written at ``previous``; False when it changed."""
     row = OpenwopModel(
         pk=pk, sk=sk, project_id=project_id, record=record, created_at=clock.now_iso()
     )
     try:
-        row.save(condition=OpenwopModel.record == json.dumps(previous))
+        row.save(condition=OpenwopModel.created_at == previous)
     except PutError as exc:
         if exc.cause_response_code == CONDITION_FAILED:
             return False

@@ -164,7 +164,8 @@ def replay_or_claim(project_id: str, key: str, digest: str) -> str | None:
     claim = {"hash": digest, "runId": None, "expiresAt": _expiry()}
     existing = records.get(pk)
     if existing is not None and not _live(existing):
-        if records.replace(pk, records.NO_SORT, project_id, claim, existing):
+        previous = records.written_at(pk)
+        if previous and records.replace(pk, records.NO_SORT, project_id, claim, previous):
             return None
         existing = records.get(pk)
     elif existing is None and records.put_new(pk, records.NO_SORT, project_id, claim):
@@ -188,10 +189,10 @@ def settle_claim(project_id: str, key: str, digest: str, run_id: str | None) -> 
     if run_id is None:
         records.delete(pk)
         return
-    current = records.get(pk)
+    previous = records.written_at(pk)
     done = {"hash": digest, "runId": run_id, "expiresAt": _expiry()}
-    if current is not None:
-        records.replace(pk, records.NO_SORT, project_id, done, current)
+    if previous is not None:
+        records.replace(pk, records.NO_SORT, project_id, done, previous)
 
 
 # --- the writes -------------------------------------------------------------------------------
