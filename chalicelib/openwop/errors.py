@@ -84,5 +84,15 @@ def envelope(exc: PawlError) -> tuple[int, dict[str, Any]]:
     return exc.status, body_of(code, exc.message, details)
 
 
+def is_v2_path(path: str | None) -> bool:
+    return bool(path) and (path == "/v2" or str(path).startswith("/v2/"))
+
+
+def front_body(status: int, message: str, details: dict[str, Any] | None) -> dict[str, Any]:
+    """What an HTTP front (not the app) answers on a ``/v2`` path."""
+    code = BY_STATUS.get(status, INTERNAL if status >= 500 else "validation_error")
+    return body_of(code, message, details)
+
+
 def internal() -> tuple[int, dict[str, Any]]:
     return 500, body_of(INTERNAL, INTERNAL_MESSAGE, None)

@@ -33,9 +33,8 @@ def render(exc: BaseException) -> Response:
 
 def render_code(status: int, message: str) -> Response:
     """An error the app answers itself (wrong method, unsupported body) on a ``/v2`` path."""
-    code = errors.BY_STATUS.get(status, errors.INTERNAL if status >= 500 else "validation_error")
-    return response(status, errors.body_of(code, message, None))
+    return response(status, errors.front_body(status, message, None))
 
 
 def is_v2(path: str | None) -> bool:
-    return bool(path) and (path == PREFIX or str(path).startswith(PREFIX + "/"))
+    return errors.is_v2_path(path)
