@@ -43,8 +43,8 @@ from chalice.local import LambdaContext, RouteMatcher
 
 from chalicelib.api.envelope import error_body
 from chalicelib.api.gateway_responses import front_answer
-from chalicelib.openwop import errors as openwop_errors
 from chalicelib.local.quiesce import Quiesce
+from chalicelib.openwop import errors as openwop_errors
 from chalicelib.settings import get_settings
 
 log = logging.getLogger("pawl.local.http")
