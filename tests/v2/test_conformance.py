@@ -6,6 +6,7 @@ schemas (``assert_summary`` / ``assert_events``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -194,3 +195,66 @@ def test_a_v2_run_is_an_ordinary_pawl_run(tenant_a: Api, base_run: str) -> None:
     run = tenant_a.get(f"/api/v1/evals/{evals[0]['id']}/runs/{base_run}")
     assert run.status == 200, run
     assert run.json["status"] == "completed" and run.json["item_count"] == 3
+
+
+def test_a_suite_over_max_tasks_per_suite_is_refused_at_create(tenant_a: Api) -> None:
+    tasks = [
+        {
+            "taskId": f"t-{n}",
+            "input": "x",
+            "expected": {"kind": "golden", "match": {"strategy": "exact", "value": "x"}},
+        }
+        for n in range(1001)
+    ]
+    assert (
+        tenant_a.post("/v2/eval-suites", suite("acme.tests.evals.huge", tasks=tasks)).status == 201
+    )
+    refused = _refusal(start(tenant_a, "acme.tests.evals.huge"))
+    assert "maxTasksPerSuite" in refused["message"]
+
+
+def test_modes_must_be_declared_by_the_suite_too(tenant_a: Api) -> None:
+    project = tenant_a.get("/api/v1/projects").json["data"][0]
+    provider = tenant_a.post(
+        "/api/v1/ai-providers",
+        {"name": "j", "base_url": "https://judge.example.com/v1", "default_model": "m"},
+    )
+    tenant_a.put(
+        f"/api/v1/projects/{project['id']}", {"default_ai_provider_id": provider.json["id"]}
+    )
+    assert "rubric" in tenant_a.get("/v2/discovery").json["agents"]["evalSuite"]["modes"]
+    _refusal(start(tenant_a, BASE, evalModes=["rubric"]))  # the host runs it, the suite not
+
+
+def test_oversized_metadata_and_a_wrong_content_type_are_refused(tenant_a: Api) -> None:
+    _refusal(start(tenant_a, BASE, metadata={"blob": "x" * 20_000}))
+    answer = tenant_a.client.http.post(
+        "/v2/runs",
+        headers={"Authorization": f"Bearer {tenant_a.key}", "Content-Type": "text/plain"},
+        body=b"{}",
+    )
+    assert answer.status_code == 415
+    assert json.loads(answer.body)["error"] == "unsupported_media_type"
+
+
+def test_a_v1_run_and_an_unfinished_run_are_refused_the_same_way(
+    tenant_a: Api, base_run: str
+) -> None:
+    unknown = _refusal(
+        start(
+            tenant_a,
+            CANDIDATE,
+            evalModes=["golden", "regression"],
+            baselineRunId="evrun_0123456789abcdef",
+        )
+    )
+    evaluation = tenant_a.get("/api/v1/evals").json["data"][0]
+    v1_run = tenant_a.post(f"/api/v1/evals/{evaluation['id']}/runs", {"wait": True})
+    assert v1_run.status == 201 and v1_run.json["status"] == "completed", v1_run
+    queued = start(tenant_a, BASE)  # never drained: stays queued
+    assert queued.status == 201
+    for baseline in (v1_run.json["id"], queued.json["runId"]):
+        refused = _refusal(
+            start(tenant_a, CANDIDATE, evalModes=["golden", "regression"], baselineRunId=baseline)
+        )
+        assert refused == unknown
