@@ -163,8 +163,10 @@ def test_reads_before_the_end_and_the_summary_409(tenant_a: Api, drain: Callable
     assert pending.json["details"]["runStatus"] == "queued"
     early = tenant_a.get(f"/v2/runs/{run_id}/events").json["data"]
     assert [e["type"] for e in early] == ["eval.started"]
+    assert_events(early)
     drain()
     late = tenant_a.get(f"/v2/runs/{run_id}/events").json["data"]
+    assert_events(late)
     assert late[0] == early[0]  # an answer is a prefix of every later one
     assert [e["sequence"] for e in late] == [1, 2, 3, 4, 5]
 

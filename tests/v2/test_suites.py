@@ -156,3 +156,19 @@ def test_the_openapi_document_describes_every_v2_route(api: Api) -> None:
     )
     v1 = api.as_key(None).get("/api/v1/openapi.json").json["paths"]
     assert not [p for p in v1 if p.startswith("/v2")]
+
+
+def test_a_bare_suite_id_runs_its_newest_version(tenant_a: Api) -> None:
+    for version in ("1.2.0", "1.10.0", "1.9.9"):
+        assert tenant_a.post("/v2/eval-suites", suite(version=version)).status == 201
+    created = tenant_a.post(
+        "/v2/runs",
+        {
+            "mode": "eval",
+            "evalSuiteRef": "acme.tests.evals.basic",
+            "agentId": "conformance-eval-agent",
+        },
+    )
+    assert created.status == 201, created
+    run = tenant_a.get(f"/v2/runs/{created.json['runId']}").json
+    assert (run["suiteVersion"], run["evalSuiteRef"]) == ("1.10.0", "acme.tests.evals.basic")
