@@ -27,7 +27,7 @@ EVENT_DEFS = {
     "eval.completed": "evalCompleted",
 }
 _ID = {"type": "string", "minLength": 1}
-IDS_STAND_IN = {
+IDS_STAND_IN: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://openwop.dev/spec/v2/ids.schema.json",
     "$defs": {"runId": _ID, "agentId": _ID, "nodeId": _ID, "eventId": _ID},

@@ -276,3 +276,43 @@ def test_rubric_tasks_are_graded_by_the_projects_judge(
     assert (task["taskId"], task["score"], task["passed"]) == ("greet", 0.75, True)
     assert summary["aggregateScore"] == 0.75 and summary["passed"] is True
     assert "answers" not in json.dumps(summary)  # rubric prose never leaves the judge call
+
+
+def test_an_idempotency_key_in_flight_is_409_and_an_expired_one_is_reused(
+    tenant_a: Api,
+) -> None:
+    from chalicelib import clock
+    from chalicelib.store import openwop as records
+
+    project_id = tenant_a.get("/api/v1/projects").json["data"][0]["id"]
+    body = {
+        "mode": "eval",
+        "evalSuiteRef": "conformance-eval-regression-base",
+        "agentId": "conformance-eval-agent",
+    }
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {tenant_a.key}"}
+    from chalicelib.api.v2.runs import body_hash
+
+    pk = records.idempotency_key(project_id, "busy")
+    records.put_new(
+        pk,
+        records.NO_SORT,
+        project_id,
+        {"hash": body_hash(body), "runId": None, "expiresAt": "9999-01-01T00:00:00Z"},
+    )
+    busy = tenant_a.client.http.post(
+        "/v2/runs", headers={**headers, "Idempotency-Key": "busy"}, body=json.dumps(body)
+    )
+    assert busy.status_code == 409 and json.loads(busy.body)["error"] == "idempotency_in_flight"
+    old = records.idempotency_key(project_id, "old")
+    records.put_new(
+        old,
+        records.NO_SORT,
+        project_id,
+        {"hash": "another body", "runId": "evrun_0000000000000000", "expiresAt": clock.now_iso()},
+    )
+    reused = tenant_a.client.http.post(
+        "/v2/runs", headers={**headers, "Idempotency-Key": "old"}, body=json.dumps(body)
+    )
+    assert reused.status_code == 201, reused.body
+    assert records.get(old)["runId"] == json.loads(reused.body)["runId"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -154,6 +155,7 @@ def test_the_openapi_document_describes_every_v2_route(api: Api) -> None:
     assert {"mode", "evalSuiteRef", "agentId", "evalModes", "baselineRunId"} <= set(
         body["properties"]
     )
+    assert "ids.schema.json" not in json.dumps(document.json)  # every reference resolves
     v1 = api.as_key(None).get("/api/v1/openapi.json").json["paths"]
     assert not [p for p in v1 if p.startswith("/v2")]
 

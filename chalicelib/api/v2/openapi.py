@@ -34,9 +34,24 @@ ERRORS = {
 }
 
 
+def _inline_ids(schema: Any) -> Any:
+    """``schema`` with every ``ids.schema.json`` reference replaced by what it stands for
+    (the file is not part of the document, so a client could not resolve it)."""
+    if isinstance(schema, list):
+        return [_inline_ids(entry) for entry in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("ids.schema.json#/$defs/"):
+        name = ref.rsplit("/", 1)[1]
+        rest = {k: v for k, v in schema.items() if k != "$ref"}
+        return {**schemas.IDS_STAND_IN["$defs"][name], **rest}
+    return {key: _inline_ids(value) for key, value in schema.items()}
+
+
 def _body_schema(spec: RouteSpec, components: dict[str, Any]) -> dict[str, Any]:
     if spec.body is SuiteDocument:
-        components["AgentEvalSuite"] = schemas.load(schemas.SUITE)
+        components["AgentEvalSuite"] = _inline_ids(schemas.load(schemas.SUITE))
         return {"$ref": REF.format(model="AgentEvalSuite")}
     assert spec.body is not None
     schema = TypeAdapter(spec.body).json_schema(ref_template=REF)
@@ -83,7 +98,7 @@ def _operation(spec: RouteSpec, components: dict[str, Any]) -> dict[str, Any]:
 def build_document() -> dict[str, Any]:
     components: dict[str, Any] = {
         "Error": ERROR,
-        "EvalSummary": schemas.load(schemas.SUMMARY),
+        "EvalSummary": _inline_ids(schemas.load(schemas.SUMMARY)),
     }
     paths: dict[str, dict[str, Any]] = {}
     for spec in ROUTES:
