@@ -3,7 +3,8 @@
 Positive data acceptance is not checked here: a schema-valid ``createRun`` names a suite
 and an agent that exist only when the caller registered them (references the document
 cannot state), so a valid-looking body may rightly be a 400. Every other check is on: no
-5xx, documented statuses and content types, and every schema-invalid request refused.
+5xx, answers valid against their published schemas, documented statuses and content
+types, and every schema-invalid request refused.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     negative_data_rejection,
+    response_schema_conformance,
     status_code_conformance,
 )
 
@@ -30,6 +32,7 @@ from tests.support.http_front import app_over_http
 MAX_EXAMPLES = 6
 CHECKS = [
     not_a_server_error,
+    response_schema_conformance,
     status_code_conformance,
     content_type_conformance,
     negative_data_rejection,

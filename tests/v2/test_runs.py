@@ -316,3 +316,57 @@ def test_an_idempotency_key_in_flight_is_409_and_an_expired_one_is_reused(
     )
     assert reused.status_code == 201, reused.body
     assert records.get(old)["runId"] == json.loads(reused.body)["runId"]
+
+
+def _published(answer: Any, path: str, method: str, status: str) -> list[str]:
+    """Problems of ``answer`` against what /v2/openapi.json publishes for it."""
+    from chalicelib.api.v2.openapi import build_document
+    from chalicelib.openwop import schemas
+
+    document = build_document()
+    operation = document["paths"][path][method]
+    published = operation["responses"][status]["content"]["application/json"]["schema"]
+    rooted = {**published, "components": document["components"]}
+    return [e.message for e in schemas.validator(rooted).iter_errors(answer)]
+
+
+def test_answers_match_the_published_openapi_schemas(
+    tenant_a: Api, drain: Callable[[], None]
+) -> None:
+    assert _published(tenant_a.get("/v2/discovery").json, "/v2/discovery", "get", "200") == []
+    base = tenant_a.post(
+        "/v2/runs",
+        {
+            "mode": "eval",
+            "agentId": "conformance-eval-agent",
+            "evalSuiteRef": "conformance-eval-regression-base",
+        },
+    )
+    assert _published(base.json, "/v2/runs", "post", "201") == []
+    drain()
+    run_id = base.json["runId"]
+    candidate = tenant_a.post(
+        "/v2/runs",
+        {
+            "mode": "eval",
+            "agentId": "conformance-eval-agent",
+            "evalSuiteRef": "conformance-eval-regression-candidate",
+            "evalModes": ["golden", "regression"],
+            "baselineRunId": run_id,
+        },
+    )
+    drain()
+    other = candidate.json["runId"]
+    for path, template in (
+        (f"/v2/runs/{other}", "/v2/runs/{runId}"),
+        (f"/v2/runs/{other}/events", "/v2/runs/{runId}/events"),
+        (f"/v2/runs/{other}/eval-summary", "/v2/runs/{runId}/eval-summary"),
+        ("/v2/eval-suites/core.openwop.evals.conformance-regression", "/v2/eval-suites/{suiteId}"),
+        (
+            "/v2/eval-suites/core.openwop.evals.conformance-regression/1.1.0",
+            "/v2/eval-suites/{suiteId}/{version}",
+        ),
+    ):
+        answer = tenant_a.get(path)
+        assert answer.status == 200, answer
+        assert _published(answer.json, template, "get", "200") == [], path

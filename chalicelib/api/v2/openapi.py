@@ -10,6 +10,7 @@ from pydantic import TypeAdapter
 
 from chalicelib.api import json_schema
 from chalicelib.api.routing import ROUTES, RouteSpec
+from chalicelib.api.v2 import responses as v2_responses
 from chalicelib.api.v2.bodies import SuiteDocument
 from chalicelib.openwop import schemas
 
@@ -64,7 +65,12 @@ def _operation(spec: RouteSpec, components: dict[str, Any]) -> dict[str, Any]:
     responses: dict[str, Any] = {
         status: {"description": text, "content": error} for status, text in ERRORS.items()
     }
-    responses[str(spec.status)] = {"description": "OK"}
+    success: dict[str, Any] = {"description": "OK"}
+    if isinstance(spec.response, dict):
+        success["content"] = {"application/json": {"schema": _inline_ids(spec.response)}}
+    responses[str(spec.status)] = success
+    if spec.name == "register_suite":
+        responses["200"] = {**success, "description": "the same content was registered before"}
     op: dict[str, Any] = {
         "operationId": f"v2_{spec.name}",
         "summary": spec.summary,
@@ -98,7 +104,7 @@ def _operation(spec: RouteSpec, components: dict[str, Any]) -> dict[str, Any]:
 def build_document() -> dict[str, Any]:
     components: dict[str, Any] = {
         "Error": ERROR,
-        "EvalSummary": _inline_ids(schemas.load(schemas.SUMMARY)),
+        **_inline_ids(v2_responses.components()),
     }
     paths: dict[str, dict[str, Any]] = {}
     for spec in ROUTES:
