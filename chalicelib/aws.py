@@ -1,7 +1,9 @@
 """boto3 clients, created lazily and once per process (per Lambda container).
 
 Clients are built on first use so an in-process AWS stand-in started by a test or by the
-local runtime is in place before any client exists.
+local runtime is in place before any client exists. Their timeouts and retries are
+``CLIENT_CONFIG``, defined in :mod:`chalicelib.secrets_source`: the one AWS call made
+while settings are being built (so below this module, which reads settings) uses it too.
 """
 
 from __future__ import annotations
@@ -10,20 +12,13 @@ import threading
 from typing import Any
 
 import boto3
-from botocore.config import Config
 
+from chalicelib.secrets_source import CLIENT_CONFIG
 from chalicelib.settings import get_settings
 
 _lock = threading.Lock()
 _clients: dict[str, Any] = {}
 _session: boto3.session.Session | None = None
-
-CLIENT_CONFIG = Config(
-    connect_timeout=5,
-    read_timeout=30,
-    retries={"mode": "standard", "max_attempts": 5},
-    max_pool_connections=32,
-)
 
 
 def session() -> boto3.session.Session:

@@ -148,7 +148,7 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from chalicelib.local.demo import AGENT_MODULE, DemoFailed, DemoOptions, run_demo
+    from chalicelib.demo.walkthrough import AGENT_MODULE, DemoFailed, DemoOptions, run_demo
     from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 
     options = DemoOptions(report_path=Path(args.report), quick=args.quick)

@@ -8,6 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
+
+def error_body(code: str, message: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ``/api/v1`` error envelope: what api/envelope and the local HTTP front both answer."""
+    return {"error": {"code": code, "message": message, "meta": meta or {}}}
+
 
 class PawlError(Exception):
     status = 500
@@ -31,6 +38,24 @@ class ValidationFailed(PawlError):
         if field is not None:
             meta["field"] = field
         super().__init__(message, code=code, **meta)
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "body"
+
+
+def validation_error_from_pydantic(exc: ValidationError, prefix: str = "") -> ValidationFailed:
+    """Name every offending field; never echo pydantic's context objects (not serializable)."""
+    problems = []
+    for err in exc.errors(include_url=False, include_context=False, include_input=False):
+        field = _field_path(err["loc"])
+        if prefix:
+            field = f"{prefix}.{field}" if field != "body" else prefix
+        message = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+        problems.append({"field": field, "message": message})
+    first = problems[0] if problems else {"field": prefix or "body", "message": "invalid"}
+    summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems[:5])
+    return ValidationFailed(summary, field=first["field"], errors=problems)
 
 
 class Unauthorized(PawlError):

@@ -11,6 +11,16 @@ from __future__ import annotations
 
 import os
 
+from botocore.config import Config
+
+#: Timeouts and retries of every boto3 client pawl makes (chalicelib.aws uses it too).
+CLIENT_CONFIG = Config(
+    connect_timeout=5,
+    read_timeout=30,
+    retries={"mode": "standard", "max_attempts": 5},
+    max_pool_connections=32,
+)
+
 
 def arn_variable(name: str) -> str:
     """The variable naming the secret behind ``name``: ``PAWL_ADMIN_KEY_SECRET_ARN``,
@@ -32,8 +42,6 @@ def secret_from_env(name: str) -> str | None:
 def _fetch(arn: str) -> str:
     # Not chalicelib.aws.client: it reads settings, and this runs while settings are built.
     import boto3
-
-    from chalicelib.aws import CLIENT_CONFIG
 
     region = os.environ.get("AWS_DEFAULT_REGION") or os.environ.get("AWS_REGION", "us-east-1")
     client = boto3.client(

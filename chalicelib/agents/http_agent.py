@@ -7,13 +7,12 @@ This module also owns the *answer shape* that http, lambda and python agents sha
      "status": "completed" | "requires_action",    # optional, default completed
      "usage": {"input_tokens", "output_tokens", "cost_usd"}}   # optional
 
-and the forwarding of ``tool_context``: one ``X-Pawl-Context-<key>`` header per key, with
-the reserved identity keys dropped (an eval generation has no session or actor).
+and the forwarding of ``tool_context`` as headers (the keys and header names:
+:mod:`chalicelib.outbound.tool_context`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
@@ -22,12 +21,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from chalicelib import outbound
 from chalicelib.agents.configs import HttpAgentConfig
 from chalicelib.agents.contract import AdapterFailed, AgentReply, AgentRequest, Usage
-
-CONTEXT_HEADER_PREFIX = "X-Pawl-Context-"
-RESERVED_CONTEXT_KEYS = frozenset({"session_id", "actor_id", "actor_external_id"})
-_HEADER_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-_VISIBLE_ASCII = re.compile(r"^[\x20-\x7e\t]*$")
-SNIPPET_CHARS = 300
+from chalicelib.outbound.redaction import body_snippet
+from chalicelib.outbound.tool_context import (
+    CONTEXT_HEADER_PREFIX,
+    forwarded_context,
+    is_valid_context_key,
+    is_valid_context_value,
+)
 
 
 class AnswerUsage(BaseModel):
@@ -53,36 +53,19 @@ class AgentAnswer(BaseModel):
 # --- shared helpers (also used by the lambda, python and model adapters) -------------------
 
 
-def forwarded_context(tool_context: Mapping[str, str]) -> dict[str, str]:
-    """The ``tool_context`` keys an eval generation forwards (reserved identity keys dropped)."""
-    return {k: v for k, v in tool_context.items() if k not in RESERVED_CONTEXT_KEYS}
-
-
-def is_valid_context_key(key: str) -> bool:
-    """True when ``key`` can become part of an HTTP header name."""
-    return bool(_HEADER_TOKEN.match(key))
-
-
 def context_headers(tool_context: Mapping[str, str]) -> dict[str, str]:
     """One ``X-Pawl-Context-<key>`` header per forwarded key. Values are never echoed."""
     headers = {}
     for key, value in forwarded_context(tool_context).items():
         if not is_valid_context_key(key):
             raise AdapterFailed(f"tool_context key {key!r} cannot become an HTTP header name")
-        if not _VISIBLE_ASCII.match(value):
+        if not is_valid_context_value(value):
             raise AdapterFailed(
                 f"tool_context value of {key!r} cannot be sent as a header "
                 "(it must be printable ASCII)"
             )
         headers[CONTEXT_HEADER_PREFIX + key] = value
     return headers
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret value (4+ chars) replaced: for error messages we store."""
-    for secret in sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True):
-        text = text.replace(secret, "***")
-    return text
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -105,15 +88,6 @@ def reply_from_answer(data: Any, source: str) -> AgentReply:
         ) from None
     usage = Usage(**answer.usage.model_dump()) if answer.usage is not None else None
     return AgentReply(status=answer.status, output=answer.output, object=answer.object, usage=usage)
-
-
-def body_snippet(response: outbound.OutboundResponse, secrets: Iterable[str]) -> str:
-    """The start of an answer body for an error message, with secrets redacted."""
-    text = response.text.strip()
-    if not text:
-        return "(empty body)"
-    shortened = text[:SNIPPET_CHARS] + ("..." if len(text) > SNIPPET_CHARS else "")
-    return redact(shortened, secrets)
 
 
 def decode_json_answer(

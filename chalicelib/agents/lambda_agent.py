@@ -14,8 +14,10 @@ from typing import Any
 
 from chalicelib.agents.configs import LambdaAgentConfig
 from chalicelib.agents.contract import AdapterFailed, AgentReply, AgentRequest
-from chalicelib.agents.http_agent import forwarded_context, redact, reply_from_answer
+from chalicelib.agents.http_agent import reply_from_answer
 from chalicelib.lambda_invoke import LambdaInvokeFailed, invoke_client, invoke_sync
+from chalicelib.outbound.redaction import redact
+from chalicelib.outbound.tool_context import forwarded_context
 
 __all__ = ["invoke", "invoke_client", "lambda_payload"]
 

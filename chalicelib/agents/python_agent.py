@@ -21,7 +21,9 @@ from typing import Any
 
 from chalicelib.agents.configs import CALLABLE_PATH, PythonAgentConfig
 from chalicelib.agents.contract import AdapterFailed, AgentReply, AgentRequest
-from chalicelib.agents.http_agent import forwarded_context, redact, reply_from_answer
+from chalicelib.agents.http_agent import reply_from_answer
+from chalicelib.outbound.redaction import redact
+from chalicelib.outbound.tool_context import forwarded_context
 from chalicelib.settings import get_settings
 
 MESSAGE_CHARS = 500

@@ -8,26 +8,22 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from chalice import Blueprint
-from jsonschema.exceptions import SchemaError
-from jsonschema.validators import validator_for
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from chalicelib.agents.configs import PythonAgentConfig
 from chalicelib.api import plugin_schemas
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls, target_project
-from chalicelib.api.envelope import validation_error_from_pydantic
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
-from chalicelib.domain.catalog import Agent, AgentVersion, Eval
-from chalicelib.domain.secret_headers import masked_config, restore_masked
-from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.domain.catalog import Agent, AgentVersion
+from chalicelib.domain.secret_headers import masked_config
+from chalicelib.engine import agents as catalog
+from chalicelib.errors import NotFound
 from chalicelib.ids import ProjectId
 from chalicelib.plugins.manager import plugins
-from chalicelib.scoring.validation import evals_needing_output_schema
 from chalicelib.settings import get_settings
 from chalicelib.store import agents
-from chalicelib.store.evals import list_evals_for_agent, run_with_retry
 
 bp = Blueprint(__name__)
 
@@ -80,46 +76,10 @@ def published_update() -> Any:
     return plugin_schemas.update_body(UpdateAgent, _adapter_configs())
 
 
-def validated_config(agent_type: str, config: dict[str, Any]) -> dict[str, Any]:
-    """Check ``config`` with the adapter of ``agent_type``; errors name ``config.<key>``."""
-    adapter = plugins().adapter(agent_type)
-    try:
-        parsed = adapter.config_model.model_validate(config)
-    except ValidationError as exc:
-        raise validation_error_from_pydantic(exc, prefix="config") from exc
-    adapter.check(parsed)
-    return config
-
-
-def check_output_schema(schema: dict[str, Any] | None) -> None:
-    if schema is None:
-        return
-    try:
-        validator_for(schema).check_schema(schema)
-    except SchemaError as exc:
-        path = ".".join(str(p) for p in exc.path)
-        field = f"output_schema.{path}" if path else "output_schema"
-        raise ValidationFailed(
-            f"output_schema is not a valid JSON Schema: {exc.message}", field=field
-        ) from None
-
-
 def visible_agent(caller: Caller, agent_id: str) -> Agent:
     agent = agents.get_agent(agent_id)
     caller.check_visible(agent.project_id, "agent", agent.id)
     return agent
-
-
-def _refuse_dropping_schema(agent_id: str, evals: list[Eval]) -> None:
-    needing = evals_needing_output_schema(evals)
-    if needing:
-        names = ", ".join(f"{e.name} ({e.id})" for e in needing)
-        raise ValidationFailed(
-            f"output_schema cannot be removed: the output_schema scorer of evals {names} "
-            f"needs it (agent {agent_id})",
-            field="output_schema",
-            evals=[{"id": e.id, "name": e.name} for e in needing],
-        )
 
 
 @endpoint(
@@ -136,9 +96,10 @@ def create_agent(call: Call[CreateAgent, Any]) -> Agent:
     """Register an agent under test (version 1)."""
     body = call.body
     project_id = target_project(call.caller, body.project_id)
-    config = validated_config(body.type, body.config)
-    check_output_schema(body.output_schema)
-    return shown(agents.create_agent(project_id, body.name, body.type, config, body.output_schema))
+    created = catalog.create_agent(
+        project_id, body.name, body.type, body.config, body.output_schema
+    )
+    return shown(created)
 
 
 @endpoint(bp, "/api/v1/agents", "GET", query=ProjectListQuery, response=Page[Agent], tag=TAG)
@@ -169,36 +130,14 @@ def update_agent(call: Call[UpdateAgent, Any]) -> Agent:
     body = call.body
     refuse_nulls(body, "name", "type", "config")
     agent_id = visible_agent(call.caller, call.path["agent_id"]).id
-    given = body.model_fields_set
-
-    def attempt() -> Agent:
-        basis = agents.load_for_update(agent_id)
-        current = basis.agent
-        agent_type = body.type or current.type
-        # A secret header sent back masked (as every read shows it) keeps its stored value.
-        config = (
-            current.config if body.config is None else restore_masked(body.config, current.config)
-        )
-        if "type" in given or "config" in given:
-            config = validated_config(agent_type, config)
-        schema = body.output_schema if "output_schema" in given else current.output_schema
-        check_output_schema(schema)
-        if schema is None:
-            _refuse_dropping_schema(agent_id, basis.evals)
-        return agents.update_agent(basis, body.name or current.name, agent_type, config, schema)
-
-    result: Agent = run_with_retry(attempt)
-    return shown(result)
+    changes = {name: getattr(body, name) for name in body.model_fields_set}
+    return shown(catalog.update_agent(agent_id, changes))
 
 
 @endpoint(bp, "/api/v1/agents/{agent_id}", "DELETE", status=204, tag=TAG)
 def delete_agent(call: Call[Any, Any]) -> None:
     """Delete an agent and its versions; 409 AGENT_IN_USE while evals reference it."""
-    agent = visible_agent(call.caller, call.path["agent_id"])
-    evals = list_evals_for_agent(agent.id)
-    if evals:
-        raise agents.agent_in_use(agent.id, evals)
-    agents.delete_agent(agent)
+    catalog.delete_agent(visible_agent(call.caller, call.path["agent_id"]))
 
 
 @endpoint(

@@ -2,11 +2,7 @@
 
 ``api_key_env`` is the *name* of an environment variable of pawl's deployment holding the
 key; pawl never receives, stores or returns a key.
-
-Loading this module (the app does, at start) registers the ``ai_provider`` lookup scorer
-validation uses. It is registered here, at import of the app, rather than by the lazily
-loaded judge plugin, so a lookup registered later (a test's stand-in) is never overwritten
-in the middle of a request.
+The rules of its writes are :mod:`chalicelib.engine.ai_providers`.
 """
 
 from __future__ import annotations
@@ -17,16 +13,14 @@ from typing import Annotated, Any
 from chalice import Blueprint
 from pydantic import Field, WithJsonSchema, field_validator
 
-from chalicelib import outbound
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
-from chalicelib.domain.ai_providers import AiProvider, AiProviderSpec
+from chalicelib.domain.ai_providers import AiProvider
 from chalicelib.domain.base import Page, RequestBody
-from chalicelib.errors import ValidationFailed
+from chalicelib.engine import ai_providers as catalog
 from chalicelib.ids import ProjectId
 from chalicelib.store import ai_providers as store
-from chalicelib.store import tenancy
 
 bp = Blueprint(__name__)
 
@@ -74,15 +68,6 @@ class UpdateAiProvider(RequestBody):
     _check_env = field_validator("api_key_env")(_env_name)
 
 
-def _check_base_url(url: str) -> str:
-    """Refuse a URL the outbound client would refuse (scheme, private or metadata address)."""
-    try:
-        outbound.check_url(url)
-    except outbound.OutboundError as exc:
-        raise ValidationFailed(f"base_url is not allowed: {exc}", field="base_url") from None
-    return url
-
-
 def _visible(caller: Caller, provider_id: str) -> AiProvider:
     provider = store.get_provider(provider_id)
     caller.check_visible(provider.project_id, store.KIND, provider.id)
@@ -102,10 +87,7 @@ def create_ai_provider(call: Call[CreateAiProvider, Any]) -> AiProvider:
     """Create an AI provider (name unique in the project)."""
     body = call.body
     project_id = call.caller.listing_project(body.project_id)
-    _check_base_url(body.base_url)
-    tenancy.get_project(project_id)
-    spec = AiProviderSpec.model_validate(body.model_dump(exclude={"project_id"}))
-    return store.create_provider(project_id, spec)
+    return catalog.create_provider(project_id, body.model_dump(exclude={"project_id"}))
 
 
 @endpoint(
@@ -129,48 +111,10 @@ def update_ai_provider(call: Call[UpdateAiProvider, Any]) -> AiProvider:
     body = call.body
     refuse_nulls(body, "name", "base_url", "default_model")
     current = _visible(call.caller, call.path["provider_id"])
-    if body.base_url is not None:
-        _check_base_url(body.base_url)
-    changes = body.model_dump(include=body.model_fields_set)
-    kept = current.model_dump(include=set(AiProviderSpec.model_fields))
-    spec = AiProviderSpec.model_validate({**kept, **changes})
-    return store.update_provider(current, spec)
+    return catalog.update_provider(current, body.model_dump(include=body.model_fields_set))
 
 
 @endpoint(bp, ITEM, "DELETE", status=204, tag=TAG)
 def delete_ai_provider(call: Call[Any, Any]) -> None:
     """Delete a provider; refused (409) while an eval's judge pins it or it is the default."""
-    provider = _visible(call.caller, call.path["provider_id"])
-    pinned_by = [
-        ref
-        for ref in store.judge_references(provider.project_id)
-        if ref.ai_provider_id == provider.id
-    ]
-    if pinned_by:
-        project = tenancy.get_project(provider.project_id)
-        raise store.in_use(provider, pinned_by, project.default_ai_provider_id == provider.id)
-    store.delete_provider(provider)
-
-
-def check_default_change(project_id: str, provider_id: str | None) -> None:
-    """Refuse a ``default_ai_provider_id`` the project cannot take (``PUT /projects/{id}``).
-
-    A provider must exist in the project; clearing the default is refused while an eval's
-    ``llm_judge`` inherits it (pins no provider of its own).
-    """
-    if provider_id is not None:
-        if store.find_provider(project_id, provider_id) is None:
-            raise ValidationFailed(
-                f"ai_provider {provider_id} not found in project {project_id}",
-                field="default_ai_provider_id",
-            )
-        return
-    inheriting = [ref for ref in store.judge_references(project_id) if ref.ai_provider_id is None]
-    if inheriting:
-        named = ", ".join(f"{ref.eval_name!r} ({ref.eval_id})" for ref in inheriting)
-        raise ValidationFailed(
-            f"default_ai_provider_id cannot be cleared: the llm_judge scorer of eval(s) {named} "
-            "pins no ai_provider_id and inherits the project default",
-            field="default_ai_provider_id",
-            eval_ids=sorted({ref.eval_id for ref in inheriting}),
-        )
+    catalog.delete_provider(_visible(call.caller, call.path["provider_id"]))

@@ -1,4 +1,4 @@
-"""Every blueprint of the app, in one list (app.py registers them)."""
+"""Every blueprint of the HTTP API, in one list (the composition root adds the workers')."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from chalicelib.api import (
     tools,
     webhooks,
 )
-from chalicelib.workers import queues, schedules, webhook_delivery
 
 BLUEPRINTS: list[Blueprint] = [
     health.bp,
@@ -31,7 +30,4 @@ BLUEPRINTS: list[Blueprint] = [
     tools.bp,
     deciders.bp,
     webhooks.bp,
-    queues.bp,
-    schedules.bp,
-    webhook_delivery.bp,
 ]

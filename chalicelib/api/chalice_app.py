@@ -6,7 +6,7 @@ a crash outside a view with its own ``{"Code", "Message"}`` shape. This subclass
 the wrong method itself and turns any other Chalice-shaped error into the envelope
 (:data:`CHALICE_CODES`), so the API has one error shape. (Unknown routes never reach
 Lambda: API Gateway answers them with the gateway responses of
-:mod:`chalicelib.api.gateway_responses`; the local runtime's HTTP front uses the same table.)
+:mod:`chalicelib.infra.gateway_responses`; the local runtime's HTTP front uses the same table.)
 """
 
 from __future__ import annotations

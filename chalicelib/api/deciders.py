@@ -14,7 +14,6 @@ from pydantic import Field, field_validator
 
 from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
-from chalicelib.deciders.backends import bind_backend
 from chalicelib.deciders.decide import decide
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.deciders import (
@@ -26,6 +25,7 @@ from chalicelib.domain.deciders import (
     Questions,
     check_distinct_names,
 )
+from chalicelib.engine import deciders as catalog
 from chalicelib.errors import not_found
 from chalicelib.ids import ProjectId
 from chalicelib.store import deciders as store
@@ -96,8 +96,7 @@ def create_decider(call: Call[CreateDecider, Any]) -> Decider:
     """Create a decider at version 1 (name unique in the project)."""
     body = call.body
     project_id = target_project(call.caller, body.project_id)
-    bind_backend(project_id, body.backend)
-    return store.create_decider(
+    return catalog.create_decider(
         project_id, body.name, body.description, body.questions, body.backend
     )
 
@@ -120,19 +119,8 @@ def update_decider(call: Call[UpdateDecider, Any]) -> Decider:
     """Change a decider; the result is written as the next version."""
     body = call.body
     refuse_nulls(body, "name", "questions", "backend", "expected_version")
-    decider = visible_decider(call)
-    if body.expected_version is not None and body.expected_version != decider.version:
-        raise store.version_conflict(decider.id, body.expected_version)
-    changes: dict[str, Any] = {
-        name: getattr(body, name)
-        for name in ("name", "questions", "backend")
-        if getattr(body, name) is not None
-    }
-    if "description" in body.model_fields_set:
-        changes["description"] = body.description
-    if body.backend is not None:
-        bind_backend(decider.project_id, body.backend)
-    return store.update_decider(decider, changes)
+    given = {name: getattr(body, name) for name in body.model_fields_set}
+    return catalog.update_decider(visible_decider(call), given)
 
 
 @endpoint(bp, "/api/v1/deciders/{decider_id}", "DELETE", status=204, tag=TAG)

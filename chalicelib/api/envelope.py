@@ -13,15 +13,11 @@ from typing import Any
 from chalice import Response
 from pydantic import ValidationError
 
-from chalicelib.errors import PawlError, ValidationFailed
+from chalicelib.errors import PawlError, error_body, validation_error_from_pydantic
 
 log = logging.getLogger("pawl.api")
 
 JSON_HEADERS = {"Content-Type": "application/json"}
-
-
-def error_body(code: str, message: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "meta": meta or {}}}
 
 
 def error_response(
@@ -29,24 +25,6 @@ def error_response(
 ) -> Response:
     body = json.dumps(error_body(code, message, meta))
     return Response(body=body, status_code=status, headers=dict(JSON_HEADERS))
-
-
-def _field_path(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(part) for part in loc) or "body"
-
-
-def validation_error_from_pydantic(exc: ValidationError, prefix: str = "") -> ValidationFailed:
-    """Name every offending field; never echo pydantic's context objects (not serializable)."""
-    problems = []
-    for err in exc.errors(include_url=False, include_context=False, include_input=False):
-        field = _field_path(err["loc"])
-        if prefix:
-            field = f"{prefix}.{field}" if field != "body" else prefix
-        message = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
-        problems.append({"field": field, "message": message})
-    first = problems[0] if problems else {"field": prefix or "body", "message": "invalid"}
-    summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems[:5])
-    return ValidationFailed(summary, field=first["field"], errors=problems)
 
 
 def response_for(exc: BaseException) -> Response:

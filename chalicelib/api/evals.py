@@ -18,12 +18,11 @@ from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
-from chalicelib.domain.catalog import Agent, Eval, EvalSpec
-from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.domain.catalog import Eval
+from chalicelib.engine import evals as catalog
 from chalicelib.ids import AgentId, DatasetId, ProjectId
 from chalicelib.plugins.manager import plugins
-from chalicelib.scoring.validation import env_for_project, validate_scorers
-from chalicelib.store import agents, datasets, evals
+from chalicelib.store import evals
 
 bp = Blueprint(__name__)
 
@@ -88,28 +87,6 @@ def published_update() -> Any:
 _NOT_NULL = ("name", "agent_id", "dataset_id", "scorers", "trials", "trial_reducer")
 
 
-def bound_agent(project_id: str, agent_id: str) -> Agent:
-    """The agent an eval binds: it must exist in the eval's project (else 400 ``agent_id``)."""
-    try:
-        agent = agents.get_agent(agent_id)
-    except NotFound:
-        agent = None
-    if agent is None or agent.project_id != project_id:
-        raise ValidationFailed(f"agent {agent_id} not found in this project", field="agent_id")
-    return agent
-
-
-def check_bound_dataset(project_id: str, dataset_id: str) -> None:
-    try:
-        dataset = datasets.get_dataset(dataset_id)
-    except NotFound:
-        dataset = None
-    if dataset is None or dataset.project_id != project_id:
-        raise ValidationFailed(
-            f"dataset {dataset_id} not found in this project", field="dataset_id"
-        )
-
-
 def visible_eval(caller: Caller, eval_id: str) -> Eval:
     found = evals.get_eval(eval_id)
     caller.check_visible(found.project_id, "eval", found.id)
@@ -130,17 +107,8 @@ def create_eval(call: Call[CreateEval, Any]) -> Eval:
     """Bind an agent to a dataset and scorers (name unique in the project)."""
     body = call.body
     project_id = target_project(call.caller, body.project_id)
-
-    def attempt() -> Eval:
-        agent = bound_agent(project_id, body.agent_id)
-        check_bound_dataset(project_id, body.dataset_id)
-        env = env_for_project(project_id, "create", agent.output_schema)
-        fields = body.model_dump(exclude={"project_id", "scorers"})
-        spec = EvalSpec(scorers=validate_scorers(body.scorers, env), **fields)
-        return evals.create_eval(project_id, spec, agent.version)
-
-    created: Eval = evals.run_with_retry(attempt)
-    return created
+    fields = body.model_dump(exclude={"project_id", "scorers"})
+    return catalog.create_eval(project_id, fields, body.scorers)
 
 
 @endpoint(bp, "/api/v1/evals", "GET", query=ProjectListQuery, response=Page[Eval], tag=TAG)
@@ -156,14 +124,6 @@ def get_eval(call: Call[Any, Any]) -> Eval:
     return visible_eval(call.caller, call.path["eval_id"])
 
 
-def _updated_spec(current: Eval, body: UpdateEval) -> EvalSpec:
-    """``current``'s writable fields with the given ones replaced (scorers not yet validated)."""
-    given = body.model_fields_set
-    changes = {name: getattr(body, name) for name in EvalSpec.model_fields if name in given}
-    base = EvalSpec.model_validate(current.model_dump(include=set(EvalSpec.model_fields)))
-    return base.model_copy(update=changes)
-
-
 @endpoint(
     bp,
     "/api/v1/evals/{eval_id}",
@@ -177,20 +137,8 @@ def update_eval(call: Call[UpdateEval, Any]) -> Eval:
     """Partially update an eval; scorers are re-validated when they or the agent change."""
     refuse_nulls(call.body, *_NOT_NULL)
     eval_id = visible_eval(call.caller, call.path["eval_id"]).id
-
-    def attempt() -> Eval:
-        current = evals.get_eval(eval_id)
-        spec = _updated_spec(current, call.body)
-        agent = bound_agent(current.project_id, spec.agent_id)
-        if spec.dataset_id != current.dataset_id:
-            check_bound_dataset(current.project_id, spec.dataset_id)
-        if "scorers" in call.body.model_fields_set or spec.agent_id != current.agent_id:
-            env = env_for_project(current.project_id, "update", agent.output_schema)
-            spec.scorers = validate_scorers(spec.scorers, env)
-        return evals.update_eval(current, spec, agent.version)
-
-    updated: Eval = evals.run_with_retry(attempt)
-    return updated
+    changes = {name: getattr(call.body, name) for name in call.body.model_fields_set}
+    return catalog.update_eval(eval_id, changes)
 
 
 @endpoint(bp, "/api/v1/evals/{eval_id}", "DELETE", status=204, tag=TAG)

@@ -8,13 +8,13 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from chalicelib.api import json_schema
 from chalicelib.api.routing import ROUTES, RouteSpec
+from chalicelib.jsonvalues import json_schema
 from chalicelib.settings import get_settings
 
 REF = "#/components/schemas/{model}"
 #: Request-side components are named apart from response ones: only they state the input
-#: rules (:mod:`chalicelib.api.json_schema`), which say nothing about what is answered.
+#: rules (:mod:`chalicelib.jsonvalues.json_schema`), which say nothing about what is answered.
 INPUT_REF = "#/components/schemas/{model}.input"
 ERROR_SCHEMA = {
     "type": "object",

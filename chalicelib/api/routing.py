@@ -17,11 +17,16 @@ from chalice import Blueprint, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chalicelib import ids
-from chalicelib.api import json_input
 from chalicelib.api.auth import Caller, authenticate
-from chalicelib.api.envelope import JSON_HEADERS, validation_error_from_pydantic
-from chalicelib.errors import PayloadTooLarge, ValidationFailed, not_found
+from chalicelib.api.envelope import JSON_HEADERS
+from chalicelib.errors import (
+    PayloadTooLarge,
+    ValidationFailed,
+    not_found,
+    validation_error_from_pydantic,
+)
 from chalicelib.ids import ProjectId
+from chalicelib.jsonvalues import json_input
 from chalicelib.settings import get_settings
 
 B = TypeVar("B", bound=BaseModel)

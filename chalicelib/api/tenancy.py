@@ -7,11 +7,11 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import Field
 
-from chalicelib.api import ai_providers
 from chalicelib.api.common import refuse_nulls
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.tenancy import ApiKey, CreatedApiKey, Project
+from chalicelib.engine import ai_providers
 from chalicelib.ids import AiProviderId, ProjectId
 from chalicelib.store import tenancy
 

@@ -10,19 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 from chalice import Blueprint
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from chalicelib import outbound
 from chalicelib.api import plugin_schemas
 from chalicelib.api.common import refuse_nulls
-from chalicelib.api.envelope import validation_error_from_pydantic
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
-from chalicelib.domain.secret_headers import masked_config, restore_masked
-from chalicelib.domain.tools import CONFIG_MODELS, BuiltinToolConfig, HttpToolConfig, Tool, ToolType
-from chalicelib.errors import ValidationFailed
+from chalicelib.domain.secret_headers import masked_config
+from chalicelib.domain.tools import CONFIG_MODELS, BuiltinToolConfig, Tool, ToolType
+from chalicelib.engine import tools as catalog
 from chalicelib.ids import ProjectId
-from chalicelib.store import tenancy
 from chalicelib.store import tools as store
 from chalicelib.tools.builtin_tool import available_actions
 
@@ -69,32 +66,6 @@ def published_update() -> Any:
     return plugin_schemas.update_body(UpdateTool, _type_configs())
 
 
-def validated_config(tool_type: str, config: dict[str, Any]) -> dict[str, Any]:
-    """The config as its type's model stores it; a refusal names ``config.<field>``."""
-    try:
-        parsed = CONFIG_MODELS[tool_type].model_validate(config)
-    except ValidationError as exc:
-        raise validation_error_from_pydantic(exc, prefix="config") from None
-    if isinstance(parsed, HttpToolConfig):
-        try:
-            outbound.check_url(str(parsed.url))
-        except outbound.OutboundError as exc:
-            raise ValidationFailed(
-                f"config.url is not allowed: {exc}", field="config.url"
-            ) from None
-    actions = getattr(parsed, "actions", None)
-    if tool_type == "builtin" and actions is not None:
-        known = available_actions()
-        for index, action in enumerate(actions):
-            if action not in known:
-                raise ValidationFailed(
-                    f"no installed plugin provides builtin action {action!r} "
-                    f"(available: {', '.join(sorted(known)) or 'none'})",
-                    field=f"config.actions.{index}",
-                )
-    return parsed.model_dump(mode="json")
-
-
 def shown(tool: Tool) -> Tool:
     """The tool as an answer shows it: secret header values masked."""
     return tool.model_copy(update={"config": masked_config(tool.config)})
@@ -120,9 +91,8 @@ def create_tool(call: Call[CreateTool, Any]) -> Tool:
     """Create a tool (name unique in the project)."""
     body = call.body
     project_id = call.caller.listing_project(body.project_id)
-    config = validated_config(body.type, body.config)
-    tenancy.get_project(project_id)
-    return shown(store.create_tool(project_id, body.name, body.description, body.type, config))
+    created = catalog.create_tool(project_id, body.name, body.description, body.type, body.config)
+    return shown(created)
 
 
 @endpoint(bp, "/api/v1/tools", "GET", query=ProjectListQuery, response=Page[Tool], tag=TAG)
@@ -152,21 +122,8 @@ def update_tool(call: Call[UpdateTool, Any]) -> Tool:
     """Rename a tool, change its description, or replace its config (and type)."""
     body = call.body
     refuse_nulls(body, "name", "type", "config")
-    tool = visible_tool(call)
-    changes: dict[str, Any] = {}
-    if body.name is not None:
-        changes["name"] = body.name
-    if "description" in body.model_fields_set:
-        changes["description"] = body.description
-    new_type = body.type or tool.type
-    if new_type != tool.type and body.config is None:
-        raise ValidationFailed("changing type needs the new type's config", field="config")
-    if body.config is not None:
-        changes["type"] = new_type
-        # A secret header sent back masked (as every read shows it) keeps its stored value.
-        config = restore_masked(body.config, tool.config)
-        changes["config"] = validated_config(new_type, config)
-    return shown(store.update_tool(tool, changes))
+    given = {name: getattr(body, name) for name in body.model_fields_set}
+    return shown(catalog.update_tool(visible_tool(call), given))
 
 
 @endpoint(bp, "/api/v1/tools/{tool_id}", "DELETE", status=204, tag=TAG)

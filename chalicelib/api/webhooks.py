@@ -10,16 +10,13 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import Field, field_validator
 
-from chalicelib import outbound
 from chalicelib.api.ai_providers import MAX_URL_LENGTH, UrlText
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
-from chalicelib.errors import ValidationFailed
+from chalicelib.domain.webhooks import CreatedWebhook, Delivery, EventPattern, Webhook
+from chalicelib.engine import webhooks as catalog
 from chalicelib.ids import ProjectId
-from chalicelib.store import tenancy
 from chalicelib.store import webhooks as store
-from chalicelib.webhooks import signing
-from chalicelib.webhooks.types import CreatedWebhook, Delivery, EventPattern, Webhook
 
 bp = Blueprint(__name__)
 
@@ -39,14 +36,6 @@ class CreateWebhook(RequestBody):
         return list(dict.fromkeys(events))
 
 
-def _check_url(url: str) -> None:
-    """Refuse a URL the outbound client would refuse (scheme, private or metadata address)."""
-    try:
-        outbound.check_url(url)
-    except outbound.OutboundError as exc:
-        raise ValidationFailed(f"url is not allowed: {exc}", field="url") from None
-
-
 @endpoint(
     bp,
     "/api/v1/webhooks",
@@ -60,11 +49,7 @@ def create_webhook(call: Call[CreateWebhook, Any]) -> CreatedWebhook:
     """Subscribe a URL to run lifecycle events. The signing ``secret`` is shown only here."""
     body = call.body
     call.caller.check_target_project(body.project_id)
-    _check_url(body.url)
-    tenancy.get_project(body.project_id)
-    return store.create_webhook(
-        body.project_id, body.url, body.events, body.secret or signing.new_secret()
-    )
+    return catalog.create_webhook(body.project_id, body.url, body.events, body.secret)
 
 
 @endpoint(bp, "/api/v1/webhooks", "GET", query=ProjectListQuery, response=Page[Webhook], tag=TAG)

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from chalicelib import completions
 from chalicelib.deciders import frame
-from chalicelib.deciders.answers import DECISION_ANSWER_INVALID
+from chalicelib.deciders.answer_validation import DECISION_ANSWER_INVALID
 from chalicelib.domain.ai_providers import AiProvider
 from chalicelib.domain.deciders import (
     AiProviderBackend,
@@ -29,7 +29,7 @@ from chalicelib.domain.tools import Tool
 from chalicelib.errors import ValidationFailed
 from chalicelib.store import ai_providers, tools
 from chalicelib.tools import MISSING_TOOL_CONTEXT_KEY, MissingContextKey, ToolFailed, call_tool
-from chalicelib.tools.answers import first_json_object
+from chalicelib.tools.json_object import first_json_object
 
 COMPLETION_FAILED = "COMPLETION_FAILED"
 #: What a decider sends a tool; a tool presetting either would overwrite the decision's own.

@@ -12,7 +12,11 @@ import time
 from typing import Any
 
 from chalicelib import clock, ids
-from chalicelib.deciders.answers import DECISION_ANSWER_INVALID, AnswerInvalid, answers_from_object
+from chalicelib.deciders.answer_validation import (
+    DECISION_ANSWER_INVALID,
+    AnswerInvalid,
+    answers_from_object,
+)
 from chalicelib.deciders.backends import DecisionFailed, bind_backend
 from chalicelib.domain.deciders import DeciderVersion, Decision, DecisionError, DecisionUsage
 from chalicelib.store import deciders

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Iterator
 
 from chalicelib.domain.runs import ACTIVE_STATUSES, QUEUED, FrozenItem, RunState, result_key
-from chalicelib.engine import messages, work
+from chalicelib.engine import messages, settle
 from chalicelib.store import results, runs
 
 log = logging.getLogger("pawl.engine.fanout")
@@ -63,7 +63,7 @@ def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
     if runs.finish_fanout(state.id, counted * snapshot.trials):
         log.info("run %s: %d items x %d trials enqueued", state.id, counted, snapshot.trials)
     # Every item may already be recorded (or there were none): the settle is ours to try.
-    work.maybe_settle(state.id)
+    settle.maybe_settle(state.id)
 
 
 def missing_work(state: RunState) -> Iterator[tuple[FrozenItem, int]]:
@@ -88,5 +88,5 @@ def enqueue_missing(state: RunState) -> int:
     if sent:
         runs.touch(state.id)
     else:
-        work.maybe_settle(state.id)
+        settle.maybe_settle(state.id)
     return sent

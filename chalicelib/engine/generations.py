@@ -1,6 +1,6 @@
 """Generations outside a run: call an agent on its own, curate a turn into a dataset, purge.
 
-- :func:`generate` is the eval's agent call (:func:`~chalicelib.engine.execute.call_agent`)
+- :func:`generate` is the eval's agent call (:func:`~chalicelib.engine.execute_item.call_agent`)
   with no scoring and no ``source`` (ordinary traffic, not eval spend).
 - :func:`curate` copies a completed generation into a dataset item: a copy, so a later
   purge of the generation leaves the item whole.
@@ -16,7 +16,7 @@ from typing import Any
 from chalicelib.domain.catalog import Agent, Dataset, DatasetItem
 from chalicelib.domain.runs import GENERATION_COMPLETED, Generation
 from chalicelib.engine.context import bind_agent
-from chalicelib.engine.execute import call_agent
+from chalicelib.engine.execute_item import call_agent
 from chalicelib.engine.start import clean_tool_context
 from chalicelib.errors import Conflict
 from chalicelib.store import agents, blobs, datasets, generations, results

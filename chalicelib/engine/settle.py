@@ -1,6 +1,7 @@
 """Settle a fully recorded run: a pipeline of small steps over streamed results.
 
-Only the worker (or reaper) that won the settle claim gets here. Each step reads and
+:func:`maybe_settle` claims the settle (fan-out and the item worker call it): only the
+worker (or reaper) that wins the claim goes on to :func:`settle_run`. Each step reads and
 extends one :class:`Settlement`; a later addition (another comparison, another gate) is
 one more function in :data:`PIPELINE`.
 
@@ -161,3 +162,16 @@ def settle_run(run_id: str) -> bool:
     return lifecycle.complete(
         run_id, settlement.aggregate, settlement.passed, settlement.verdict_reasons
     )
+
+
+def maybe_settle(run_id: str) -> None:
+    """Claim and settle the run if every item is recorded; a no-op for everyone but one caller."""
+    if not runs.claim_settle(run_id):
+        return
+    try:
+        settle_run(run_id)
+    except Exception:
+        # Give the claim back so the redelivery of this batch can settle again, rather
+        # than leaving the run to the reaper's grace period.
+        runs.release_settle_claim(run_id)
+        raise

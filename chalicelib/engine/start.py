@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chalicelib import ids
-from chalicelib.agents.http_agent import is_valid_context_key
 from chalicelib.domain.catalog import AgentVersion, DatasetItem, Eval
 from chalicelib.domain.runs import (
     BASELINE_STATUSES,
@@ -30,8 +29,9 @@ from chalicelib.domain.runs import (
     RunState,
     WorkItem,
 )
-from chalicelib.engine import messages, work
+from chalicelib.engine import item_batch, messages
 from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.outbound.tool_context import is_valid_context_key
 from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.decider_scorer import resolve_decider_versions
 from chalicelib.scoring.validation import check_eval_runnable
@@ -213,13 +213,13 @@ def start_run(evaluation: Eval, options: StartOptions) -> EvalRun:
     # concurrently. There is no redelivery here (final=True), so an item that raises is
     # recorded as errored at once.
     deliveries = [
-        work.Delivery(
+        item_batch.Delivery(
             WorkItem(run_id=state.id, dataset_item_id=item.dataset_item_id, trial=trial, item=item),
             final=True,
         )
         for item in plan.items
         for trial in range(1, state.snapshot.trials + 1)
     ]
-    for start in range(0, len(deliveries), work.MAX_CONCURRENCY):
-        work.process(deliveries[start : start + work.MAX_CONCURRENCY])
+    for start in range(0, len(deliveries), item_batch.MAX_CONCURRENCY):
+        item_batch.process(deliveries[start : start + item_batch.MAX_CONCURRENCY])
     return runs.get_run(state.id).run

@@ -8,9 +8,9 @@ from chalice import Chalice
 from chalice.app import CloudWatchEventConfig, ScheduledEventConfig, SQSEventConfig
 from chalice.utils import to_cfn_resource_name
 
-from chalicelib.api.gateway_responses import GATEWAY_RESPONSES, response_template
 from chalicelib.infra import names
 from chalicelib.infra.definitions import API_TIMEOUT_S, QueueSpec, queue_specs, table_specs
+from chalicelib.infra.gateway_responses import GATEWAY_RESPONSES, response_template
 from chalicelib.infra.stage import Stage
 from chalicelib.infra.template import (
     FUNCTION_MEMORY_MB,

@@ -14,7 +14,7 @@ Gateway Responses):
 - every method reaches the app (which answers one no route takes with its 405
   envelope), and the HTTP layer's own refusals — malformed request line (400), URI too
   long (414), header line too long or too many headers (431), bad version (505) — are the
-  envelope too, from the table in :mod:`chalicelib.api.gateway_responses`.
+  envelope too, from the table in :mod:`chalicelib.infra.gateway_responses`.
 
 Chalice keeps ``app.current_request`` in one process-global attribute, which Lambda never
 shares between requests. Here many HTTP threads share one app, so calls into it are
@@ -41,8 +41,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from chalice import Chalice
 from chalice.local import LambdaContext, RouteMatcher
 
-from chalicelib.api.envelope import error_body
-from chalicelib.api.gateway_responses import front_answer
+from chalicelib.errors import error_body
+from chalicelib.infra.gateway_responses import front_answer
 from chalicelib.local.quiesce import Quiesce
 from chalicelib.openwop import errors as openwop_errors
 from chalicelib.settings import get_settings

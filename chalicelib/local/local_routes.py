@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from chalicelib.api.envelope import error_body
+from chalicelib.errors import error_body
 
 if TYPE_CHECKING:
     from chalicelib.local.runtime import LocalRuntime

@@ -59,7 +59,6 @@ from chalicelib.outbound.allowlist import (
     current_policy,
     validate_allow_list,
 )
-from chalicelib.outbound.answers import UnusableAnswer, decode_json
 from chalicelib.outbound.client import (
     CONNECT_TIMEOUT_CAP_S,
     MAX_RESPONSE_BYTES,
@@ -76,6 +75,7 @@ from chalicelib.outbound.errors import (
     OutboundTooLarge,
     OutboundUnreachable,
 )
+from chalicelib.outbound.json_answer import UnusableAnswer, decode_json
 from chalicelib.outbound.policy import (
     OWN_ENDPOINT_MESSAGE,
     category_allowed,

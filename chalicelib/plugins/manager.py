@@ -32,10 +32,10 @@ log = logging.getLogger("pawl.plugins")
 
 #: Built-in plugin modules, registered before third-party entry points.
 BUILTIN_PLUGINS = (
-    "chalicelib.scoring.builtin",
-    "chalicelib.agents.builtin",
+    "chalicelib.scoring.plugin",
+    "chalicelib.agents.plugin",
     "chalicelib.webhooks.sink",
-    "chalicelib.embeddings.builtin",
+    "chalicelib.embeddings.plugin",
 )
 
 

@@ -2,7 +2,7 @@
 
 Shape rules only (unknown keys refused, required fields, ranges, JSON Logic and JSON
 Schema well-formedness); rules that need other resources live in each scorer's
-``check`` (:mod:`chalicelib.scoring.builtin`). Numbers and booleans are strict: ``"0.5"``
+``check`` (:mod:`chalicelib.scoring.plugin`). Numbers and booleans are strict: ``"0.5"``
 or ``1`` for a boolean is refused rather than coerced.
 """
 
@@ -14,9 +14,13 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 from pydantic import ConfigDict, Field, WithJsonSchema, field_validator
 
-from chalicelib.api.json_schema import JSON_LOGIC_MAPPING, JSON_LOGIC_OPERATION, JSON_LOGIC_REF
 from chalicelib.ids import AiProviderId, DeciderId, ToolId
-from chalicelib.scoring import jsonlogic
+from chalicelib.jsonvalues import jsonlogic
+from chalicelib.jsonvalues.json_schema import (
+    JSON_LOGIC_MAPPING,
+    JSON_LOGIC_OPERATION,
+    JSON_LOGIC_REF,
+)
 from chalicelib.scoring.contract import ScorerConfig
 
 Threshold = Annotated[float, Field(ge=0, le=1)]

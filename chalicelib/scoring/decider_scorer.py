@@ -19,7 +19,7 @@ from chalicelib.deciders.backends import bind_backend
 from chalicelib.deciders.decide import decide
 from chalicelib.domain.deciders import Decider, DeciderVersion, Decision
 from chalicelib.errors import ValidationFailed
-from chalicelib.scoring import jsonlogic
+from chalicelib.jsonvalues import jsonlogic
 from chalicelib.scoring.configs import DeciderScorerConfig
 from chalicelib.scoring.contract import (
     ItemContext,

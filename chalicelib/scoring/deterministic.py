@@ -11,7 +11,7 @@ from typing import Any
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
-from chalicelib.scoring import jsonlogic
+from chalicelib.jsonvalues import jsonlogic
 from chalicelib.scoring.contract import ItemContext, ScoreOutcome, ScorerFailed
 
 PASS = ScoreOutcome(score=1.0, passed=True)

@@ -18,18 +18,18 @@ from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 
 from chalicelib import clock, ids, secretbox
-from chalicelib.store import project_scoped
-from chalicelib.store.base import CONDITION_FAILED
-from chalicelib.store.models import DeliveryModel, WebhookModel
-from chalicelib.store.pagination import page_of
-from chalicelib.store.transactions import conflict_on_lost_race
-from chalicelib.webhooks.types import (
+from chalicelib.domain.webhooks import (
     CreatedWebhook,
     Delivery,
     PendingDelivery,
     Webhook,
     WebhookTarget,
 )
+from chalicelib.store import project_scoped
+from chalicelib.store.base import CONDITION_FAILED
+from chalicelib.store.models import DeliveryModel, WebhookModel
+from chalicelib.store.pagination import page_of
+from chalicelib.store.transactions import conflict_on_lost_race
 
 _WEBHOOK_INDEX_KEYS = {"id", "webhook_id", "created_key"}
 #: The value of ``pending`` (the sparse index's key) on every pending delivery.

@@ -7,8 +7,8 @@ from typing import Any
 
 from chalicelib.domain.tools import BuiltinToolConfig
 from chalicelib.plugins.manager import plugins
-from chalicelib.tools.answers import first_json_object
 from chalicelib.tools.errors import TOOL_ANSWER_INVALID, TOOL_NOT_CALLABLE, ToolFailed
+from chalicelib.tools.json_object import first_json_object
 
 log = logging.getLogger("pawl.tools")
 MESSAGE_CHARS = 500

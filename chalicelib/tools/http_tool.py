@@ -12,11 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from chalicelib import outbound
-from chalicelib.agents.http_agent import CONTEXT_HEADER_PREFIX, body_snippet
 from chalicelib.domain.tools import HttpToolConfig
-from chalicelib.tools.answers import decode_answer
+from chalicelib.outbound.redaction import body_snippet
+from chalicelib.outbound.tool_context import CONTEXT_HEADER_PREFIX
 from chalicelib.tools.context import fill_text, fill_value, narrowed
 from chalicelib.tools.errors import TOOL_ANSWER_INVALID, ToolFailed
+from chalicelib.tools.json_object import decode_answer
 
 _VISIBLE_ASCII = re.compile(r"^[\x20-\x7e\t]*$")
 

@@ -10,12 +10,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from chalicelib.agents.http_agent import redact
 from chalicelib.domain.tools import LambdaToolConfig
 from chalicelib.lambda_invoke import LambdaInvokeFailed, invoke_sync
-from chalicelib.tools.answers import first_json_object
+from chalicelib.outbound.redaction import redact
 from chalicelib.tools.context import narrowed
 from chalicelib.tools.errors import TOOL_ANSWER_INVALID, ToolFailed
+from chalicelib.tools.json_object import first_json_object
 
 MESSAGE_CHARS = 500
 

@@ -22,10 +22,10 @@ from datetime import timedelta
 from typing import Any, Literal
 
 from chalicelib import clock, outbound, queues
+from chalicelib.domain.webhooks import MAX_ATTEMPTS, PendingDelivery, WebhookTarget
 from chalicelib.settings import get_settings
 from chalicelib.store import webhooks as store
 from chalicelib.webhooks import signing
-from chalicelib.webhooks.types import MAX_ATTEMPTS, PendingDelivery, WebhookTarget
 
 log = logging.getLogger("pawl.webhooks")
 

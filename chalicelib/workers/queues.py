@@ -16,7 +16,7 @@ from chalice.app import SQSEvent, SQSRecord
 from pydantic import ValidationError
 
 from chalicelib.domain.runs import WorkItem
-from chalicelib.engine import fanout, messages, work
+from chalicelib.engine import fanout, item_batch, messages
 from chalicelib.infra.definitions import MAX_RECEIVE_COUNT
 from chalicelib.settings import get_settings
 
@@ -43,13 +43,13 @@ def fan_out_run(event: SQSEvent) -> None:
         fanout.fan_out(messages.FanoutMessage.model_validate_json(record.body))
 
 
-def _decode(record: SQSRecord) -> work.Delivery | None:
+def _decode(record: SQSRecord) -> item_batch.Delivery | None:
     try:
         item = WorkItem.model_validate(json.loads(record.body))
     except (ValueError, ValidationError):
         log.error("item queue: undecodable message %s", _message_id(record))
         return None
-    return work.Delivery(item, final=_receive_count(record) >= MAX_RECEIVE_COUNT)
+    return item_batch.Delivery(item, final=_receive_count(record) >= MAX_RECEIVE_COUNT)
 
 
 @bp.on_sqs_message(queue=get_settings().item_queue, batch_size=ITEM_BATCH_SIZE)
@@ -59,6 +59,6 @@ def execute_items(event: SQSEvent) -> dict[str, Any]:
     decoded = [(record, _decode(record)) for record in records]
     failures = [_message_id(r) for r, d in decoded if d is None]
     valid = [(r, d) for r, d in decoded if d is not None]
-    report = work.process([d for _, d in valid])
+    report = item_batch.process([d for _, d in valid])
     failures += [_message_id(valid[position][0]) for position in sorted(report.failed)]
     return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in failures]}

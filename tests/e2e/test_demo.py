@@ -16,7 +16,7 @@ import pytest
 from chalicelib import cli
 from chalicelib.demo.agent import answer_v1, answer_v2
 from chalicelib.demo.cases import CASES, sample_indices
-from chalicelib.local.demo import QUICK_CASES
+from chalicelib.demo.walkthrough import QUICK_CASES
 from chalicelib.stats import mcnemar_exact_p, wilson_interval
 
 pytestmark = pytest.mark.slow

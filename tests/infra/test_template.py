@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from chalicelib.api.gateway_responses import GATEWAY_RESPONSES
 from chalicelib.infra.definitions import MAX_RECEIVE_COUNT, VISIBILITY_FACTOR
+from chalicelib.infra.gateway_responses import GATEWAY_RESPONSES
 from chalicelib.store.base import registered_models
 from tests.infra.conftest import PROJECT, Packaged
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from chalicelib import aws, queues
-from chalicelib.engine import execute, recovery
+from chalicelib.engine import execute_item, recovery
 from chalicelib.engine.context import load_context
 from chalicelib.settings import get_settings, reset_settings
 from chalicelib.store import results as result_store
@@ -136,7 +136,7 @@ def test_reaper_settles_a_fully_recorded_run_nobody_settled(
     state = run_store.get_run(run["id"])
     ctx = load_context(state)
     for frozen in next(run_store.iter_run_item_pages(run["id"])):
-        result_store.record(run["id"], [execute.execute(ctx, frozen, 1)])
+        result_store.record(run["id"], [execute_item.execute(ctx, frozen, 1)])
     assert _run(api, suite, run["id"])["status"] == "running"
     assert _reap(app) == {"settled": 1, "failed": 0, "events_delivered": 0}
     done = _run(api, suite, run["id"])

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.engine import execute
+from chalicelib.engine import execute_item
 from chalicelib.engine.context import load_context
 from chalicelib.settings import get_settings
 from chalicelib.store import results
@@ -94,7 +94,7 @@ def test_batches_that_cannot_finish_the_run_make_no_claim(
 def _errored_record(run_id: str, item_id: str) -> Any:
     state = run_store.get_run(run_id)
     frozen = run_store.batch_get_run_items(run_id, [item_id])[item_id]
-    return execute.errored_record(load_context(state), frozen, 1, "recorded by the test")
+    return execute_item.errored_record(load_context(state), frozen, 1, "recorded by the test")
 
 
 def test_a_batch_that_read_the_run_before_fan_out_ended_still_finds_it_may_finish(

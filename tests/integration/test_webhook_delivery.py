@@ -15,6 +15,7 @@ import pytest
 
 from chalicelib import aws, queues
 from chalicelib.domain.events import LifecycleEvent
+from chalicelib.domain.webhooks import CreatedWebhook, Delivery
 from chalicelib.plugins import hookimpl
 from chalicelib.plugins.manager import PluginHost, plugins
 from chalicelib.settings import get_settings, reset_settings
@@ -22,7 +23,6 @@ from chalicelib.store import tenancy
 from chalicelib.store import webhooks as store
 from chalicelib.webhooks import signing
 from chalicelib.webhooks.sink import delivery_id
-from chalicelib.webhooks.types import CreatedWebhook, Delivery
 from chalicelib.workers.webhook_delivery import deliver_webhooks
 from tests.support.servers import Reply, Request, allow_loopback_port, serve
 

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from chalicelib.api.gateway_responses import (
+from chalicelib.infra.gateway_responses import (
     FRONT_ERRORS,
     GATEWAY_RESPONSES,
     response_template,

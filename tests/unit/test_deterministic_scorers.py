@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
+from chalicelib.jsonvalues import jsonlogic
 from chalicelib.plugins.manager import plugins
-from chalicelib.scoring import deterministic, jsonlogic
+from chalicelib.scoring import deterministic
 from chalicelib.scoring.contract import ItemContext, ScoreOutcome, ScorerFailed, ScoringEnv
 
 SCHEMA = {

@@ -2,8 +2,9 @@
 
 Read from the source (ast), not by importing: module-level imports between ``chalicelib``
 modules form no cycle; only entry points import :mod:`chalicelib.wiring`; no module
-registers a catalog lookup when imported; and the package-level cycles left for the
-layering step (issue 10, step 2) do not grow.
+registers a catalog lookup when imported; and no package imports a package that imports
+it back (counting lazy imports too). The layers themselves are import-linter's contract
+(pyproject.toml, tests/unit/test_layers.py).
 """
 
 from __future__ import annotations
@@ -18,17 +19,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "chalicelib"
 #: The entry points that may import the composition root (app.py sits outside chalicelib).
 WIRING_IMPORTERS = {"chalicelib.cli", "chalicelib.local.standin"}
-#: Package-level cycles that remain until the layers are enforced (issue 10, step 2).
-KNOWN_PACKAGE_CYCLES = [
-    {"chalicelib.store", "chalicelib.webhooks"},
-    {
-        "chalicelib.api",
-        "chalicelib.engine",
-        "chalicelib.infra",
-        "chalicelib.scoring",
-        "chalicelib.workers",
-    },
-]
 
 
 def _module_name(path: Path) -> str:
@@ -54,12 +44,22 @@ def _imported(nodes: Iterable[ast.AST]) -> set[str]:
     return {name for name in names if name in MODULES}
 
 
-def _graph(top_level_only: bool) -> dict[str, set[str]]:
+def _run_time_nodes(node: ast.AST) -> Iterable[ast.AST]:
+    """Every node under ``node`` except those under ``if TYPE_CHECKING:``."""
+    for child in ast.iter_child_nodes(node):
+        if not _is_type_checking(child):
+            yield child
+            yield from _run_time_nodes(child)
+
+
+def _graph(top_level_only: bool, run_time_only: bool = False) -> dict[str, set[str]]:
     graph = {}
     for name, path in MODULES.items():
         tree = ast.parse(path.read_text())
         if top_level_only:
             nodes: list[ast.AST] = [n for n in tree.body if not _is_type_checking(n)]
+        elif run_time_only:
+            nodes = list(_run_time_nodes(tree))
         else:
             nodes = list(ast.walk(tree))
         graph[name] = _imported(nodes) - {name}
@@ -111,13 +111,13 @@ def test_no_module_level_import_cycle() -> None:
     assert _cycles(_graph(top_level_only=True)) == []
 
 
-def test_package_cycles_do_not_grow() -> None:
+def test_no_package_level_import_cycle() -> None:
+    """Lazy imports count: a cycle hidden inside a function is a cycle all the same."""
     packages: dict[str, set[str]] = {}
-    for module, targets in _graph(top_level_only=True).items():
+    for module, targets in _graph(top_level_only=False, run_time_only=True).items():
         edges = packages.setdefault(_package(module), set())
         edges.update(_package(t) for t in targets if _package(t) != _package(module))
-    for cycle in _cycles(packages):
-        assert any(cycle <= known for known in KNOWN_PACKAGE_CYCLES), sorted(cycle)
+    assert _cycles(packages) == []
 
 
 def test_only_entry_points_import_the_composition_root() -> None:
@@ -158,10 +158,8 @@ def test_run_start_validation_finds_lookups_without_the_api() -> None:
         "services = wiring.build()\n"
         "assert set(services.lookups) == {'tool', 'decider', 'ai_provider'}\n"
         "assert all(validation.register_lookup(k, f) is f for k, f in services.lookups.items())\n"
-        # The schema helpers scoring shares with the API stay under api/ until step 2.
-        "handlers = {'chalicelib.api.routing', 'chalicelib.api.tools', 'chalicelib.api.deciders',"
-        " 'chalicelib.api.ai_providers', 'chalicelib.api.blueprints'}\n"
-        "assert not handlers & set(sys.modules), sorted(handlers & set(sys.modules))\n"
+        "api = sorted(m for m in sys.modules if m.startswith('chalicelib.api'))\n"
+        "assert api == [], api\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120

@@ -19,7 +19,7 @@ def test_plugins_lists_what_was_loaded_with_its_hooks(capsys: pytest.CaptureFixt
     assert code == (1 if host.report.failed else 0)
     for entry in host.report.loaded:
         assert entry["name"] in out
-    assert "chalicelib.scoring.builtin" in out
+    assert "chalicelib.scoring.plugin" in out
     assert "pawl_register_scorers" in out
     for failure in host.report.failed:
         assert failure["error"] in out

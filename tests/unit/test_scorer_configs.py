@@ -9,7 +9,7 @@ import pytest
 
 from chalicelib.errors import ValidationFailed
 from chalicelib.plugins.manager import plugins
-from chalicelib.scoring import builtin
+from chalicelib.scoring import plugin
 from chalicelib.scoring.validation import (
     CatalogValidationEnv,
     evals_needing_output_schema,
@@ -101,7 +101,7 @@ VALID = [
 
 
 def test_the_builtins_register_through_the_hook() -> None:
-    registered = builtin.pawl_register_scorers()
+    registered = plugin.pawl_register_scorers()
     types = [s.type for s in registered]
     # The eight general ones, and /v2's scorer of an OpenWOP task's own expected block.
     expected = {*BUILTIN_TYPES, "openwop_expected"}

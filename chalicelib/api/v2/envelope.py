@@ -8,8 +8,8 @@ import logging
 from chalice import Response
 from pydantic import ValidationError
 
-from chalicelib.api.envelope import JSON_HEADERS, validation_error_from_pydantic
-from chalicelib.errors import PawlError
+from chalicelib.api.envelope import JSON_HEADERS
+from chalicelib.errors import PawlError, validation_error_from_pydantic
 from chalicelib.openwop import errors
 
 log = logging.getLogger("pawl.api.v2")

@@ -8,10 +8,10 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from chalicelib.api import json_schema
 from chalicelib.api.routing import ROUTES, RouteSpec
 from chalicelib.api.v2 import responses as v2_responses
 from chalicelib.api.v2.bodies import SuiteDocument
+from chalicelib.jsonvalues import json_schema
 from chalicelib.openwop import schemas
 
 REF = "#/components/schemas/{model}"

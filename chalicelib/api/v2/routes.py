@@ -11,11 +11,11 @@ from typing import Any
 
 from chalice import Blueprint
 
-from chalicelib.api import json_input
 from chalicelib.api.routing import Call, Reply, endpoint
 from chalicelib.api.v2 import envelope, reads, responses, runs, suites
 from chalicelib.api.v2.bodies import CreateRun, SuiteDocument
 from chalicelib.errors import Forbidden
+from chalicelib.jsonvalues import json_input
 from chalicelib.openwop import errors, fixtures
 
 bp = Blueprint(__name__)

@@ -21,12 +21,13 @@ from typing import Any
 from chalicelib import clock, ids
 from chalicelib.api.v2 import suites
 from chalicelib.api.v2.bodies import CreateRun
-from chalicelib.domain.catalog import Eval, EvalSpec
+from chalicelib.domain.catalog import Eval
 from chalicelib.domain.runs import COMPLETED
+from chalicelib.engine import agents as engine_agents
+from chalicelib.engine import evals as engine_evals
 from chalicelib.engine.start import StartOptions, start_run
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.openwop import errors, fixtures
-from chalicelib.scoring.validation import env_for_project, validate_scorers
 from chalicelib.store import agents, ai_providers, evals, runs, tenancy
 from chalicelib.store import openwop as records
 
@@ -208,27 +209,25 @@ def conformance_agent(project_id: str) -> str:
         except NotFound:
             records.delete(pk, sk)
     name = f"{fixtures.CONFORMANCE_AGENT_ID} {secrets.token_hex(4)}"
-    agent = agents.create_agent(project_id, name, "echo", {}, None)
+    agent = engine_agents.create_agent(project_id, name, "echo", {}, None)
     if records.put_new(pk, sk, project_id, {"agentId": agent.id}):
         return agent.id
-    agents.delete_agent(agent)
+    engine_agents.delete_agent(agent)
     winner = records.get(pk, sk)
     assert winner is not None
     return str(winner["agentId"])
 
 
 def _new_eval(project_id: str, record: dict[str, Any], agent_id: str) -> Eval:
-    agent = agents.get_agent(agent_id)
+    """Through the engine's catalog rules, as ``POST /api/v1/evals`` would create it."""
     bar = float(record["thresholds"].get("passScore", 1.0))
-    spec = EvalSpec(
-        name=f"openwop {record['suiteId'][:100]}@{record['version']} {secrets.token_hex(4)}",
-        agent_id=agent_id,
-        dataset_id=record["datasetId"],
-        scorers=[{"type": "openwop_expected", "rubric_pass_score": bar}],
-    )
-    env = env_for_project(project_id, "create", agent.output_schema)
-    spec.scorers = validate_scorers(spec.scorers, env)
-    return evals.create_eval(project_id, spec, agent.version)
+    fields = {
+        "name": f"openwop {record['suiteId'][:100]}@{record['version']} {secrets.token_hex(4)}",
+        "agent_id": agent_id,
+        "dataset_id": record["datasetId"],
+    }
+    scorers = [{"type": "openwop_expected", "rubric_pass_score": bar}]
+    return engine_evals.create_eval(project_id, fields, scorers)
 
 
 def suite_eval(project_id: str, record: dict[str, Any], agent_id: str) -> Eval:

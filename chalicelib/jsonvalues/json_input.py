@@ -14,7 +14,7 @@ anything the store could not keep or a later read could not answer:
   included, so any value can become a DynamoDB number. DynamoDB itself goes to ``1e126``
   but only with 38 significant digits, a rule JSON Schema cannot state; below ``1e38``
   every integer has at most 38 digits, so the published document states this rule exactly
-  (:mod:`chalicelib.api.json_schema`).
+  (:mod:`chalicelib.jsonvalues.json_schema`).
 
 Query parameters are held to the string rule too.
 """

@@ -1,4 +1,4 @@
-"""The rules of :mod:`chalicelib.api.json_input`, stated in a request body's JSON Schema.
+"""The rules of :mod:`chalicelib.jsonvalues.json_input`, stated in a request body's JSON Schema.
 
 pydantic describes a free-form value (``dict[str, Any]``, ``Any``) as "any object" or
 "anything", and a ``float`` field as any number; the server refuses numbers DynamoDB
@@ -20,8 +20,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from chalicelib.api.json_input import MAX_DEPTH, MAX_MAGNITUDE_EXCLUSIVE, MIN_MAGNITUDE
-from chalicelib.scoring.jsonlogic import KNOWN_OPERATIONS
+from chalicelib.jsonvalues.json_input import MAX_DEPTH, MAX_MAGNITUDE_EXCLUSIVE, MIN_MAGNITUDE
+from chalicelib.jsonvalues.jsonlogic import KNOWN_OPERATIONS
 
 NUMBER_NAME = "StorableNumber"
 VALUE_NAME = "JsonValue"
@@ -51,7 +51,7 @@ JSON_VALUE: dict[str, Any] = {
 }
 RULE_NAME = "JsonLogicRule"
 _ONE_KEY = {"type": "object", "minProperties": 1, "maxProperties": 1}
-#: :func:`chalicelib.scoring.jsonlogic.rule_problem` as a schema: a one-key object is an
+#: :func:`chalicelib.jsonvalues.jsonlogic.rule_problem` as a schema: a one-key object is an
 #: operation (a known operator over rules); anything else is a literal.
 JSON_LOGIC_RULE: dict[str, Any] = {
     "anyOf": [

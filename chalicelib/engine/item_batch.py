@@ -22,11 +22,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from chalicelib.domain.runs import ACTIVE_STATUSES, ItemRecord, RunState, WorkItem
-from chalicelib.engine import execute, settle
+from chalicelib.engine import execute_item, settle
 from chalicelib.engine.context import RunContext, load_context
 from chalicelib.store import batch_reads, results, runs
 
-log = logging.getLogger("pawl.engine.work")
+log = logging.getLogger("pawl.engine.item_batch")
 
 MAX_CONCURRENCY = 10
 _pool: ThreadPoolExecutor | None = None
@@ -95,7 +95,7 @@ def _process_run(run_id: str, batch: list[tuple[int, Delivery]], report: BatchRe
     if may_finish or existing:
         # A redelivery may be the only trace of a worker that recorded the last item
         # and died before claiming: try the claim whenever a batch met recorded items.
-        maybe_settle(run_id)
+        settle.maybe_settle(run_id)
 
 
 def _first_of_each(
@@ -145,7 +145,7 @@ def _execute_all(
         elif delivery.final and delivery.work.item is not None:
             reason = f"The item could not be executed: {type(outcome).__name__}: {outcome}"
             records.append(
-                execute.errored_record(ctx, delivery.work.item, delivery.work.trial, reason)
+                execute_item.errored_record(ctx, delivery.work.item, delivery.work.trial, reason)
             )
         else:
             report.failed.add(position)
@@ -160,7 +160,7 @@ def _task(ctx: RunContext, delivery: Delivery) -> Callable[[], ItemRecord]:
             raise LookupError(
                 f"item {work.dataset_item_id} is not in the frozen set of {work.run_id}"
             )
-        return execute.execute(ctx, work.item, work.trial)
+        return execute_item.execute(ctx, work.item, work.trial)
 
     return run
 
@@ -171,16 +171,3 @@ def _outcome(call: Callable[[], ItemRecord]) -> ItemRecord | Exception:
     except Exception as exc:  # reported per item; the rest of the batch goes on
         log.exception("item execution failed")
         return exc
-
-
-def maybe_settle(run_id: str) -> None:
-    """Claim and settle the run if every item is recorded; a no-op for everyone but one caller."""
-    if not runs.claim_settle(run_id):
-        return
-    try:
-        settle.settle_run(run_id)
-    except Exception:
-        # Give the claim back so the redelivery of this batch can settle again, rather
-        # than leaving the run to the reaper's grace period.
-        runs.release_settle_claim(run_id)
-        raise

@@ -1,0 +1,112 @@
+"""Agents under test: the rules an agent's create, update and delete follow beyond its body.
+
+The API parses and authorizes; these functions decide. An agent's ``config`` is checked
+by the adapter of its ``type`` (a refusal names ``config.<key>``); ``output_schema`` must
+be a JSON Schema and cannot be removed while an eval's ``output_schema`` scorer needs it;
+a secret header sent back masked (as every read shows it) keeps its stored value; an
+update that loses a race to a concurrent one is retried from a fresh read; an agent that
+evals still reference is not deleted (409 ``AGENT_IN_USE``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
+from pydantic import ValidationError
+
+from chalicelib.domain.catalog import Agent, Eval
+from chalicelib.domain.secret_headers import restore_masked
+from chalicelib.errors import ValidationFailed, validation_error_from_pydantic
+from chalicelib.plugins.manager import plugins
+from chalicelib.scoring.validation import evals_needing_output_schema
+from chalicelib.store import agents
+from chalicelib.store.evals import list_evals_for_agent, run_with_retry
+
+
+def validated_config(agent_type: str, config: dict[str, Any]) -> dict[str, Any]:
+    """Check ``config`` with the adapter of ``agent_type``; errors name ``config.<key>``."""
+    adapter = plugins().adapter(agent_type)
+    try:
+        parsed = adapter.config_model.model_validate(config)
+    except ValidationError as exc:
+        raise validation_error_from_pydantic(exc, prefix="config") from exc
+    adapter.check(parsed)
+    return config
+
+
+def check_output_schema(schema: dict[str, Any] | None) -> None:
+    if schema is None:
+        return
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        path = ".".join(str(p) for p in exc.path)
+        field = f"output_schema.{path}" if path else "output_schema"
+        raise ValidationFailed(
+            f"output_schema is not a valid JSON Schema: {exc.message}", field=field
+        ) from None
+
+
+def _refuse_dropping_schema(agent_id: str, evals: list[Eval]) -> None:
+    needing = evals_needing_output_schema(evals)
+    if needing:
+        names = ", ".join(f"{e.name} ({e.id})" for e in needing)
+        raise ValidationFailed(
+            f"output_schema cannot be removed: the output_schema scorer of evals {names} "
+            f"needs it (agent {agent_id})",
+            field="output_schema",
+            evals=[{"id": e.id, "name": e.name} for e in needing],
+        )
+
+
+def create_agent(
+    project_id: str,
+    name: str,
+    agent_type: str,
+    config: dict[str, Any],
+    output_schema: dict[str, Any] | None,
+) -> Agent:
+    """Register an agent (version 1) once its config and output schema pass."""
+    config = validated_config(agent_type, config)
+    check_output_schema(output_schema)
+    return agents.create_agent(project_id, name, agent_type, config, output_schema)
+
+
+def update_agent(agent_id: str, changes: Mapping[str, Any]) -> Agent:
+    """Write a new version of the agent with ``changes`` applied.
+
+    ``changes`` holds only the fields the caller gave (``name``, ``type``, ``config``,
+    ``output_schema``); ``output_schema: None`` removes the schema, the others are never
+    None. Retried from a fresh read when a concurrent update won the race.
+    """
+
+    def attempt() -> Agent:
+        basis = agents.load_for_update(agent_id)
+        current = basis.agent
+        agent_type = changes.get("type") or current.type
+        given_config = changes.get("config")
+        config = (
+            current.config if given_config is None else restore_masked(given_config, current.config)
+        )
+        if "type" in changes or "config" in changes:
+            config = validated_config(agent_type, config)
+        schema = changes.get("output_schema", current.output_schema)  # None given removes it
+        check_output_schema(schema)
+        if schema is None:
+            _refuse_dropping_schema(agent_id, basis.evals)
+        name = changes.get("name") or current.name
+        return agents.update_agent(basis, name, agent_type, config, schema)
+
+    updated: Agent = run_with_retry(attempt)
+    return updated
+
+
+def delete_agent(agent: Agent) -> None:
+    """Delete the agent and its versions; 409 ``AGENT_IN_USE`` while evals reference it."""
+    evals = list_evals_for_agent(agent.id)
+    if evals:
+        raise agents.agent_in_use(agent.id, evals)
+    agents.delete_agent(agent)

@@ -1,0 +1,84 @@
+"""The layers of docs/architecture.md hold: import-linter checks the contract in pyproject.toml.
+
+``[tool.importlinter]`` lists the layers top to bottom; a module may import only from the
+layers below its own (siblings joined by ``|`` not even from each other). Every import
+counts, lazy ones inside functions too; only ``if TYPE_CHECKING:`` imports are left out.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PYPROJECT = ROOT / "pyproject.toml"
+
+
+def _lint_imports(config: Path, source_root: Path) -> subprocess.CompletedProcess[str]:
+    """Run import-linter in its own process: it configures logging (disabling the loggers
+    that exist), which must not leak into the tests that read pawl's logs."""
+    script = (
+        "import sys\n"
+        "from importlinter.cli import lint_imports\n"
+        f"sys.exit(lint_imports(config_filename={str(config)!r}, no_cache=True, no_logo=True))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(source_root)}
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=source_root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def _layers() -> list[str]:
+    config = tomllib.loads(PYPROJECT.read_text())["tool"]["importlinter"]
+    (contract,) = (c for c in config["contracts"] if c["id"] == "layers")
+    layers: list[str] = contract["layers"]
+    return layers
+
+
+def test_the_layer_contract_holds() -> None:
+    done = _lint_imports(PYPROJECT, ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_every_package_and_module_of_chalicelib_sits_in_a_layer() -> None:
+    """A new package or top-level module must be placed in the layers, not escape them."""
+    placed = {
+        name.strip()
+        for layer in _layers()
+        for name in layer.replace("|", ":").split(":")
+        if name.strip()
+    }
+    code = {
+        f"chalicelib.{p.stem if p.is_file() else p.name}"
+        for p in (ROOT / "chalicelib").iterdir()
+        if (p.suffix == ".py" and p.name != "__init__.py") or (p / "__init__.py").is_file()
+    }
+    assert sorted(code - placed) == []
+    assert sorted(placed - code) == []
+
+
+def test_a_layer_breach_is_reported(tmp_path: Path) -> None:
+    """The contract can fail: a lower layer importing a higher one breaks it."""
+    package = tmp_path / "layered"
+    (package / "low").mkdir(parents=True)
+    (package / "high").mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "high" / "__init__.py").write_text("")
+    (package / "low" / "__init__.py").write_text("def f():\n    from layered import high\n")
+    config = tmp_path / "pyproject.toml"
+    config.write_text(
+        '[tool.importlinter]\nroot_packages = ["layered"]\n\n'
+        '[[tool.importlinter.contracts]]\nid = "l"\nname = "l"\ntype = "layers"\n'
+        'layers = ["layered.high", "layered.low"]\n'
+    )
+    done = _lint_imports(config, tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "layered.low is not allowed to import layered.high" in done.stdout
