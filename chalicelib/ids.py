@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 import string
@@ -27,6 +28,8 @@ PREFIXES = {
     "tool": "tool",
     "decider": "dcd",
     "decision": "dec",
+    "trigger": "trg",
+    "trigger_firing": "trg_fire",
 }
 
 
@@ -49,6 +52,20 @@ def random_token(length: int = 16) -> str:
             if b < _UNBIASED_BELOW
         ]
     return "".join(chars[:length])
+
+
+def derived_id(kind: str, *parts: str) -> str:
+    """An id of ``kind`` drawn from a SHA-256 of ``parts`` instead of a random source.
+
+    The same parts give the same id, so a conditional put on it makes a repeated cause (a
+    redelivered event, a retried webhook call) one row instead of two.
+    """
+    number = int.from_bytes(hashlib.sha256("\x00".join(parts).encode()).digest())
+    chars = []
+    for _ in range(16):
+        number, index = divmod(number, len(_ALPHABET))
+        chars.append(_ALPHABET[index])
+    return f"{PREFIXES[kind]}_{''.join(chars)}"
 
 
 def new_id(kind: str) -> str:
@@ -79,6 +96,8 @@ GenerationId = Annotated[str, Field(pattern=id_pattern("generation"))]
 AiProviderId = Annotated[str, Field(pattern=id_pattern("ai_provider"))]
 ToolId = Annotated[str, Field(pattern=id_pattern("tool"))]
 DeciderId = Annotated[str, Field(pattern=id_pattern("decider"))]
+EvalId = Annotated[str, Field(pattern=id_pattern("eval"))]
+TriggerId = Annotated[str, Field(pattern=id_pattern("trigger"))]
 
 #: Path parameter name -> the kind of id it holds (a malformed one is a 404 at the edge).
 PATH_PARAMETER_KINDS = {
@@ -95,4 +114,6 @@ PATH_PARAMETER_KINDS = {
     "tool_id": "tool",
     "decider_id": "decider",
     "decision_id": "decision",
+    "trigger_id": "trigger",
+    "firing_id": "trigger_firing",
 }

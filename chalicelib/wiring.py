@@ -58,9 +58,18 @@ def build(settings: Settings | None = None) -> Services:
     manager.reset_plugins(manager.PluginHost())
     lookups = catalog_lookups()
     validation.install(validation.ValidationCatalog(scorers=manager.plugins, lookups=dict(lookups)))
+    install_event_listeners()
     built = Services(settings=settings or get_settings(), lookups=lookups)
     _services = built
     return built
+
+
+def install_event_listeners() -> None:
+    """What reacts to pawl's own events in-process: event triggers (``docs/triggers.md``)."""
+    from chalicelib.engine import bus
+    from chalicelib.engine.triggers import events
+
+    bus.install([events.on_event])
 
 
 def services() -> Services:

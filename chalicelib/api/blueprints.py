@@ -15,6 +15,7 @@ from chalicelib.api import (
     runs,
     tenancy,
     tools,
+    triggers,
     webhooks,
 )
 
@@ -30,4 +31,5 @@ BLUEPRINTS: list[Blueprint] = [
     tools.bp,
     deciders.bp,
     webhooks.bp,
+    triggers.bp,
 ]

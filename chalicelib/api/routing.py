@@ -87,6 +87,9 @@ class RouteSpec:
     #: The wire surface the route belongs to: ``v1`` (``/api/v1``) or ``v2`` (OpenWOP).
     #: Each surface has its own OpenAPI document and error envelope.
     surface: str = "v1"
+    #: False keeps the route out of the OpenAPI document (the inbound trigger webhook is
+    #: called by external systems, not by API clients).
+    documented: bool = True
 
 
 #: How a surface other than ``/api/v1`` renders a failure (``/api/v1``'s own is the
@@ -177,6 +180,7 @@ def endpoint(
     published_body: Callable[[], Any] | None = None,
     surface: str = "v1",
     errors: ErrorRenderer | None = None,
+    documented: bool = True,
 ) -> Callable[[Callable[[Call[Any, Any]], Any]], Callable[..., Response]]:
     """Register ``handler(call)`` as ``method path`` on ``bp``.
 
@@ -198,6 +202,7 @@ def endpoint(
             public=public,
             published_body=published_body,
             surface=surface,
+            documented=documented,
         )
         ROUTES.append(spec)
 

@@ -70,6 +70,8 @@ class RunState(BaseModel):
     run: EvalRun
     snapshot: EvalSnapshot
     tool_context: dict[str, str] = Field(default_factory=dict)
+    #: The trigger ids whose firings led to this run, oldest first (empty: an API start).
+    causation: list[str] = Field(default_factory=list)
     fanout_done: bool = False
     settle_claimed: bool = False
     last_activity_at: str

@@ -92,7 +92,11 @@ class HttpToolConfig(ToolConfig):
     context_keys: list[HeaderToken] | None = Field(
         None, max_length=50, description="Only these tool_context keys reach the tool"
     )
-    headers: dict[HeaderToken, str] = Field(default_factory=dict, max_length=50)
+    # additionalProperties: a name outside the token pattern is refused, so the document
+    # must not admit it (patternProperties alone would).
+    headers: dict[HeaderToken, str] = Field(
+        default_factory=dict, max_length=50, json_schema_extra={"additionalProperties": False}
+    )
     preset_parameters: dict[str, Any] = Field(default_factory=dict, max_length=MAX_PRESET_KEYS)
     timeout_s: float = Field(30.0, gt=0, le=900)
 

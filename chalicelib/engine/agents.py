@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from chalicelib.domain.catalog import Agent, Eval
 from chalicelib.domain.secret_headers import restore_masked
+from chalicelib.engine import bus
 from chalicelib.errors import ValidationFailed, validation_error_from_pydantic
 from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.validation import evals_needing_output_schema
@@ -72,7 +73,9 @@ def create_agent(
     """Register an agent (version 1) once its config and output schema pass."""
     config = validated_config(agent_type, config)
     check_output_schema(output_schema)
-    return agents.create_agent(project_id, name, agent_type, config, output_schema)
+    created = agents.create_agent(project_id, name, agent_type, config, output_schema)
+    bus.agent_version_created(created)
+    return created
 
 
 def update_agent(agent_id: str, changes: Mapping[str, Any]) -> Agent:
@@ -101,6 +104,7 @@ def update_agent(agent_id: str, changes: Mapping[str, Any]) -> Agent:
         return agents.update_agent(basis, name, agent_type, config, schema)
 
     updated: Agent = run_with_retry(attempt)
+    bus.agent_version_created(updated)
     return updated
 
 

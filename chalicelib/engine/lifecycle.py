@@ -24,6 +24,7 @@ from chalicelib.domain.runs import (
     EvalRun,
     RunState,
 )
+from chalicelib.engine import bus
 from chalicelib.errors import ValidationFailed
 from chalicelib.plugins.manager import plugins
 from chalicelib.store import runs
@@ -93,4 +94,5 @@ def emit(state: RunState) -> None:
     failed_sinks = plugins().deliver_event(event)
     if failed_sinks:
         log.error("run %s: sinks %s failed on %s", state.id, failed_sinks, event_name)
+    bus.publish(event, state.causation)
     runs.event_delivered(state.id)

@@ -52,7 +52,11 @@ class StartOptions:
     baseline_run_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     tool_context: dict[str, str] = field(default_factory=dict)
-    #: The new run's id, when the caller recorded it before the start (``/v2`` does).
+    #: Set when a trigger firing starts the run: the trigger (kept on the run), the causal
+    #: chain of trigger ids that led here, and the run id derived from the firing (so a
+    #: firing executed twice cannot start two runs: the run row is a conditional put).
+    trigger_id: str | None = None
+    causation: tuple[str, ...] = ()
     run_id: str | None = None
 
 
@@ -162,6 +166,7 @@ def _new_state(
         decider_versions=None,  # pinned in plan_run, once every other rule has passed
         status=RUNNING if options.wait else QUEUED,
         baseline_run_id=options.baseline_run_id,
+        trigger_id=options.trigger_id,
         metadata=options.metadata,
         started_at=now if options.wait else None,
         created_at=now,
@@ -170,6 +175,7 @@ def _new_state(
         run=run,
         snapshot=snapshot,
         tool_context=tool_context,
+        causation=list(options.causation),
         last_activity_at=now,
         created_key=created_key,
     )

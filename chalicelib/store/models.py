@@ -215,6 +215,8 @@ class RunModel(IdModel):
     decider_versions = JSONAttribute(null=True)
     baseline_run_id = UnicodeAttribute(null=True)
     trigger_id = UnicodeAttribute(null=True)
+    #: The trigger ids whose firings led to this run (event triggers' loop guard).
+    causation = JSONAttribute(null=True)
     metadata = JSONAttribute()
     tool_context = JSONAttribute(null=True)
     eval_snapshot = JSONAttribute()
@@ -458,6 +460,103 @@ class DecisionModel(IdModel):
     usage = JSONAttribute()
     latency_ms = NumberAttribute(default=0)
     created_at = UnicodeAttribute()
+
+
+class _DueSchedules(GlobalSecondaryIndex["TriggerModel"]):
+    """Sparse: only active schedule triggers carry ``due``; the scheduler reads the due ones."""
+
+    class Meta:
+        index_name = "due"
+        projection = KeysOnlyProjection()
+
+    due = UnicodeAttribute(hash_key=True)
+    next_fire_at = UnicodeAttribute(range_key=True)
+
+
+class _EventListeners(GlobalSecondaryIndex["TriggerModel"]):
+    """Sparse: only active event triggers carry ``listening`` (their project id)."""
+
+    class Meta:
+        index_name = "listening"
+        projection = AllProjection()
+
+    listening = UnicodeAttribute(hash_key=True)
+
+
+@register
+class TriggerModel(ProjectScoped, IdModel):
+    """A project's trigger. ``secret`` (webhook type) is sealed and never listed."""
+
+    class Meta:
+        short_name = "triggers"
+
+    name = UnicodeAttribute()
+    description = UnicodeAttribute(null=True)
+    type = UnicodeAttribute()
+    target_type = UnicodeAttribute()
+    target_id = UnicodeAttribute()
+    action = UnicodeAttribute(null=True)
+    input = JSONAttribute(null=True)
+    cron = UnicodeAttribute(null=True)
+    event_pattern = UnicodeAttribute(null=True)
+    active = BooleanAttribute()
+    policy_id = UnicodeAttribute(null=True)
+    secret = UnicodeAttribute(null=True)
+    next_fire_at = UnicodeAttribute(null=True)
+    updated_at = UnicodeAttribute()
+    #: ``"1"`` on an active schedule trigger (the sparse ``due`` index), else absent.
+    due = UnicodeAttribute(null=True)
+    #: The project id on an active event trigger (the sparse ``listening`` index).
+    listening = UnicodeAttribute(null=True)
+    due_schedules = _DueSchedules()
+    event_listeners = _EventListeners()
+
+
+class _FiringsByTrigger(GlobalSecondaryIndex["FiringModel"]):
+    """Firings of one trigger; queried newest first."""
+
+    class Meta:
+        index_name = "by_trigger"
+        projection = AllProjection()
+
+    trigger_id = UnicodeAttribute(hash_key=True)
+    created_key = UnicodeAttribute(range_key=True)
+
+
+class _UnfinishedFirings(GlobalSecondaryIndex["FiringModel"]):
+    """Sparse: only pending or running firings carry ``unfinished``; the sweep resumes the
+    ones a crash interrupted."""
+
+    class Meta:
+        index_name = "unfinished"
+        projection = KeysOnlyProjection()
+
+    unfinished = UnicodeAttribute(hash_key=True)
+    created_at = UnicodeAttribute(range_key=True)
+
+
+@register
+class FiringModel(ProjectScoped, IdModel):
+    """One activation of a trigger. Its id is derived from what caused it (a schedule slot,
+    a delivery id, an event), so the conditional put makes a repeat a no-op."""
+
+    class Meta:
+        short_name = "trigger-firings"
+
+    trigger_id = UnicodeAttribute()
+    source = UnicodeAttribute()
+    status = UnicodeAttribute()
+    input = JSONAttribute(null=True)
+    result = JSONAttribute(null=True)
+    error = JSONAttribute(null=True)
+    #: The trigger ids of the causal chain this firing extends (event triggers).
+    causation = JSONAttribute(null=True)
+    started_at = UnicodeAttribute(null=True)
+    completed_at = UnicodeAttribute(null=True)
+    #: ``"1"`` until the firing is terminal (the sparse ``unfinished`` index).
+    unfinished = UnicodeAttribute(null=True)
+    by_trigger = _FiringsByTrigger()
+    unfinished_firings = _UnfinishedFirings()
 
 
 @register

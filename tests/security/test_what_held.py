@@ -23,7 +23,14 @@ from tests.support.runs import Plugins, make_item, make_suite
 from tests.support.servers import Reply, Server, serve
 
 #: Routes every caller may read: nothing tenant-specific behind them.
-PUBLIC_ROUTES = {("GET", "/health"), ("GET", "/api/v1/openapi.json"), ("GET", "/v2/openapi.json")}
+#: The inbound trigger webhook takes no key: a signature over the body is its credential
+#: (its refusals are tested in tests/api/test_triggers.py).
+PUBLIC_ROUTES = {
+    ("GET", "/health"),
+    ("GET", "/api/v1/openapi.json"),
+    ("GET", "/v2/openapi.json"),
+    ("POST", "/hooks/triggers/{trigger_id}"),
+}
 #: /v2 routes that answer a foreign key about its own project: discovery, and registering
 #: a suite (in the caller's own project, whatever suiteId it names).
 V2_OWN = {("GET", "/v2/discovery"), ("POST", "/v2/eval-suites")}
@@ -40,12 +47,13 @@ class Victim:
     names: list[str]
     key: str
     webhook_secret: str
+    trigger_secret: str
 
     def markers(self) -> list[str]:
         """Strings whose presence in an answer to the attacker is a leak."""
         # "version" is the path value "1": a number, not something of the victim's.
         ids = [value for name, value in self.ids.items() if name != "version"]
-        return [*ids, *self.names, self.webhook_secret]
+        return [*ids, *self.names, self.webhook_secret, self.trigger_secret]
 
 
 @pytest.fixture
@@ -115,6 +123,20 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
             {"project_id": project["id"], "url": "http://127.0.0.1:9/h", "events": ["eval_run.*"]},
         )
     )
+    trigger = _created(
+        api.post(
+            "/api/v1/triggers",
+            {
+                "project_id": project["id"],
+                "name": "victim-nightly",
+                "type": "webhook",
+                "target_type": "eval",
+                "target_id": suite.eval["id"],
+            },
+        )
+    )
+    firing = api.post(f"/api/v1/triggers/{trigger['id']}/fire")
+    assert firing.status == 200 and firing.json["status"] == "succeeded", firing
     ids = {
         "project_id": project["id"],
         "key_id": key["id"],
@@ -129,6 +151,8 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
         "decision_id": decision["id"],
         "provider_id": provider["id"],
         "webhook_id": webhook["id"],
+        "trigger_id": trigger["id"],
+        "firing_id": firing.json["id"],
         "version": "1",
     }
     scoped = api.as_key(key["key"])
@@ -141,8 +165,15 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
     )
     ids["suiteId"], ids["runId"] = V2_SUITE_ID, v2_run["runId"]
     names = ["victim-corp", "victim-judge-tool", "victim-decider", "victim-provider"]
+    names += ["victim-nightly"]
     names += ["echo:alpha", "echo:gamma", SECRET_HEADER_VALUE]
-    return Victim(ids=ids, names=names, key=key["key"], webhook_secret=webhook["secret"])
+    return Victim(
+        ids=ids,
+        names=names,
+        key=key["key"],
+        webhook_secret=webhook["secret"],
+        trigger_secret=trigger["secret"],
+    )
 
 
 def _v2_suite(suite_id: str = V2_SUITE_ID) -> dict[str, Any]:
@@ -222,6 +253,16 @@ def sample_body(method: str, path: str, ids: dict[str, str]) -> dict[str, Any] |
             "config": {"url": "http://example.com/t"},
         },
         ("PUT", "/api/v1/tools/{tool_id}"): {"name": "renamed-by-attacker"},
+        ("POST", "/api/v1/triggers"): {
+            "project_id": project,
+            "name": "stolen",
+            "type": "manual",
+            "target_type": "eval",
+            "target_id": ids["eval_id"],
+        },
+        ("PATCH", "/api/v1/triggers/{trigger_id}"): {"active": False},
+        ("POST", "/api/v1/triggers/{trigger_id}/fire"): {"input": {"agent_version": 1}},
+        ("POST", "/api/v1/triggers/{trigger_id}/rotate-secret"): {},
         ("POST", "/api/v1/webhooks"): {
             "project_id": project,
             "url": "http://example.com/h",
@@ -252,6 +293,8 @@ LIST_QUERIES = {
     "/api/v1/deciders",
     "/api/v1/evals",
     "/api/v1/tools",
+    "/api/v1/triggers",
+    "/api/v1/trigger-firings",
     "/api/v1/webhooks",
 }
 
@@ -285,6 +328,8 @@ def victim_state(api: Any, victim: Victim) -> str:
         "/api/v1/generations/{generation_id}",
         "/api/v1/decisions/{decision_id}",
         "/api/v1/webhooks/{webhook_id}/deliveries",
+        "/api/v1/triggers/{trigger_id}/secret",
+        "/api/v1/trigger-firings/{firing_id}",
     ):
         parts.append(api.get(_fill(path, victim.ids)).json)
     return json.dumps(parts, sort_keys=True)
@@ -421,6 +466,7 @@ def test_secrets_never_reach_the_logs(
         victim.key,
         victim.key.split(".")[-1],
         victim.webhook_secret,
+        victim.trigger_secret,
         "tool-context-secret-1111",
         SECRET_HEADER_VALUE,
         "wrong-secret-2222",

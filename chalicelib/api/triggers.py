@@ -1,0 +1,284 @@
+"""Triggers and their firings (``/api/v1/triggers``, ``/api/v1/trigger-firings``), and the
+inbound webhook that fires a webhook trigger (``POST /hooks/triggers/{trigger_id}``).
+
+Parses and authorizes; the rules live in :mod:`chalicelib.engine.triggers.service` (shared
+with formations). A trigger's secret is shown by create, rotate-secret and ``GET …/secret``
+only. See ``docs/triggers.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from chalice import Blueprint
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
+
+from chalicelib.api import plugin_schemas
+from chalicelib.api.common import refuse_nulls, target_project
+from chalicelib.api.routing import Call, ProjectListQuery, Reply, endpoint, page
+from chalicelib.domain.base import Page, RequestBody
+from chalicelib.domain.triggers import (
+    TargetType,
+    Trigger,
+    TriggerFiring,
+    TriggerSecret,
+    TriggerSpec,
+    TriggerType,
+    TriggerWithSecret,
+)
+from chalicelib.engine.triggers import cron, firing, inbound, patterns, service, targets
+from chalicelib.errors import Conflict
+from chalicelib.ids import EvalId, EvalRunId, ProjectId, TriggerId
+from chalicelib.store import triggers as store
+
+bp = Blueprint(__name__)
+
+TAG = "triggers"
+Name = Field(min_length=1, max_length=200)
+Description = Field(None, max_length=2000)
+TargetId = Field(min_length=1, max_length=100)
+Short = Field(None, min_length=1, max_length=200)
+
+
+class CreateTrigger(RequestBody):
+    project_id: ProjectId | None = Field(None, description="Required with the admin key")
+    name: str = Name
+    description: str | None = Description
+    type: TriggerType
+    target_type: TargetType
+    target_id: str = TargetId
+    action: str | None = Short
+    input: dict[str, Any] | None = None
+    cron: str | None = Short
+    event_pattern: str | None = Short
+    active: StrictBool = True
+    policy_id: str | None = Short
+
+
+class UpdateTrigger(RequestBody):
+    name: str | None = Field(None, min_length=1, max_length=200)
+    description: str | None = Description
+    type: TriggerType | None = Field(None, description="Immutable: only its current value")
+    target_type: TargetType | None = None
+    target_id: str | None = Field(None, min_length=1, max_length=100)
+    action: str | None = Short
+    input: dict[str, Any] | None = None
+    cron: str | None = Short
+    event_pattern: str | None = Short
+    active: StrictBool | None = None
+    policy_id: str | None = Short
+
+
+class FireTrigger(RequestBody):
+    input: dict[str, Any] | None = None
+
+
+class FiringListQuery(ProjectListQuery):
+    trigger_id: TriggerId | None = None
+
+
+_NOT_NULL = ("name", "type", "target_type", "target_id", "active")
+
+
+# --- what the OpenAPI document publishes: exactly what the service accepts ------------------
+# The request models above take every value the spec names, so a refusal can say why (an
+# unsupported target, a bad cron); the document states the narrower truth.
+
+CronText = Annotated[str, Field(pattern=cron.PATTERN, max_length=200)]
+EventPattern = Literal[patterns.PATTERNS]  # type: ignore[valid-type]
+PositiveVersion = Annotated[int, Field(strict=True, ge=1)]
+
+
+class EvalTriggerInput(BaseModel):
+    """What an eval target reads of the input (other keys are kept and ignored)."""
+
+    model_config = ConfigDict(extra="allow")
+    agent_version: PositiveVersion | Literal["latest"] | None = None
+    baseline_run_id: EvalRunId | Literal["latest"] | None = None
+
+
+class _PublishedTrigger(RequestBody):
+    project_id: ProjectId | None = Field(None, description="Required with the admin key")
+    name: str = Name
+    description: str | None = Description
+    target_type: Literal["eval"]
+    target_id: EvalId
+    action: None = None
+    input: EvalTriggerInput | None = None
+    active: StrictBool = True
+    policy_id: None = None
+
+
+class ManualTrigger(_PublishedTrigger):
+    type: Literal["manual"]
+    cron: None = None
+    event_pattern: None = None
+
+
+class WebhookTrigger(ManualTrigger):
+    type: Literal["webhook"]  # type: ignore[assignment]
+
+
+class ScheduleTrigger(_PublishedTrigger):
+    type: Literal["schedule"]
+    cron: CronText
+    event_pattern: None = None
+
+
+class EventTrigger(_PublishedTrigger):
+    type: Literal["event"]
+    cron: None = None
+    event_pattern: EventPattern
+
+
+def published_create() -> Any:
+    return plugin_schemas.one_of(
+        [ManualTrigger, WebhookTrigger, ScheduleTrigger, EventTrigger], "type"
+    )
+
+
+class PublishedUpdate(RequestBody):
+    name: str | None = Field(None, min_length=1, max_length=200)
+    description: str | None = Description
+    type: TriggerType | None = Field(None, description="Immutable: only its current value")
+    target_type: Literal["eval"] | None = None
+    target_id: EvalId | None = None
+    action: None = None
+    input: EvalTriggerInput | None = None
+    cron: CronText | None = None
+    event_pattern: EventPattern | None = None
+    active: StrictBool | None = None
+    policy_id: None = None
+
+
+class PublishedFire(RequestBody):
+    input: EvalTriggerInput | None = None
+
+
+def visible_trigger(call: Call[Any, Any]) -> Trigger:
+    found = store.get_trigger(call.path["trigger_id"])
+    call.caller.check_visible(found.project_id, "trigger", found.id)
+    return found
+
+
+@endpoint(
+    bp,
+    "/api/v1/triggers",
+    "POST",
+    body=CreateTrigger,
+    published_body=published_create,
+    response=TriggerWithSecret,
+    status=201,
+    tag=TAG,
+)
+def create_trigger(call: Call[CreateTrigger, Any]) -> TriggerWithSecret:
+    """Bind a starter to an eval; a webhook trigger's ``secret`` is shown here."""
+    project_id = target_project(call.caller, call.body.project_id)
+    spec = TriggerSpec.model_validate(call.body.model_dump(exclude={"project_id"}))
+    return service.create_trigger(project_id, spec)
+
+
+@endpoint(bp, "/api/v1/triggers", "GET", query=ProjectListQuery, response=Page[Trigger], tag=TAG)
+def list_triggers(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
+    """List a project's triggers, oldest first (never their secrets)."""
+    project_id = call.caller.listing_project(call.query.project_id)
+    return page(*store.list_triggers(project_id, call.query.limit, call.query.cursor))
+
+
+@endpoint(bp, "/api/v1/triggers/{trigger_id}", "GET", response=Trigger, tag=TAG)
+def get_trigger(call: Call[Any, Any]) -> Trigger:
+    """Get a trigger (never its secret)."""
+    return visible_trigger(call)
+
+
+@endpoint(
+    bp, "/api/v1/triggers/{trigger_id}", "PATCH", body=UpdateTrigger, response=Trigger, tag=TAG
+)
+def update_trigger(call: Call[UpdateTrigger, Any]) -> Trigger:
+    """Partially update a trigger (its ``type`` is immutable)."""
+    refuse_nulls(call.body, *_NOT_NULL)
+    current = visible_trigger(call)
+    changes = {name: getattr(call.body, name) for name in call.body.model_fields_set}
+    spec = current.spec().model_copy(update=changes)
+    return service.update_trigger(current, TriggerSpec.model_validate(spec.model_dump()))
+
+
+@endpoint(bp, "/api/v1/triggers/{trigger_id}", "DELETE", status=204, tag=TAG)
+def delete_trigger(call: Call[Any, Any]) -> None:
+    """Delete a trigger; its firings and the runs it started keep its id."""
+    service.delete_trigger(visible_trigger(call))
+
+
+@endpoint(bp, "/api/v1/triggers/{trigger_id}/secret", "GET", response=TriggerSecret, tag=TAG)
+def get_trigger_secret(call: Call[Any, Any]) -> TriggerSecret:
+    """A webhook trigger's signing secret."""
+    return service.read_secret(visible_trigger(call))
+
+
+@endpoint(
+    bp,
+    "/api/v1/triggers/{trigger_id}/rotate-secret",
+    "POST",
+    response=TriggerWithSecret,
+    tag=TAG,
+)
+def rotate_trigger_secret(call: Call[Any, Any]) -> TriggerWithSecret:
+    """Replace a webhook trigger's secret; the old one stops verifying at once."""
+    return service.rotate_secret(visible_trigger(call))
+
+
+@endpoint(
+    bp,
+    "/api/v1/triggers/{trigger_id}/fire",
+    "POST",
+    body=FireTrigger,
+    published_body=lambda: PublishedFire,
+    response=TriggerFiring,
+    tag=TAG,
+)
+def fire_trigger(call: Call[FireTrigger, Any]) -> TriggerFiring:
+    """Fire a trigger now; the answer is the terminal firing (any type; source ``manual``)."""
+    trigger = visible_trigger(call)
+    if not trigger.active:
+        raise Conflict(f"trigger {trigger.id} is not active", code="TRIGGER_NOT_ACTIVE")
+    targets.eval_input({**(trigger.input or {}), **(call.body.input or {})})
+    return firing.fire(trigger, "manual", call.body.input)
+
+
+@endpoint(
+    bp,
+    "/api/v1/trigger-firings",
+    "GET",
+    query=FiringListQuery,
+    response=Page[TriggerFiring],
+    tag=TAG,
+)
+def list_trigger_firings(call: Call[Any, FiringListQuery]) -> dict[str, Any]:
+    """List a project's firings (or one trigger's, deleted or not), newest first."""
+    query = call.query
+    project_id = call.caller.listing_project(query.project_id)
+    return page(*store.list_firings(project_id, query.trigger_id, query.limit, query.cursor))
+
+
+@endpoint(bp, "/api/v1/trigger-firings/{firing_id}", "GET", response=TriggerFiring, tag=TAG)
+def get_trigger_firing(call: Call[Any, Any]) -> TriggerFiring:
+    """Get a firing: its status, the run it started (``result.result_id``) or its error."""
+    found = store.get_firing(call.path["firing_id"])
+    call.caller.check_visible(found.project_id, "trigger_firing", found.id)
+    return found
+
+
+@endpoint(
+    bp,
+    "/hooks/triggers/{trigger_id}",
+    "POST",
+    response=None,
+    status=202,
+    tag=TAG,
+    public=True,
+    documented=False,
+)
+def receive_trigger_webhook(call: Call[Any, Any]) -> Reply:
+    """Fire a webhook trigger from a signed external call (no bearer key)."""
+    accepted = inbound.receive(call.path["trigger_id"], call.headers, call.raw_body)
+    return Reply(accepted.model_dump(mode="json"), status=202)
