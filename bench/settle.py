@@ -207,7 +207,7 @@ def seed(count: int) -> tuple[EvalSnapshot, str, str, list[str]]:
         max_regression=0.2,
     )
     baseline_id = seed_run(snapshot, eval_id, None, item_ids)
-    assert runs.finish(baseline_id, COMPLETED, aggregate_scores={}, event_pending=False)
+    assert runs.settle(baseline_id, COMPLETED, aggregate_scores={}, event_pending=False)
     return snapshot, eval_id, baseline_id, item_ids
 
 

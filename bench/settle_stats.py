@@ -48,10 +48,10 @@ def current_trials(count: int, trials: int) -> Iterator[TrialOutcome]:
         for trial in range(trials):
             value = (n * 7919 + trial * 31) % 1000
             if value < 20:
-                yield TrialOutcome(item_id=item_id, trial=trial, errored=True)
+                yield TrialOutcome(dataset_item_id=item_id, trial=trial, errored=True)
             else:
                 yield TrialOutcome(
-                    item_id=item_id, trial=trial, errored=False, scores=_scores(value)
+                    dataset_item_id=item_id, trial=trial, errored=False, scores=_scores(value)
                 )
 
 
@@ -63,7 +63,7 @@ def baseline_items(count: int) -> Iterator[ItemOutcome]:
         value = (n * 104729) % 1000
         scores = {score.key: score for score in _scores(value)}
         yield ItemOutcome(
-            item_id=f"dsit_{n:08d}",
+            dataset_item_id=f"dsit_{n:08d}",
             errored=value < 20,
             passed=None if value < 20 else all(score.passed for score in scores.values()),
             scores={} if value < 20 else scores,

@@ -14,10 +14,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.plugins import manager
 from chalicelib.scoring import validation
+from chalicelib.scoring.contract import CatalogKind
 from chalicelib.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -29,7 +31,7 @@ class Services:
     """What :func:`build` put together for one process."""
 
     settings: Settings
-    lookups: Mapping[str, validation.LookupFn]
+    lookups: Mapping[CatalogKind, validation.LookupFn]
 
     @property
     def plugins(self) -> manager.PluginHost:
@@ -41,7 +43,7 @@ _services: Services | None = None
 _lock = threading.Lock()
 
 
-def catalog_lookups() -> dict[str, validation.LookupFn]:
+def catalog_lookups() -> dict[CatalogKind, validation.LookupFn]:
     """How validation finds each resource kind a scorer may name (tool, decider, provider)."""
     from chalicelib.store import ai_providers, deciders, tools
 
@@ -52,10 +54,27 @@ def catalog_lookups() -> dict[str, validation.LookupFn]:
     }
 
 
+def builtin_plugins() -> tuple[ModuleType, ...]:
+    """pawl's own plugins, in registration order: its scorers, agent adapters, webhook sink
+    and embedding backends are built from the same hooks an installed plugin implements."""
+    from chalicelib.agents import plugin as agent_adapters
+    from chalicelib.embeddings import plugin as embedding_backends
+    from chalicelib.scoring import plugin as scorers
+    from chalicelib.webhooks import sink as webhook_sink
+
+    return (scorers, agent_adapters, webhook_sink, embedding_backends)
+
+
+def new_plugin_host(load_entry_points: bool = True) -> manager.PluginHost:
+    """A plugin host with the built-ins and (unless told not to) the installed plugins."""
+    return manager.PluginHost(builtin_plugins(), load_entry_points=load_entry_points)
+
+
 def build(settings: Settings | None = None) -> Services:
     """Put the process together: the plugin host and the catalog lookups."""
     global _services
-    manager.reset_plugins(manager.PluginHost())
+    manager.use_factory(new_plugin_host)
+    manager.reset_plugins(new_plugin_host())
     lookups = catalog_lookups()
     validation.install(validation.ValidationCatalog(scorers=manager.plugins, lookups=dict(lookups)))
     install_event_listeners()
@@ -97,12 +116,15 @@ def blueprints() -> list[Blueprint]:
 
 def create_app() -> Chalice:
     """The Chalice app with every blueprint registered (what ``app.py`` exports)."""
-    from chalicelib.api.chalice_app import PawlChalice
+    from chalice import Chalice
+
+    from chalicelib.api.chalice_app import envelope_middleware
 
     services()
     # configure_logs=False: Chalice would make the "pawl" logger stop propagating, hiding
     # every pawl.* log from the root handler (Lambda's, or a test's).
-    app = PawlChalice(app_name="pawl", configure_logs=False)
+    app = Chalice(app_name="pawl", configure_logs=False)
+    app.register_middleware(envelope_middleware, "http")
     for blueprint in blueprints():
         app.register_blueprint(blueprint)
     return app
@@ -116,6 +138,28 @@ def openapi_document() -> dict[str, Any]:
     return build_document()
 
 
+def reload_settings() -> None:
+    """Re-read the settings on next use (the environment changed); nothing else is dropped."""
+    from chalicelib import settings
+
+    settings.reset_settings()
+
+
+def drop_aws_clients() -> None:
+    """Forget the boto3 clients and session (e.g. inside a moto context of its own config)."""
+    from chalicelib import aws
+
+    aws.reset_clients()
+
+
+def install_plugins(host: manager.PluginHost | None = None) -> None:
+    """Make ``host`` the process's plugin host; ``None`` drops it (rebuilt on next use).
+
+    Tests install a host with extra plugins (an event log, a probe scorer) this way.
+    """
+    manager.reset_plugins(host)
+
+
 def reset(clients: bool = True) -> None:
     """Forget every per-process cache (the environment changed).
 
@@ -123,7 +167,7 @@ def reset(clients: bool = True) -> None:
     contexts in one process, and re-creating them costs ~0.3 s each (the tests' choice).
     The catalog lookups stay registered: they are wiring, not a cache.
     """
-    from chalicelib import aws, queues, secretbox, settings
+    from chalicelib import queues, secretbox
     from chalicelib.agents import python_agent
     from chalicelib.api import openapi
     from chalicelib.api.v2 import openapi as v2_openapi
@@ -132,12 +176,12 @@ def reset(clients: bool = True) -> None:
     from chalicelib.scoring import llm_judge
     from chalicelib.store import base
 
-    settings.reset_settings()
+    reload_settings()
     if clients:
-        aws.reset_clients()
+        drop_aws_clients()
     queues.reset()
     base.bind(force=clients)
-    manager.reset_plugins()
+    install_plugins(None)
     client.reset_client()
     allowlist.build_policy.cache_clear()
     openapi.reset_document_cache()

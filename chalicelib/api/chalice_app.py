@@ -1,22 +1,24 @@
-"""The Chalice application class, with pawl's error envelope on every failure path.
+"""pawl's error envelope on the failure paths Chalice answers itself.
 
-Route views map their own errors (see :mod:`chalicelib.api.routing`); Chalice itself
-still answers a wrong method, a body whose Content-Type the route does not take (415) and
-a crash outside a view with its own ``{"Code", "Message"}`` shape. This subclass answers
-the wrong method itself and turns any other Chalice-shaped error into the envelope
-(:data:`CHALICE_CODES`), so the API has one error shape. (Unknown routes never reach
-Lambda: API Gateway answers them with the gateway responses of
-:mod:`chalicelib.infra.gateway_responses`; the local runtime's HTTP front uses the same table.)
+Route views map their own errors (``routing.endpoint`` turns every exception into the
+envelope); Chalice still answers a wrong method (405), a body whose Content-Type the route
+does not take (415) and a crash outside a view with its own ``{"Code", "Message"}``
+shape. :func:`envelope_middleware`, registered through Chalice's public ``http``
+middleware (it wraps the whole REST handler), turns those into the envelope
+(:data:`CHALICE_CODES`), so the API has one error shape and pawl overrides no Chalice
+internals. (Unknown routes never reach Lambda: API Gateway answers them with the gateway
+responses of :mod:`chalicelib.infra.gateway_responses`; the local runtime's HTTP front uses
+the same table.)
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
-from chalice import Chalice, Response
-from chalice.app import RestAPIEventHandler
+from chalice import Response
+from chalice.app import Request
 
-from chalicelib.api.envelope import error_response, response_for
+from chalicelib.api.envelope import error_response
 from chalicelib.api.v2 import envelope as v2_envelope
 
 #: Chalice's own error codes -> the envelope's.
@@ -28,62 +30,59 @@ CHALICE_CODES = {
 }
 
 
-def _as_envelope(response: Response, path: str | None = None) -> Response:
-    """A Chalice-shaped error body as the envelope (``/v2``'s on a ``/v2`` path); any
-    other response unchanged."""
+def _chalice_code(response: Response) -> str | None:
+    """The ``Code`` of a Chalice-shaped error response; None for any other response."""
     body = response.body
     if response.status_code < 400 or not isinstance(body, dict) or set(body) != {"Code", "Message"}:
-        return response
-    if v2_envelope.is_v2(path):
-        answer = v2_envelope.render_code(response.status_code, str(body["Message"]))
-        answer.headers = {**(response.headers or {}), **answer.headers}
-        return answer
-    code = CHALICE_CODES.get(str(body["Code"]), "INTERNAL_ERROR")
-    if code == "UNSUPPORTED_MEDIA_TYPE":
-        message = f"{body['Message']}; send the body as application/json"
-    else:
-        message = str(body["Message"])
-    enveloped = error_response(response.status_code, code, message)
+        return None
+    return str(body["Code"])
+
+
+def _method_not_allowed(request: Request | None, response: Response) -> Response:
+    context = request.context if request is not None else {}
+    method, resource_path = context.get("httpMethod"), context.get("resourcePath")
+    allowed = str((response.headers or {}).get("Allow", ""))
+    return error_response(
+        405,
+        "METHOD_NOT_ALLOWED",
+        f"{method} is not allowed on {resource_path}",
+        {"allowed": sorted(m.strip() for m in allowed.split(",") if m.strip())},
+    )
+
+
+def _as_envelope(code: str, response: Response) -> Response:
+    envelope_code = CHALICE_CODES.get(code, "INTERNAL_ERROR")
+    message = str(response.body["Message"])
+    if envelope_code == "UNSUPPORTED_MEDIA_TYPE":
+        message = f"{message}; send the body as application/json"
+    enveloped = error_response(response.status_code, envelope_code, message)
     enveloped.headers = {**(response.headers or {}), **enveloped.headers}
     return enveloped
 
 
-class _PawlRestHandler(RestAPIEventHandler):
-    def _main_rest_api_handler(self, event: Any, context: Any) -> Response:
-        resource_path = event.get("requestContext", {}).get("resourcePath")
-        method = event.get("requestContext", {}).get("httpMethod")
-        routes = self.routes.get(resource_path or "", {})
-        if resource_path is not None and routes and method not in routes:
-            if v2_envelope.is_v2(resource_path):
-                return v2_envelope.render_code(405, f"{method} is not allowed on {resource_path}")
-            return error_response(
-                405,
-                "METHOD_NOT_ALLOWED",
-                f"{method} is not allowed on {resource_path}",
-                {"allowed": sorted(routes)},
-            )
-        return _as_envelope(super()._main_rest_api_handler(event, context), resource_path)
+def _as_v2_envelope(request: Request | None, response: Response) -> Response:
+    """On a ``/v2`` path: the OpenWOP envelope (``docs/openwop.md``)."""
+    context = request.context if request is not None else {}
+    if response.status_code == 405:
+        message = f"{context.get('httpMethod')} is not allowed on {context.get('resourcePath')}"
+    else:
+        message = str(response.body["Message"])
+    enveloped = v2_envelope.render_code(response.status_code, message)
+    enveloped.headers = {**(response.headers or {}), **enveloped.headers}
+    return enveloped
 
-    def _get_view_function_response(self, view_function: Any, function_args: Any) -> Response:
-        try:
-            response = view_function(**function_args)
-        except Exception as exc:
-            return response_for(exc)
-        if not isinstance(response, Response):
-            response = Response(body=response)
+
+def envelope_middleware(
+    request: Request | None, get_response: Callable[[Request | None], Response]
+) -> Response:
+    """Any Chalice-shaped error as the envelope of its surface (``/api/v1``'s, or
+    OpenWOP's on ``/v2``); every other response unchanged."""
+    response = get_response(request)
+    code = _chalice_code(response)
+    if code is None:
         return response
-
-
-class PawlChalice(Chalice):
-    def __call__(self, event: Any, context: Any) -> dict[str, Any]:
-        self.lambda_context = context
-        handler = _PawlRestHandler(
-            self.routes,
-            self.api,
-            self.log,
-            self.debug,
-            middleware_handlers=self._get_middleware_handlers("http"),
-        )
-        self.current_request = handler.create_request_object(event, context)
-        result: dict[str, Any] = handler(event, context)
-        return result
+    if request is not None and v2_envelope.is_v2(request.context.get("resourcePath")):
+        return _as_v2_envelope(request, response)
+    if code == "MethodNotAllowedError":
+        return _method_not_allowed(request, response)
+    return _as_envelope(code, response)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chalicelib import ids
 from chalicelib.api.auth import Caller, authenticate
-from chalicelib.api.envelope import JSON_HEADERS
+from chalicelib.api.envelope import JSON_HEADERS, response_for
 from chalicelib.errors import (
     PayloadTooLarge,
     ValidationFailed,
@@ -92,8 +92,8 @@ class RouteSpec:
     documented: bool = True
 
 
-#: How a surface other than ``/api/v1`` renders a failure (``/api/v1``'s own is the
-#: app-wide :func:`chalicelib.api.envelope.response_for`).
+#: How a surface other than ``/api/v1`` renders a failure (``/api/v1``'s own is
+#: :func:`chalicelib.api.envelope.response_for`).
 ErrorRenderer = Callable[[BaseException], Response]
 
 ROUTES: list[RouteSpec] = []
@@ -185,7 +185,7 @@ def endpoint(
     """Register ``handler(call)`` as ``method path`` on ``bp``.
 
     ``errors`` renders every failure of the route (authentication, parsing, the handler)
-    in the surface's own envelope; without it they reach the app's ``/api/v1`` envelope.
+    in the surface's own envelope; without it, the ``/api/v1`` envelope.
     """
 
     def decorate(handler: Callable[[Call[Any, Any]], Any]) -> Callable[..., Response]:
@@ -206,7 +206,17 @@ def endpoint(
         )
         ROUTES.append(spec)
 
-        def answer(**path_params: str) -> Response:
+        render = errors or response_for
+
+        def view(**path_params: str) -> Response:
+            # Every exception becomes the surface's envelope here, so Chalice's own
+            # handling of a view's exception (its {"Code", "Message"} shape) is never reached.
+            try:
+                return respond(path_params)
+            except Exception as exc:
+                return render(exc)
+
+        def respond(path_params: dict[str, str]) -> Response:
             request = bp.current_request
             headers = dict(request.headers or {})
             caller = Caller(is_admin=False) if public else authenticate(headers)
@@ -227,14 +237,6 @@ def endpoint(
             if isinstance(result, Reply):
                 return json_response(result.body, result.status)
             return json_response(result, status)
-
-        def view(**path_params: str) -> Response:
-            if errors is None:
-                return answer(**path_params)
-            try:
-                return answer(**path_params)
-            except Exception as exc:
-                return errors(exc)
 
         view.__name__ = f"{handler.__module__.rsplit('.', 1)[-1]}_{handler.__name__}"
         bp.route(path, methods=[method])(view)

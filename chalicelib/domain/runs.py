@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_serializer
 
 from chalicelib.domain.base import Resource
 from chalicelib.domain.catalog import EvalSettings
@@ -134,8 +134,14 @@ class ScoreEntry(Resource):
 
 
 class EvalResult(Resource):
+    # No docstring: it would become the OpenAPI schema's description. The run's id is
+    # ``run_id`` in the code, as everywhere else; the wire names it ``eval_run_id``.
+    model_config = ConfigDict(extra="forbid", serialize_by_alias=True)
+
     id: str
-    eval_run_id: str
+    run_id: str = Field(
+        validation_alias=AliasChoices("eval_run_id", "run_id"), serialization_alias="eval_run_id"
+    )
     dataset_item_id: str | None
     trial: int = 1
     input: list[dict[str, Any]]
@@ -196,7 +202,7 @@ class WorkItem(BaseModel):
         return result_key(self.dataset_item_id, self.trial)
 
 
-class ItemRecord(BaseModel):
+class ResultRecord(BaseModel):
     """What executing one work item produced: the result row and its generation."""
 
     eval_id: str

@@ -5,7 +5,7 @@
 - :mod:`~chalicelib.engine.fanout`: freeze a queued run's item set and enqueue its items.
 - :mod:`~chalicelib.engine.execute_item`: execute one (run, item, trial) — the one path.
 - :mod:`~chalicelib.engine.item_batch`: a batch of work items: skip, execute, record, claim.
-- :mod:`~chalicelib.engine.settle`: aggregate, compare, decide, finish.
+- :mod:`~chalicelib.engine.settle`: aggregate, compare, decide, settle.
 - :mod:`~chalicelib.engine.lifecycle`: terminal transitions and their one event.
 - :mod:`~chalicelib.engine.reaper` / :mod:`~chalicelib.engine.recovery`: nothing stuck.
 - :mod:`~chalicelib.engine.generations`: agent calls outside an eval, curation, purge.

@@ -25,8 +25,8 @@ from chalicelib.domain.runs import (
     EvalResult,
     FrozenItem,
     Generation,
-    ItemRecord,
     RecordedError,
+    ResultRecord,
     ScoreEntry,
     UsageEntry,
 )
@@ -200,7 +200,7 @@ def _result(
 ) -> EvalResult:
     return EvalResult(
         id=ids.new_id("eval_result"),
-        eval_run_id=ctx.run_id,
+        run_id=ctx.run_id,
         dataset_item_id=item.dataset_item_id,
         trial=trial,
         input=item.input,
@@ -210,7 +210,7 @@ def _result(
     )
 
 
-def execute(ctx: RunContext, item: FrozenItem, trial: int) -> ItemRecord:
+def execute(ctx: RunContext, item: FrozenItem, trial: int) -> ResultRecord:
     """Run the agent on one frozen item and score it: the record to write."""
     generation = call_agent(
         ctx.agent,
@@ -225,7 +225,7 @@ def execute(ctx: RunContext, item: FrozenItem, trial: int) -> ItemRecord:
     result.usage = _agent_usage(generation)
     if generation.status != GENERATION_COMPLETED:
         result.error = _generation_error(generation)
-        return ItemRecord(eval_id=ctx.eval_id, result=result, generation=generation)
+        return ResultRecord(eval_id=ctx.eval_id, result=result, generation=generation)
     result.output = generation.output
     scored = _score_all(ctx, item, generation, result.usage)
     if isinstance(scored, RecordedError):
@@ -233,11 +233,11 @@ def execute(ctx: RunContext, item: FrozenItem, trial: int) -> ItemRecord:
     else:
         result.scores = scored
         result.passed = all(entry.passed for entry in scored)
-    return ItemRecord(eval_id=ctx.eval_id, result=result, generation=generation)
+    return ResultRecord(eval_id=ctx.eval_id, result=result, generation=generation)
 
 
-def errored_record(ctx: RunContext, item: FrozenItem, trial: int, reason: str) -> ItemRecord:
+def errored_record(ctx: RunContext, item: FrozenItem, trial: int, reason: str) -> ResultRecord:
     """The record of an item that kept failing for reasons of our own (its last delivery)."""
     result = _result(ctx, item, trial, None)
     result.error = RecordedError(code=ITEM_FAILED_CODE, message=reason[:MESSAGE_CHARS])
-    return ItemRecord(eval_id=ctx.eval_id, result=result, generation=None)
+    return ResultRecord(eval_id=ctx.eval_id, result=result, generation=None)

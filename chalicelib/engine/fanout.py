@@ -60,7 +60,7 @@ def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
                 messages.FanoutMessage(run_id=state.id, after_key=after, counted=counted)
             )
             return
-    if runs.finish_fanout(state.id, counted * snapshot.trials):
+    if runs.mark_fanout_done(state.id, counted * snapshot.trials):
         log.info("run %s: %d items x %d trials enqueued", state.id, counted, snapshot.trials)
     # Every item may already be recorded (or there were none): the settle is ours to try.
     settle.maybe_settle(state.id)

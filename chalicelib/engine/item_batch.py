@@ -10,7 +10,7 @@ conditional update that claims the settle.
 - A run that is cancelled or already terminal: its items are dropped (acknowledged).
 - An item whose result exists (a redelivery): acknowledged without calling the agent.
 - An item that raised for a reason of pawl's own: reported failed, so SQS redelivers
-  it; on its last delivery it is recorded as errored instead, so the run can settle.
+  it; on its last receive it is recorded as errored instead, so the run can settle.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from chalicelib.domain.runs import ACTIVE_STATUSES, ItemRecord, RunState, WorkItem
+from chalicelib.domain.runs import ACTIVE_STATUSES, ResultRecord, RunState, WorkItem
 from chalicelib.engine import execute_item, settle
 from chalicelib.engine.context import RunContext, load_context
 from chalicelib.store import batch_reads, results, runs
@@ -43,8 +43,8 @@ def _executor() -> ThreadPoolExecutor:
 
 
 @dataclass
-class Delivery:
-    """One work item as delivered: ``final`` on its last allowed delivery."""
+class ReceivedWork:
+    """One work item as the item queue handed it over: ``final`` on its last allowed receive."""
 
     work: WorkItem
     final: bool = False
@@ -52,110 +52,110 @@ class Delivery:
 
 @dataclass
 class BatchReport:
-    """What happened to a batch; ``failed`` holds positions in the delivered list."""
+    """What happened to a batch; ``failed`` holds positions in the received list."""
 
     failed: set[int] = field(default_factory=set)
     recorded: int = 0
     skipped: int = 0
 
 
-def process(deliveries: list[Delivery]) -> BatchReport:
+def process(received: list[ReceivedWork]) -> BatchReport:
     """Execute and record a batch; positions of items to redeliver are in ``report.failed``."""
     report = BatchReport()
     by_run: dict[str, list[int]] = {}
-    for position, delivery in enumerate(deliveries):
-        by_run.setdefault(delivery.work.run_id, []).append(position)
+    for position, receipt in enumerate(received):
+        by_run.setdefault(receipt.work.run_id, []).append(position)
     for run_id, positions in by_run.items():
         try:
-            _process_run(run_id, [(p, deliveries[p]) for p in positions], report)
+            _process_run(run_id, [(p, received[p]) for p in positions], report)
         except Exception:
             log.exception("run %s: batch of %d items failed", run_id, len(positions))
             report.failed.update(positions)
     return report
 
 
-def _process_run(run_id: str, batch: list[tuple[int, Delivery]], report: BatchReport) -> None:
+def _process_run(run_id: str, batch: list[tuple[int, ReceivedWork]], report: BatchReport) -> None:
     state, existing = batch_reads.run_and_existing_results(
         run_id, [d.work.result_key for _, d in batch]
     )
     if state is None or state.status not in ACTIVE_STATUSES:
-        report.skipped += len(batch)  # cancelled or finished: outstanding work is dropped
+        report.skipped += len(batch)  # cancelled or settled: outstanding work is dropped
         return
     todo = _first_of_each(batch, existing)
     report.skipped += len(batch) - len(todo)
     _fill_frozen_items(run_id, todo)
     records = _execute_all(state, todo, report) if todo else []
-    may_finish = False
+    may_settle = False
     if records:
         progress = results.RunProgress(state.fanout_done, state.run.item_count)
         outcome = results.record(run_id, records, progress)
         report.recorded += len(outcome.recorded)
         report.skipped += len(outcome.duplicates)
-        may_finish = outcome.may_finish_run
-    if may_finish or existing:
+        may_settle = outcome.may_settle_run
+    if may_settle or existing:
         # A redelivery may be the only trace of a worker that recorded the last item
         # and died before claiming: try the claim whenever a batch met recorded items.
         settle.maybe_settle(run_id)
 
 
 def _first_of_each(
-    batch: list[tuple[int, Delivery]], existing: set[str]
-) -> list[tuple[int, Delivery]]:
-    """The deliveries to execute: not yet recorded, and one per (item, trial) in the batch.
+    batch: list[tuple[int, ReceivedWork]], existing: set[str]
+) -> list[tuple[int, ReceivedWork]]:
+    """The received work items to execute: not yet recorded, and one per (item, trial) in the batch.
 
     SQS may put two copies of one message in the same batch; the second is acknowledged
     with the first (one transaction may not write the same row twice anyway).
     """
     seen = set(existing)
     todo = []
-    for position, delivery in batch:
-        if delivery.work.result_key not in seen:
-            seen.add(delivery.work.result_key)
-            todo.append((position, delivery))
+    for position, receipt in batch:
+        if receipt.work.result_key not in seen:
+            seen.add(receipt.work.result_key)
+            todo.append((position, receipt))
     return todo
 
 
-def _fill_frozen_items(run_id: str, todo: list[tuple[int, Delivery]]) -> None:
+def _fill_frozen_items(run_id: str, todo: list[tuple[int, ReceivedWork]]) -> None:
     """Items too large for a message are read from the run's frozen set (one BatchGetItem)."""
     missing = [d.work.dataset_item_id for _, d in todo if d.work.item is None]
     if not missing:
         return
     frozen = runs.batch_get_run_items(run_id, missing)
-    for _, delivery in todo:
-        if delivery.work.item is None:
-            delivery.work.item = frozen.get(delivery.work.dataset_item_id)
+    for _, receipt in todo:
+        if receipt.work.item is None:
+            receipt.work.item = frozen.get(receipt.work.dataset_item_id)
 
 
 def _execute_all(
-    state: RunState, todo: list[tuple[int, Delivery]], report: BatchReport
-) -> list[ItemRecord]:
+    state: RunState, todo: list[tuple[int, ReceivedWork]], report: BatchReport
+) -> list[ResultRecord]:
     ctx = load_context(state)
-    tasks: list[tuple[int, Delivery, Callable[[], ItemRecord]]] = [
+    tasks: list[tuple[int, ReceivedWork, Callable[[], ResultRecord]]] = [
         (p, d, _task(ctx, d)) for p, d in todo
     ]
     if len(tasks) > 1:
-        futures: list[Future[ItemRecord]] = [_executor().submit(task) for _, _, task in tasks]
+        futures: list[Future[ResultRecord]] = [_executor().submit(task) for _, _, task in tasks]
         outcomes = [_outcome(f.result) for f in futures]
     else:
         outcomes = [_outcome(task) for _, _, task in tasks]
     records = []
-    for (position, delivery, _), outcome in zip(tasks, outcomes, strict=True):
-        if isinstance(outcome, ItemRecord):
+    for (position, receipt, _), outcome in zip(tasks, outcomes, strict=True):
+        if isinstance(outcome, ResultRecord):
             records.append(outcome)
-        elif delivery.final and delivery.work.item is not None:
+        elif receipt.final and receipt.work.item is not None:
             reason = f"The item could not be executed: {type(outcome).__name__}: {outcome}"
             records.append(
-                execute_item.errored_record(ctx, delivery.work.item, delivery.work.trial, reason)
+                execute_item.errored_record(ctx, receipt.work.item, receipt.work.trial, reason)
             )
         else:
             report.failed.add(position)
     return records
 
 
-def _task(ctx: RunContext, delivery: Delivery) -> Callable[[], ItemRecord]:
-    work = delivery.work
+def _task(ctx: RunContext, receipt: ReceivedWork) -> Callable[[], ResultRecord]:
+    work = receipt.work
 
-    def run() -> ItemRecord:
+    def run() -> ResultRecord:
         if work.item is None:
             raise LookupError(
                 f"item {work.dataset_item_id} is not in the frozen set of {work.run_id}"
@@ -165,7 +165,7 @@ def _task(ctx: RunContext, delivery: Delivery) -> Callable[[], ItemRecord]:
     return run
 
 
-def _outcome(call: Callable[[], ItemRecord]) -> ItemRecord | Exception:
+def _outcome(call: Callable[[], ResultRecord]) -> ResultRecord | Exception:
     try:
         return call()
     except Exception as exc:  # reported per item; the rest of the batch goes on

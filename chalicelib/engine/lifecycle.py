@@ -1,6 +1,6 @@
 """Terminal transitions of a run and the one lifecycle event each completed/failed run emits.
 
-A transition is one conditional write (``store.runs.finish``): of a settle, a reaper
+A transition is one conditional write (``store.runs.settle``): of a settle, a reaper
 failure and a cancel racing each other, exactly one wins, and only the winner of a
 completed/failed transition emits. The event is handed to the sinks *after* the write,
 and the run leaves the ``active_runs`` index only once that is done, so a crash in
@@ -34,32 +34,32 @@ log = logging.getLogger("pawl.engine.lifecycle")
 _EVENTS = {COMPLETED: EVENT_COMPLETED, FAILED: EVENT_FAILED}
 
 
-def complete(
+def settle_completed(
     run_id: str,
     aggregate_scores: dict[str, Any],
     passed: bool | None,
     verdict_reasons: list[dict[str, Any]],
 ) -> bool:
-    """Finish a settled run as ``completed`` and emit ``eval_run.completed`` (once)."""
-    finished = runs.finish(
+    """Settle a fully recorded run as ``completed`` and emit ``eval_run.completed`` (once)."""
+    settled = runs.settle(
         run_id,
         COMPLETED,
         aggregate_scores=aggregate_scores,
         passed=passed,
         verdict_reasons=verdict_reasons,
     )
-    if finished:
+    if settled:
         emit(runs.get_run(run_id))
-    return finished
+    return settled
 
 
 def fail(run_id: str, reason: str) -> bool:
-    """Finish a run that cannot complete as ``failed`` and emit ``eval_run.failed`` (once)."""
-    finished = runs.finish(run_id, FAILED, failure_reason=reason)
-    if finished:
+    """Settle a run that cannot complete as ``failed`` and emit ``eval_run.failed`` (once)."""
+    settled = runs.settle(run_id, FAILED, failure_reason=reason)
+    if settled:
         log.warning("run %s failed: %s", run_id, reason)
         emit(runs.get_run(run_id))
-    return finished
+    return settled
 
 
 def cancel(run_id: str) -> EvalRun:

@@ -63,7 +63,7 @@ def _pages(values: Iterable[T], size: int) -> Iterator[list[T]]:
 def trial_outcome(result: EvalResult) -> TrialOutcome:
     scores = tuple(ScorerScore(key=s.scorer, score=s.score, passed=s.passed) for s in result.scores)
     return TrialOutcome(
-        item_id=result.dataset_item_id or "",
+        dataset_item_id=result.dataset_item_id or "",
         trial=result.trial,
         errored=result.errored,
         scores=scores,
@@ -76,8 +76,10 @@ def _labels(item_ids: list[str], group_by: str | None) -> dict[str, str | None]:
         return {}
     current = datasets.batch_get_items(item_ids)
     return {
-        item_id: group_label(current[item_id].metadata if item_id in current else None, group_by)
-        for item_id in item_ids
+        dataset_item_id: group_label(
+            current[dataset_item_id].metadata if dataset_item_id in current else None, group_by
+        )
+        for dataset_item_id in item_ids
     }
 
 
@@ -96,9 +98,9 @@ def item_outcomes(
         rows = _tapped(rows, on_result)
     trials = (trial_outcome(r) for r in rows)
     for page in _pages(group_consecutive(trials), LABEL_PAGE):
-        labels = _labels([item_trials[0].item_id for item_trials in page], group_by)
+        labels = _labels([item_trials[0].dataset_item_id for item_trials in page], group_by)
         for item_trials in page:
-            label = labels.get(item_trials[0].item_id)
+            label = labels.get(item_trials[0].dataset_item_id)
             yield reduce_trials(item_trials, reducer, group=label)
 
 
@@ -155,11 +157,13 @@ PIPELINE: tuple[Step, ...] = (aggregate_and_compare, decide_verdict)
 
 
 def settle_run(run_id: str) -> bool:
-    """Aggregate, compare and decide, then complete the run. False if it ended meanwhile."""
+    """Aggregate, compare and decide, then settle the run as completed.
+
+    False if it ended meanwhile."""
     settlement = Settlement(state=runs.get_run(run_id))
     for step in PIPELINE:
         step(settlement)
-    return lifecycle.complete(
+    return lifecycle.settle_completed(
         run_id, settlement.aggregate, settlement.passed, settlement.verdict_reasons
     )
 

@@ -31,7 +31,7 @@ from chalicelib.domain.runs import (
 )
 from chalicelib.engine import item_batch, messages
 from chalicelib.errors import NotFound, ValidationFailed
-from chalicelib.outbound.tool_context import is_valid_context_key
+from chalicelib.outbound.tool_context import is_reserved_context_key, is_valid_context_key
 from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.decider_scorer import resolve_decider_versions
 from chalicelib.scoring.validation import check_eval_runnable
@@ -40,8 +40,6 @@ from chalicelib.store import agents, datasets, project_scoped, runs
 log = logging.getLogger("pawl.engine.start")
 
 SYNC_ITEM_LIMIT = 25
-#: An eval generation has no session: these identity keys are dropped, in any casing.
-RESERVED_CONTEXT_KEYS = frozenset({"session_id", "actor_id", "actor_external_id"})
 BASELINE_REFUSAL = "baseline_run_id must name a completed or failed run of this eval"
 
 
@@ -72,7 +70,7 @@ def clean_tool_context(tool_context: dict[str, str]) -> dict[str, str]:
     """Drop the reserved identity keys; refuse a key that cannot become a header name."""
     kept = {}
     for key, value in tool_context.items():
-        if key.lower() in RESERVED_CONTEXT_KEYS:
+        if is_reserved_context_key(key):
             continue
         if not is_valid_context_key(key):
             raise ValidationFailed(
@@ -218,14 +216,14 @@ def start_run(evaluation: Eval, options: StartOptions) -> EvalRun:
     # The path a queue worker takes, in batches of the size it receives, each executed
     # concurrently. There is no redelivery here (final=True), so an item that raises is
     # recorded as errored at once.
-    deliveries = [
-        item_batch.Delivery(
+    received = [
+        item_batch.ReceivedWork(
             WorkItem(run_id=state.id, dataset_item_id=item.dataset_item_id, trial=trial, item=item),
             final=True,
         )
         for item in plan.items
         for trial in range(1, state.snapshot.trials + 1)
     ]
-    for start in range(0, len(deliveries), item_batch.MAX_CONCURRENCY):
-        item_batch.process(deliveries[start : start + item_batch.MAX_CONCURRENCY])
+    for start in range(0, len(received), item_batch.MAX_CONCURRENCY):
+        item_batch.process(received[start : start + item_batch.MAX_CONCURRENCY])
     return runs.get_run(state.id).run

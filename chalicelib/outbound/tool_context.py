@@ -11,14 +11,23 @@ import re
 from collections.abc import Mapping
 
 CONTEXT_HEADER_PREFIX = "X-Pawl-Context-"
+#: An eval generation has no session, so these identity keys are never forwarded. Compared
+#: in any casing: a key becomes a header name, and ``Session_ID`` reaches a receiver as the
+#: same header as ``session_id``.
 RESERVED_CONTEXT_KEYS = frozenset({"session_id", "actor_id", "actor_external_id"})
 _HEADER_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _VISIBLE_ASCII = re.compile(r"^[\x20-\x7e\t]*$")
 
 
+def is_reserved_context_key(key: str) -> bool:
+    """Whether a ``tool_context`` key is a reserved identity key (case-insensitive)."""
+    return key.lower() in RESERVED_CONTEXT_KEYS
+
+
 def forwarded_context(tool_context: Mapping[str, str]) -> dict[str, str]:
-    """The ``tool_context`` keys an eval generation forwards (reserved identity keys dropped)."""
-    return {k: v for k, v in tool_context.items() if k not in RESERVED_CONTEXT_KEYS}
+    """The ``tool_context`` keys an eval generation forwards: reserved identity keys dropped,
+    in any casing."""
+    return {k: v for k, v in tool_context.items() if not is_reserved_context_key(k)}
 
 
 def is_valid_context_key(key: str) -> bool:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, TypedDict, TypeVar
 
 import pluggy
@@ -29,14 +30,6 @@ if TYPE_CHECKING:
     from chalicelib.scoring.contract import Scorer
 
 log = logging.getLogger("pawl.plugins")
-
-#: Built-in plugin modules, registered before third-party entry points.
-BUILTIN_PLUGINS = (
-    "chalicelib.scoring.plugin",
-    "chalicelib.agents.plugin",
-    "chalicelib.webhooks.sink",
-    "chalicelib.embeddings.plugin",
-)
 
 
 class LoadedPlugin(TypedDict):
@@ -87,14 +80,19 @@ def _merge_dicts(results: list[Mapping[str, _V] | None]) -> dict[str, _V]:
 
 
 class PluginHost:
-    """Owns one pluggy manager; exposes typed lookups over what plugins registered."""
+    """Owns one pluggy manager; exposes typed lookups over what plugins registered.
 
-    def __init__(self, load_entry_points: bool = True) -> None:
+    pawl's own features are plugins too (datasette's way): ``builtins`` are the modules
+    the composition root hands over (``wiring.builtin_plugins``), registered under their
+    module names before any installed plugin, so an installed one can override them.
+    """
+
+    def __init__(self, builtins: Sequence[ModuleType] = (), load_entry_points: bool = True) -> None:
         self.pm = pluggy.PluginManager(PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.report = PluginReport()
-        for module_name in BUILTIN_PLUGINS:
-            self._register_module(module_name, source="builtin")
+        for module in builtins:
+            self._register_builtin(module)
         if load_entry_points:
             self._load_entry_points()
         self.pm.check_pending()
@@ -103,20 +101,14 @@ class PluginHost:
             self.pm.hook.pawl_register_agent_adapters()
         )
 
-    def _register_module(self, module_name: str, source: str) -> None:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == module_name:
-                return  # a built-in not written yet
-            raise
-        self.pm.register(module, name=module_name)
+    def _register_builtin(self, module: ModuleType) -> None:
+        self.pm.register(module, name=module.__name__)
         self.report.loaded.append(
             {
-                "name": module_name,
+                "name": module.__name__,
                 "version": "builtin",
-                "source": source,
-                "hooks": self.hooks_of(module_name),
+                "source": "builtin",
+                "hooks": self.hooks_of(module.__name__),
             }
         )
 
@@ -217,16 +209,28 @@ class PluginHost:
 
 
 _host: PluginHost | None = None
+_factory: Callable[[], PluginHost] | None = None
 _lock = threading.Lock()
 
 
+def use_factory(factory: Callable[[], PluginHost]) -> None:
+    """How :func:`plugins` builds the host (the composition root installs it)."""
+    global _factory
+    _factory = factory
+
+
 def plugins() -> PluginHost:
-    """The process-wide plugin host (built on first use)."""
+    """The process-wide plugin host (built on first use, by the installed factory)."""
     global _host
     if _host is None:
         with _lock:
             if _host is None:
-                _host = PluginHost()
+                if _factory is None:
+                    raise RuntimeError(
+                        "no plugin host factory: the process was not put together by "
+                        "chalicelib.wiring.build()"
+                    )
+                _host = _factory()
     return _host
 
 

@@ -7,10 +7,15 @@ engine records the item as errored (errors are not zeros).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
+
+from chalicelib.domain.ai_providers import AiProvider
+from chalicelib.domain.deciders import Decider
+from chalicelib.domain.tools import Tool
 
 
 class ScorerConfig(BaseModel):
@@ -92,6 +97,14 @@ class ScoringEnv:
     decider_versions: dict[str, int] = field(default_factory=dict)
 
 
+#: The resource kinds a scorer config may name, and what a lookup of one finds: the
+#: domain resource, or a mapping of its fields (a plugin's or a test's lookup).
+CatalogKind = Literal["tool", "decider", "ai_provider"]
+CatalogResource = Tool | Decider | AiProvider | Mapping[str, object]
+#: The project-level settings a scorer may fall back on.
+ProjectSetting = Literal["default_ai_provider_id"]
+
+
 class ValidationEnv(Protocol):
     """What config validation may look up (implemented by the service layer).
 
@@ -102,11 +115,11 @@ class ValidationEnv(Protocol):
     phase: str
     agent_output_schema: dict[str, Any] | None
 
-    def lookup(self, kind: str, resource_id: str) -> Any | None:
+    def lookup(self, kind: CatalogKind, resource_id: str) -> CatalogResource | None:
         """A resource of the eval's project (``tool``, ``decider``, ``ai_provider``) or None."""
         ...
 
-    def project_default(self, setting: str) -> Any | None:
+    def project_default(self, setting: ProjectSetting) -> str | None:
         """A project-level default (for example ``default_ai_provider_id``)."""
         ...
 

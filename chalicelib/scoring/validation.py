@@ -22,10 +22,16 @@ from pydantic import ValidationError
 
 from chalicelib.domain.catalog import Eval
 from chalicelib.errors import ValidationFailed
-from chalicelib.scoring.contract import Scorer, ValidationEnv
+from chalicelib.scoring.contract import (
+    CatalogKind,
+    CatalogResource,
+    ProjectSetting,
+    Scorer,
+    ValidationEnv,
+)
 
 #: ``fn(project_id, resource_id)`` -> the resource, or None when it is not in that project.
-LookupFn = Callable[[str, str], Any | None]
+LookupFn = Callable[[str, str], CatalogResource | None]
 
 
 class ScorerTypes(Protocol):
@@ -44,7 +50,7 @@ class ValidationCatalog:
     """
 
     scorers: Callable[[], ScorerTypes]
-    lookups: dict[str, LookupFn] = field(default_factory=dict)
+    lookups: dict[CatalogKind, LookupFn] = field(default_factory=dict)
 
 
 _installed: ValidationCatalog | None = None
@@ -63,7 +69,7 @@ def installed() -> ValidationCatalog:
     return _installed
 
 
-def register_lookup(kind: str, fn: LookupFn | None) -> LookupFn | None:
+def register_lookup(kind: CatalogKind, fn: LookupFn | None) -> LookupFn | None:
     """Make ``env.lookup(kind, id)`` find resources of ``kind`` through ``fn``.
 
     Replaces an earlier registration and returns it (``None`` removes the lookup), so a
@@ -76,7 +82,7 @@ def register_lookup(kind: str, fn: LookupFn | None) -> LookupFn | None:
     return previous
 
 
-def _project_of(resource: Any) -> Any:
+def _project_of(resource: CatalogResource | None) -> object:
     if isinstance(resource, Mapping):
         return resource.get("project_id")
     return getattr(resource, "project_id", None)
@@ -89,10 +95,10 @@ class CatalogValidationEnv:
     project_id: str
     phase: str
     agent_output_schema: dict[str, Any] | None
-    project_defaults: Mapping[str, Any] = field(default_factory=dict)
+    project_defaults: Mapping[ProjectSetting, str | None] = field(default_factory=dict)
     catalog: ValidationCatalog = field(default_factory=installed)
 
-    def lookup(self, kind: str, resource_id: str) -> Any | None:
+    def lookup(self, kind: CatalogKind, resource_id: str) -> CatalogResource | None:
         finder = self.catalog.lookups.get(kind)
         found = finder(self.project_id, resource_id) if finder else None
         owner = _project_of(found)
@@ -101,7 +107,7 @@ class CatalogValidationEnv:
             return None
         return found
 
-    def project_default(self, setting: str) -> Any | None:
+    def project_default(self, setting: ProjectSetting) -> str | None:
         return self.project_defaults.get(setting)
 
 

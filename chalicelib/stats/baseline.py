@@ -1,6 +1,6 @@
 """How a run moved against its baseline, streamed pair by pair.
 
-Both runs' items arrive sorted by ``item_id``; :func:`merge_join` pairs them without
+Both runs' items arrive sorted by ``dataset_item_id``; :func:`merge_join` pairs them without
 loading either run, and :class:`BaselineComparator` keeps counters only. Every delta is
 over the item intersection (scorable in both runs), recomputing both sides there, so
 items added or removed since the baseline show up in the counts, not in the deltas.
@@ -23,16 +23,17 @@ Pair = tuple[ItemOutcome | None, ItemOutcome | None]
 def _strictly_sorted(items: Iterable[ItemOutcome], side: str) -> Iterator[ItemOutcome]:
     previous: str | None = None
     for item in items:
-        if previous is not None and item.item_id <= previous:
+        if previous is not None and item.dataset_item_id <= previous:
             raise ValueError(
-                f"{side} items not sorted by item_id: {item.item_id!r} after {previous!r}"
+                f"{side} items not sorted by dataset_item_id: "
+                f"{item.dataset_item_id!r} after {previous!r}"
             )
-        previous = item.item_id
+        previous = item.dataset_item_id
         yield item
 
 
 def merge_join(current: Iterable[ItemOutcome], baseline: Iterable[ItemOutcome]) -> Iterator[Pair]:
-    """Full outer join of two item streams sorted by ``item_id`` (unique per stream).
+    """Full outer join of two item streams sorted by ``dataset_item_id`` (unique per stream).
 
     Yields ``(current, baseline)``; the side that lacks the item is ``None``.
     """
@@ -41,10 +42,10 @@ def merge_join(current: Iterable[ItemOutcome], baseline: Iterable[ItemOutcome]) 
     here = next(current_items, None)
     there = next(baseline_items, None)
     while here is not None or there is not None:
-        if there is None or (here is not None and here.item_id < there.item_id):
+        if there is None or (here is not None and here.dataset_item_id < there.dataset_item_id):
             yield here, None
             here = next(current_items, None)
-        elif here is None or there.item_id < here.item_id:
+        elif here is None or there.dataset_item_id < here.dataset_item_id:
             yield None, there
             there = next(baseline_items, None)
         else:
@@ -121,8 +122,15 @@ class BaselineComparator:
     def add(self, current: ItemOutcome | None, baseline: ItemOutcome | None) -> None:
         if current is None and baseline is None:
             raise ValueError("a pair needs at least one side")
-        if current is not None and baseline is not None and current.item_id != baseline.item_id:
-            raise ValueError(f"paired different items: {current.item_id!r} / {baseline.item_id!r}")
+        if (
+            current is not None
+            and baseline is not None
+            and current.dataset_item_id != baseline.dataset_item_id
+        ):
+            raise ValueError(
+                "paired different items: "
+                f"{current.dataset_item_id!r} / {baseline.dataset_item_id!r}"
+            )
         group = self._group_of(current, baseline)
         targets = (self._run,) if group is None else (self._run, group)
         if (

@@ -32,7 +32,7 @@ class ScorerScore:
 class TrialOutcome:
     """One execution of one item: either errored, or scored by every scorer."""
 
-    item_id: str
+    dataset_item_id: str
     trial: int
     errored: bool
     scores: tuple[ScorerScore, ...] = ()
@@ -52,7 +52,7 @@ class ItemOutcome:
     eval's ``group_by``; anything but a string leaves the item ungrouped.
     """
 
-    item_id: str
+    dataset_item_id: str
     errored: bool
     passed: bool | None
     scores: Mapping[str, ScorerScore] = field(default_factory=dict)
@@ -62,7 +62,7 @@ class ItemOutcome:
 
     def __post_init__(self) -> None:
         if not self.errored and self.passed is None:
-            raise ValueError(f"scored item {self.item_id!r} needs passed=True/False")
+            raise ValueError(f"scored item {self.dataset_item_id!r} needs passed=True/False")
 
 
 def group_label(metadata: Mapping[str, object] | None, group_by: str | None) -> str | None:
@@ -106,7 +106,7 @@ def _reduce_scorers(
         for score in trial.scores:
             if score.key in seen:
                 raise ValueError(
-                    f"trial {trial.trial} of {trial.item_id!r}: scorer {score.key!r} twice"
+                    f"trial {trial.trial} of {trial.dataset_item_id!r}: scorer {score.key!r} twice"
                 )
             seen.add(score.key)
             scores_by_key.setdefault(score.key, []).append(score)
@@ -135,17 +135,21 @@ def reduce_trials(
     reduce = _REDUCER_FUNCTIONS.get(reducer)
     if reduce is None:
         raise ValueError(f"reducer must be one of {', '.join(REDUCERS)}, got {reducer!r}")
-    item_id = trials[0].item_id
-    if any(trial.item_id != item_id for trial in trials):
-        raise ValueError(f"trials of several items passed as one ({item_id!r} and others)")
+    dataset_item_id = trials[0].dataset_item_id
+    if any(trial.dataset_item_id != dataset_item_id for trial in trials):
+        raise ValueError(f"trials of several items passed as one ({dataset_item_id!r} and others)")
     scored = [trial for trial in trials if not trial.errored]
     if not scored:
         return ItemOutcome(
-            item_id=item_id, errored=True, passed=None, trial_count=len(trials), group=group
+            dataset_item_id=dataset_item_id,
+            errored=True,
+            passed=None,
+            trial_count=len(trials),
+            group=group,
         )
     verdicts = [trial.passed for trial in scored]
     return ItemOutcome(
-        item_id=item_id,
+        dataset_item_id=dataset_item_id,
         errored=False,
         passed=reduce(verdicts),
         scores=_reduce_scorers(scored, reduce),
@@ -156,14 +160,16 @@ def reduce_trials(
 
 
 def group_consecutive(trials: Iterable[TrialOutcome]) -> Iterator[list[TrialOutcome]]:
-    """Split a stream of trials sorted by ``item_id`` into one list per item.
+    """Split a stream of trials sorted by ``dataset_item_id`` into one list per item.
 
-    Streams: holds one item's trials at a time. An ``item_id`` that goes backwards
+    Streams: holds one item's trials at a time. An ``dataset_item_id`` that goes backwards
     means the input was not sorted (an item would be split in two), so it raises.
     """
     previous: str | None = None
-    for item_id, item_trials in groupby(trials, key=lambda trial: trial.item_id):
-        if previous is not None and item_id <= previous:
-            raise ValueError(f"trials not sorted by item_id: {item_id!r} after {previous!r}")
-        previous = item_id
+    for dataset_item_id, item_trials in groupby(trials, key=lambda trial: trial.dataset_item_id):
+        if previous is not None and dataset_item_id <= previous:
+            raise ValueError(
+                f"trials not sorted by dataset_item_id: {dataset_item_id!r} after {previous!r}"
+            )
+        previous = dataset_item_id
         yield list(item_trials)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, TypeVar
 
+import pynamodb
 from pynamodb.attributes import UnicodeAttribute
 from pynamodb.connection import Connection
 from pynamodb.exceptions import UpdateError
@@ -36,6 +37,29 @@ _lock = threading.Lock()
 _write_lock = threading.RLock()
 
 M = TypeVar("M", bound=type[Model])
+
+#: The PynamoDB release :meth:`PawlModel._get_connection` was written against. It
+#: overrides that private classmethod (PynamoDB has no public hook to bind tables lazily
+#: and share one connection, which cross-table transactions use), so any other release
+#: is refused at import rather than mis-wired silently: re-check the override, then bump
+#: this with the pin in ``pyproject.toml`` (``tests/unit/test_private_overrides.py``).
+SUPPORTED_PYNAMODB = "6.1.0"
+
+
+def check_pynamodb(installed: str = pynamodb.__version__) -> None:
+    """Refuse a PynamoDB other than :data:`SUPPORTED_PYNAMODB`, or one without the
+    ``Model._get_connection`` classmethod the override relies on."""
+    if installed != SUPPORTED_PYNAMODB:
+        raise RuntimeError(
+            f"pynamodb {installed} is installed, but pawl's store overrides its private "
+            f"Model._get_connection as written for pynamodb {SUPPORTED_PYNAMODB}: "
+            "install that release (pyproject.toml pins it)"
+        )
+    if not isinstance(Model.__dict__.get("_get_connection"), classmethod):
+        raise RuntimeError("pynamodb's Model._get_connection is gone: the store cannot bind")
+
+
+check_pynamodb()
 
 
 def register(model: M) -> M:

@@ -243,7 +243,7 @@ class RunModel(IdModel):
 
 
 @register
-class RunItemModel(PawlModel):
+class FrozenItemModel(PawlModel):
     """The frozen item set of a run: one row per (run, item), written by fan-out."""
 
     class Meta:

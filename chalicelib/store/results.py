@@ -26,7 +26,14 @@ from typing import Any
 from pynamodb.exceptions import TransactWriteError
 
 from chalicelib import clock
-from chalicelib.domain.runs import EvalResult, ItemRecord, RecordedError, ScoreEntry, UsageEntry
+from chalicelib.domain.runs import (
+    EvalResult,
+    RecordedError,
+    ResultRecord,
+    ScoreEntry,
+    UsageEntry,
+    result_key,
+)
 from chalicelib.store import blobs, generations
 from chalicelib.store.base import serialized_writes, transaction
 from chalicelib.store.models import ResultModel, RunModel
@@ -57,13 +64,13 @@ OUTCOME_ATTRIBUTES = [
 class RecordOutcome:
     """Which records a :func:`record` call wrote, and which were already there.
 
-    ``may_finish_run``: a transaction of this call may have recorded the run's last item
+    ``may_settle_run``: a transaction of this call may have recorded the run's last item
     (its guard failed, or there was none), so the caller should try to claim the settle.
     """
 
-    recorded: list[ItemRecord] = field(default_factory=list)
-    duplicates: list[ItemRecord] = field(default_factory=list)
-    may_finish_run: bool = False
+    recorded: list[ResultRecord] = field(default_factory=list)
+    duplicates: list[ResultRecord] = field(default_factory=list)
+    may_settle_run: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,11 +81,11 @@ class RunProgress:
     item_count: int
 
 
-def _not_finishing(progress: RunProgress | None, recording: int) -> Any:
+def _not_completing_the_set(progress: RunProgress | None, recording: int) -> Any:
     """A condition on the run row that holds only if recording ``recording`` more results
     certainly leaves it not fully recorded; None when that cannot be told from ``progress``.
 
-    Before fan-out ends nothing can finish the run (fan-out tries the settle itself as it
+    Before fan-out ends nothing can complete the recorded set (fan-out tries the settle itself as it
     ends); after, ``item_count`` is fixed, and the run is fully recorded when
     ``recorded_count`` reaches it.
     """
@@ -91,7 +98,7 @@ def _not_finishing(progress: RunProgress | None, recording: int) -> Any:
 
 @dataclass(frozen=True)
 class _PreparedRecord:
-    record: ItemRecord
+    record: ResultRecord
     result: ResultModel
     generation: Any
     blob_keys: list[str]
@@ -115,7 +122,7 @@ def _only_guard_failed(reasons: list[str | None]) -> bool:
 # --- conversion -------------------------------------------------------------------------------
 
 
-def _prepare(record: ItemRecord) -> _PreparedRecord:
+def _prepare(record: ResultRecord) -> _PreparedRecord:
     """Rows for one record; a large output goes to S3 once, shared by result and generation."""
     gen_row = generations.to_row(record.generation) if record.generation else None
     blob_keys = list(gen_row.blob_keys) if gen_row else []
@@ -130,8 +137,8 @@ def _prepare(record: ItemRecord) -> _PreparedRecord:
         blob_keys.append(output_s3_key)
         output = None
     row = ResultModel(
-        run_id=result.eval_run_id,
-        result_key=_key(result),
+        run_id=result.run_id,
+        result_key=result_key(result.dataset_item_id or "", result.trial),
         id=result.id,
         eval_id=record.eval_id,
         dataset_item_id=result.dataset_item_id or "",
@@ -154,17 +161,13 @@ def _prepare(record: ItemRecord) -> _PreparedRecord:
     return _PreparedRecord(record, row, gen_model, blob_keys, size)
 
 
-def _key(result: EvalResult) -> str:
-    return f"{result.dataset_item_id}#{result.trial:02d}"
-
-
 def from_model(model: ResultModel, with_output: bool = True) -> EvalResult:
     output = model.output
     if output is None and model.output_s3_key and with_output:
         output = blobs.get_text(model.output_s3_key)
     return EvalResult(
         id=model.id,
-        eval_run_id=model.run_id,
+        run_id=model.run_id,
         dataset_item_id=model.dataset_item_id,
         trial=int(model.trial or 1),
         input=list(model.input or []),
@@ -196,11 +199,11 @@ def _counter_actions(records: list[_PreparedRecord]) -> list[Any]:
 def _commit(run_id: str, records: list[_PreparedRecord], progress: RunProgress | None) -> bool:
     """One transaction: every result (if absent), its generation, one counter update.
 
-    Returns whether the run may now be fully recorded (see :func:`_not_finishing`).
+    Returns whether the run may now be fully recorded (see :func:`_not_completing_the_set`).
     Retries a TransactionConflict (another worker's transaction on the run row at the
     same moment) with jittered backoff; raises anything else.
     """
-    guard = _not_finishing(progress, len(records))
+    guard = _not_completing_the_set(progress, len(records))
     for attempt in range(_CONFLICT_RETRIES):
         try:
             _transact(run_id, records, guard)
@@ -248,19 +251,19 @@ def _is_duplicate(exc: TransactWriteError) -> bool:
 
 
 def record(
-    run_id: str, records: list[ItemRecord], progress: RunProgress | None = None
+    run_id: str, records: list[ResultRecord], progress: RunProgress | None = None
 ) -> RecordOutcome:
     """Record results with their generations and count them on the run, atomically.
 
     A record whose result row already exists is a duplicate: nothing of it is written
     (its blobs are removed) and it is reported in ``duplicates``. Without ``progress``
-    every call may finish the run.
+    every call may complete the recorded set.
     """
     outcome = RecordOutcome()
     prepared = [_prepare(r) for r in records]
     for chunk in _chunks(prepared):
         try:
-            outcome.may_finish_run |= _commit(run_id, chunk, progress)
+            outcome.may_settle_run |= _commit(run_id, chunk, progress)
             outcome.recorded.extend(p.record for p in chunk)
             continue
         except TransactWriteError as exc:
@@ -271,7 +274,7 @@ def record(
             )
         for single in chunk:  # a duplicate in the chunk: find it by recording one at a time
             try:
-                outcome.may_finish_run |= _commit(run_id, [single], progress)
+                outcome.may_settle_run |= _commit(run_id, [single], progress)
                 outcome.recorded.append(single.record)
             except TransactWriteError as exc:
                 if not _is_duplicate(exc):
@@ -319,7 +322,7 @@ def iter_outcomes(run_id: str) -> Iterator[EvalResult]:
     ):
         yield EvalResult(
             id="",
-            eval_run_id=model.run_id,
+            run_id=model.run_id,
             dataset_item_id=model.dataset_item_id,
             trial=int(model.trial or 1),
             input=[],
@@ -338,7 +341,7 @@ def iter_scored(run_id: str) -> Iterator[EvalResult]:
     for model in ResultModel.query(run_id, consistent_read=True, attributes_to_get=wanted):
         yield EvalResult(
             id="",
-            eval_run_id=model.run_id,
+            run_id=model.run_id,
             dataset_item_id=model.dataset_item_id,
             trial=int(model.trial or 1),
             input=[],

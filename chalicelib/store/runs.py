@@ -4,13 +4,13 @@ Every lifecycle transition is one conditional write on the run row, so two worke
 a worker and the reaper, or a worker and a cancel) can never both win it:
 
 - ``mark_running``: queued -> running, once.
-- ``finish_fanout``: item set frozen and counted, once.
+- ``mark_fanout_done``: item set frozen and counted, once.
 - ``claim_settle``: only when every item is recorded, once (or stolen after the grace
   period if the claimant died).
-- ``finish``: running/queued -> terminal, once.
+- ``settle``: running/queued -> terminal (completed, failed or cancelled), once.
 
 ``active`` (the sparse ``active_runs`` index) stays on a terminal row until its lifecycle
-event was handed to the sinks, so the reaper can finish a delivery a crash interrupted.
+event was handed to the sinks, so the reaper can hand over an event a crash interrupted.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from chalicelib.domain.runs import (
 )
 from chalicelib.errors import not_found
 from chalicelib.store.base import serialized_writes, transaction
-from chalicelib.store.models import DatasetItemModel, RunItemModel, RunModel
+from chalicelib.store.models import DatasetItemModel, FrozenItemModel, RunModel
 from chalicelib.store.pagination import page_of
 
 ACTIVE_MARK = "1"
@@ -110,8 +110,8 @@ def _row(state: RunState) -> RunModel:
     )
 
 
-def _run_item_row(run_id: str, item: FrozenItem) -> RunItemModel:
-    return RunItemModel(
+def _run_item_row(run_id: str, item: FrozenItem) -> FrozenItemModel:
+    return FrozenItemModel(
         run_id=run_id,
         dataset_item_id=item.dataset_item_id,
         input=item.input,
@@ -120,7 +120,7 @@ def _run_item_row(run_id: str, item: FrozenItem) -> RunItemModel:
     )
 
 
-def _frozen(model: RunItemModel | DatasetItemModel, item_id: str) -> FrozenItem:
+def _frozen(model: FrozenItemModel | DatasetItemModel, item_id: str) -> FrozenItem:
     return FrozenItem(
         dataset_item_id=item_id,
         input=list(model.input),
@@ -210,7 +210,7 @@ def touch(run_id: str) -> None:
     )
 
 
-def finish_fanout(run_id: str, item_count: int) -> bool:
+def mark_fanout_done(run_id: str, item_count: int) -> bool:
     """Freeze the item count, once. False when another fan-out did it, or the run ended."""
     return _conditional_update(
         run_id,
@@ -227,7 +227,7 @@ def claim_settle(run_id: str, stale_before: str | None = None) -> bool:
     """Claim the right to settle a fully recorded run; exactly one caller gets True.
 
     With ``stale_before`` (the reaper), a claim whose holder went quiet before that
-    moment may be taken over: the holder died between claiming and finishing.
+    moment may be taken over: the holder died between claiming and settling.
     """
     unclaimed = RunModel.settle_claimed == False  # noqa: E712
     if stale_before is not None:
@@ -243,7 +243,7 @@ def claim_settle(run_id: str, stale_before: str | None = None) -> bool:
 
 
 def release_settle_claim(run_id: str) -> None:
-    """Undo a claim whose settle failed before finishing the run."""
+    """Undo a claim whose settle failed before settling the run."""
     _conditional_update(
         run_id, [RunModel.settle_claimed.set(False)], RunModel.status.is_in(*ACTIVE_STATUSES)
     )
@@ -258,7 +258,7 @@ def claim_failure(run_id: str, stale_before: str) -> bool:
     )
 
 
-def finish(
+def settle(
     run_id: str,
     status: str,
     *,
@@ -296,7 +296,7 @@ def finish(
 
 def cancel(run_id: str) -> bool:
     """queued/running -> cancelled. False when the run already reached a terminal state."""
-    return finish(run_id, CANCELLED, event_pending=False)
+    return settle(run_id, CANCELLED, event_pending=False)
 
 
 def event_delivered(run_id: str) -> None:
@@ -318,7 +318,7 @@ def iter_active_run_ids(quiet_before: str | None = None) -> Iterator[str]:
 
 def put_run_items(run_id: str, items: Iterable[FrozenItem]) -> None:
     """Write (or rewrite, identically) frozen items: keyed by (run, item), so idempotent."""
-    with RunItemModel.batch_write() as batch:
+    with FrozenItemModel.batch_write() as batch:
         for item in items:
             batch.save(_run_item_row(run_id, item))
 
@@ -327,7 +327,7 @@ def iter_run_item_pages(run_id: str, page_size: int = 500) -> Iterator[list[Froz
     """The frozen set of a run, in item order."""
     last_key: dict[str, Any] | None = None
     while True:
-        result = RunItemModel.query(run_id, limit=page_size, last_evaluated_key=last_key)
+        result = FrozenItemModel.query(run_id, limit=page_size, last_evaluated_key=last_key)
         page = [_frozen(model, model.dataset_item_id) for model in result]
         if page:
             yield page
@@ -341,7 +341,7 @@ def batch_get_run_items(run_id: str, item_ids: Iterable[str]) -> dict[str, Froze
     found: dict[str, FrozenItem] = {}
     for start in range(0, len(unique), _BATCH_GET):
         keys = [(run_id, item_id) for item_id in unique[start : start + _BATCH_GET]]
-        for model in RunItemModel.batch_get(keys, consistent_read=True):
+        for model in FrozenItemModel.batch_get(keys, consistent_read=True):
             found[model.dataset_item_id] = _frozen(model, model.dataset_item_id)
     return found
 

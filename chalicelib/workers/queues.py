@@ -43,13 +43,13 @@ def fan_out_run(event: SQSEvent) -> None:
         fanout.fan_out(messages.FanoutMessage.model_validate_json(record.body))
 
 
-def _decode(record: SQSRecord) -> item_batch.Delivery | None:
+def _decode(record: SQSRecord) -> item_batch.ReceivedWork | None:
     try:
         item = WorkItem.model_validate(json.loads(record.body))
     except (ValueError, ValidationError):
         log.error("item queue: undecodable message %s", _message_id(record))
         return None
-    return item_batch.Delivery(item, final=_receive_count(record) >= MAX_RECEIVE_COUNT)
+    return item_batch.ReceivedWork(item, final=_receive_count(record) >= MAX_RECEIVE_COUNT)
 
 
 @bp.on_sqs_message(queue=get_settings().item_queue, batch_size=ITEM_BATCH_SIZE)

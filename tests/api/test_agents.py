@@ -105,10 +105,11 @@ def test_unknown_type_lists_known_types(api: Any, project: dict[str, Any]) -> No
 def test_python_agents_need_an_allow_listed_module(
     api: Any, project: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from chalicelib.settings import get_settings, reset_settings
+    from chalicelib import wiring
+    from chalicelib.settings import get_settings
 
     monkeypatch.setenv("PAWL_PYTHON_AGENT_MODULES", "")
-    reset_settings()
+    wiring.reload_settings()
     # Load now: inside a request chalice.test.Client swaps in the stage's environment.
     assert get_settings().python_agent_modules == ()
     body = {"project_id": project["id"], "name": "py", "type": "python"}

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.plugins.manager import PluginHost, reset_plugins
+from chalicelib import wiring
 from chalicelib.plugins.markers import hookimpl
 
 TOOL_URL = "http://127.0.0.1:9/grade"
@@ -23,11 +23,11 @@ class EchoToolsPlugin:
 
 @pytest.fixture
 def builtin_actions(aws_env: None) -> Iterator[None]:
-    host = PluginHost(load_entry_points=False)
+    host = wiring.new_plugin_host(load_entry_points=False)
     host.pm.register(EchoToolsPlugin(), name="echo-tools")
-    reset_plugins(host)
+    wiring.install_plugins(host)
     yield
-    reset_plugins()
+    wiring.install_plugins()
 
 
 def create(api: Any, project_id: str, /, **fields: Any) -> Any:

@@ -8,8 +8,9 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from chalicelib import wiring
 from chalicelib.secrets_source import secret_from_env
-from chalicelib.settings import get_settings, reset_settings
+from chalicelib.settings import get_settings
 
 
 @pytest.fixture
@@ -19,7 +20,7 @@ def secret_arn(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
             Name="pawl-dev/admin", SecretString="from-secrets-manager"
         )["ARN"]
         yield arn
-    reset_settings()
+    wiring.reload_settings()
 
 
 def test_the_admin_key_is_read_from_secrets_manager_once(
@@ -27,12 +28,12 @@ def test_the_admin_key_is_read_from_secrets_manager_once(
 ) -> None:
     monkeypatch.delenv("PAWL_ADMIN_KEY")
     monkeypatch.setenv("PAWL_ADMIN_KEY_SECRET_ARN", secret_arn)
-    reset_settings()
+    wiring.reload_settings()
     assert get_settings().admin_key == "from-secrets-manager"
     # Read at cold start only: a rotated secret reaches new containers, not this one.
     boto3.client("secretsmanager").put_secret_value(SecretId=secret_arn, SecretString="rotated")
     assert get_settings().admin_key == "from-secrets-manager"
-    reset_settings()
+    wiring.reload_settings()
     assert get_settings().admin_key == "rotated"
 
 

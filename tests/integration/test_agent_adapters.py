@@ -16,7 +16,7 @@ import pytest
 import requests
 from moto import mock_aws
 
-from chalicelib import aws
+from chalicelib import wiring
 from chalicelib.agents import lambda_agent
 from chalicelib.agents.configs import (
     HttpAgentConfig,
@@ -26,8 +26,7 @@ from chalicelib.agents.configs import (
 )
 from chalicelib.agents.contract import AdapterFailed, AgentReply, AgentRequest, Usage
 from chalicelib.errors import ValidationFailed
-from chalicelib.plugins.manager import plugins, reset_plugins
-from chalicelib.settings import reset_settings
+from chalicelib.plugins.manager import plugins
 from tests.conftest import PLACEHOLDER_ALLOW_LIST
 from tests.support.servers import Handler, Reply, Request, serve
 
@@ -39,11 +38,11 @@ CONTEXT = {"tenant": "acme", "ocaToken": "tok-very-secret", "session_id": "sess_
 def fast_retries(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("PAWL_HTTP_BACKOFF_BASE_S", "0.001")
     monkeypatch.setenv("PAWL_ALLOW_PRIVATE_URLS", PLACEHOLDER_ALLOW_LIST)
-    reset_settings()
-    reset_plugins()
+    wiring.reload_settings()
+    wiring.install_plugins()
     yield
-    reset_settings()
-    reset_plugins()
+    wiring.reload_settings()
+    wiring.install_plugins()
 
 
 def agent_request(**overrides: Any) -> AgentRequest:
@@ -136,7 +135,7 @@ def test_http_agent_429_with_retry_after_then_answers() -> None:
 
 def test_http_agent_gives_up_after_max_attempts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PAWL_HTTP_MAX_ATTEMPTS", "4")
-    reset_settings()
+    wiring.reload_settings()
     with serve(lambda r: Reply(503, {"error": "overloaded"})) as server:
         with pytest.raises(AdapterFailed, match=r"HTTP 503 after 4 attempt\(s\).*overloaded"):
             call("http", {"url": server.url}, agent_request())
@@ -209,7 +208,7 @@ def test_http_agent_loopback_refused_when_only_public_allowed(
 ) -> None:
     with serve(lambda r: Reply(200, {"output": "x"})) as server:
         monkeypatch.setenv("PAWL_ALLOW_PRIVATE_URLS", "")  # after serve() named its port
-        reset_settings()
+        wiring.reload_settings()
         adapter = plugins().adapter("http")
         config = HttpAgentConfig.model_validate({"url": server.url})
         with pytest.raises(ValidationFailed, match="loopback"):
@@ -422,7 +421,7 @@ def test_python_agent_failures(target: str, expected: str, monkeypatch: pytest.M
     # Listed, so the import itself is what fails for the missing module.
     listed = os.environ["PAWL_PYTHON_AGENT_MODULES"]
     monkeypatch.setenv("PAWL_PYTHON_AGENT_MODULES", f"{listed},tests.no_such_module")
-    reset_settings()
+    wiring.reload_settings()
     with pytest.raises(AdapterFailed, match=expected) as caught:
         call("python", {"callable": target}, agent_request())
     assert "tok-very-secret" not in str(caught.value)
@@ -431,7 +430,7 @@ def test_python_agent_failures(target: str, expected: str, monkeypatch: pytest.M
 
 def test_python_agent_refused_where_not_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PAWL_PYTHON_AGENT_MODULES", "tests.support.agents")
-    reset_settings()
+    wiring.reload_settings()
     adapter = plugins().adapter("python")
     config = PythonAgentConfig(callable=f"{PY}:str_agent")
     with pytest.raises(ValidationFailed, match="PAWL_PYTHON_AGENT_MODULES"):
@@ -455,7 +454,7 @@ MOTO_RESULTS = "http://motoapi.amazonaws.com/moto-api/static/lambda-simple/respo
 def docker_less_lambda() -> Iterator[list[dict[str, Any]]]:
     """moto's Docker-less Lambda; yields the list of Invoke calls pawl made."""
     with mock_aws(config={"lambda": {"use_docker": False}}):
-        aws.reset_clients()
+        wiring.drop_aws_clients()
         sent: list[dict[str, Any]] = []
 
         def record(params: dict[str, Any], **kwargs: Any) -> None:
@@ -463,7 +462,7 @@ def docker_less_lambda() -> Iterator[list[dict[str, Any]]]:
 
         lambda_agent.invoke_client().meta.events.register("before-call.lambda.Invoke", record)
         yield sent
-    aws.reset_clients()
+    wiring.drop_aws_clients()
 
 
 def queue_lambda_answer(answer: str) -> None:
@@ -511,25 +510,25 @@ def test_lambda_function_error_fails_the_generation(
 def test_lambda_missing_function_fails_the_generation() -> None:
     # The Docker backend looks the function up before it would need Docker.
     with mock_aws():
-        aws.reset_clients()
+        wiring.drop_aws_clients()
         try:
             with pytest.raises(AdapterFailed, match="ResourceNotFoundException"):
                 call("lambda", {"function_name": "absent-fn"}, agent_request())
         finally:
-            aws.reset_clients()
+            wiring.drop_aws_clients()
 
 
 def test_lambda_invoke_client_waits_longer_than_lambda_runs() -> None:
     with mock_aws():
-        aws.reset_clients()
+        wiring.drop_aws_clients()
         try:
             client = lambda_agent.invoke_client()
             assert client.meta.config.read_timeout > 900
             assert lambda_agent.invoke_client() is client
-            aws.reset_clients()
+            wiring.drop_aws_clients()
             assert lambda_agent.invoke_client() is not client  # follows the shared clients
         finally:
-            aws.reset_clients()
+            wiring.drop_aws_clients()
 
 
 def test_configs_refuse_unknown_keys() -> None:

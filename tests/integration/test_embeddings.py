@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from chalicelib import wiring
 from chalicelib.embeddings import local
-from chalicelib.plugins.manager import reset_plugins
 from chalicelib.scoring.configs import EmbeddingSimilarityConfig
 from chalicelib.scoring.contract import ItemContext, ScorerFailed, ScoringEnv, UsageRecord
 from chalicelib.scoring.embedding_similarity import EmbeddingSimilarityScorer
-from chalicelib.settings import reset_settings
 from tests.support.servers import Reply, Request, Server, allow_loopback_port, serve
 
 ENV = ScoringEnv(project_id="proj_test")
@@ -78,12 +77,12 @@ def configure(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
                 monkeypatch.delenv(name, raising=False)
             else:
                 monkeypatch.setenv(name, value)
-        reset_settings()
-        reset_plugins()
+        wiring.reload_settings()
+        wiring.install_plugins()
 
     yield apply
-    reset_settings()
-    reset_plugins()
+    wiring.reload_settings()
+    wiring.install_plugins()
 
 
 @pytest.fixture
@@ -251,9 +250,9 @@ def test_embedding_code_stays_out_of_handlers_that_do_not_embed() -> None:
     """Every Lambda handler shares one zip: registering backends must not import torch."""
     probe = (
         "import json, sys\n"
-        "from chalicelib.plugins.manager import plugins\n"
+        "from chalicelib import wiring\n"
         "import chalicelib.scoring.embedding_similarity\n"
-        "backends = sorted(plugins().embedding_backends())\n"
+        "backends = sorted(wiring.services().plugins.embedding_backends())\n"
         "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers')"
         " if m in sys.modules]\n"
         "print(json.dumps({'backends': backends, 'heavy': heavy}))\n"

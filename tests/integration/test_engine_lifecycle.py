@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from chalicelib import aws, queues
+from chalicelib import aws, queues, wiring
 from chalicelib.engine import execute_item, recovery
 from chalicelib.engine.context import load_context
-from chalicelib.settings import get_settings, reset_settings
+from chalicelib.settings import get_settings
 from chalicelib.store import results as result_store
 from chalicelib.store import runs as run_store
 from chalicelib.store.models import RunModel
@@ -29,13 +29,13 @@ from tests.support.runs import (
 def no_grace(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every run counts as quiet: the reaper acts on whatever it finds."""
     monkeypatch.setenv("PAWL_RUN_GRACE_S", "0")
-    reset_settings()
+    wiring.reload_settings()
     # Read them now: chalice.test.Client swaps in the stage's environment (another table
     # prefix) during each request, and settings first read there would follow it.
     assert get_settings().run_grace_s == 0
     yield
     monkeypatch.undo()
-    reset_settings()
+    wiring.reload_settings()
 
 
 def _start(api: Any, suite: Suite, **body: Any) -> dict[str, Any]:
@@ -183,7 +183,7 @@ def test_reaper_delivers_an_event_a_crash_interrupted(
     _fan_out(app)
     _purge_items()
     # The terminal write happened, the process died before the sinks were called.
-    assert run_store.finish(run["id"], "failed", failure_reason="simulated crash")
+    assert run_store.settle(run["id"], "failed", failure_reason="simulated crash")
     assert plugins.events.events == []
     assert _reap(app)["events_delivered"] == 1
     assert plugins.events.of(run["id"]) == ["eval_run.failed"]

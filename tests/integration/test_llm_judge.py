@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
+from chalicelib import wiring
 from chalicelib.domain.ai_providers import AiProviderSpec
 from chalicelib.errors import ValidationFailed
 from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.contract import ItemContext, ScorerFailed, ScoringEnv, UsageRecord
 from chalicelib.scoring.llm_judge import LlmJudgeScorer
 from chalicelib.scoring.validation import env_for_project, validate_scorers
-from chalicelib.settings import reset_settings
 from chalicelib.store import ai_providers, tenancy
 from tests.support.runs import all_results, make_suite
 from tests.support.servers import Reply, Request, Server, allow_loopback_port, serve
@@ -53,9 +53,9 @@ def replying(content: str, usage: dict[str, Any] | None = None) -> Callable[[Req
 def fast_retries(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("PAWL_HTTP_BACKOFF_BASE_S", "0.001")
     monkeypatch.setenv("PAWL_HTTP_MAX_ATTEMPTS", "3")
-    reset_settings()
+    wiring.reload_settings()
     yield
-    reset_settings()
+    wiring.reload_settings()
 
 
 @pytest.fixture

@@ -44,7 +44,18 @@ def test_every_model_listed_by_project_is_project_scoped() -> None:
         for model in vars(models).values()
         if isinstance(model, type) and "by_project" in getattr(model, "_indexes", {})
     ]
-    assert len(with_index) == 8
+    # The repositories that existed when the helper landed must be found, so the check
+    # below can never pass on an empty list; newer ones join it without editing this test.
+    assert {
+        "AgentModel",
+        "AiProviderModel",
+        "ApiKeyModel",
+        "DatasetModel",
+        "DeciderModel",
+        "EvalModel",
+        "ToolModel",
+        "WebhookModel",
+    } <= {model.__name__ for model in with_index}
     assert all(issubclass(model, ProjectScoped) for model in with_index)
 
 

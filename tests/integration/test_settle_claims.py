@@ -105,7 +105,7 @@ def test_a_batch_that_read_the_run_before_fan_out_ended_still_finds_it_may_finis
     # Read while fan-out was still running; fan-out has ended since.
     stale = results.RunProgress(fanout_done=False, item_count=0)
     outcome = results.record(run_id, [record], stale)
-    assert outcome.may_finish_run and len(outcome.recorded) == 1
+    assert outcome.may_settle_run and len(outcome.recorded) == 1
     assert result_row_count(run_id) == 1
     assert_counters_match_rows(_run(api, suite, run_id))
 
@@ -116,10 +116,10 @@ def test_the_guard_tells_the_last_record_from_the_others(
     suite, run_id = _fanned_out(api, app, project, 3)
     first, second, third = (_errored_record(run_id, item["id"]) for item in suite.items)
     progress = results.RunProgress(fanout_done=True, item_count=3)
-    assert results.record(run_id, [first], progress).may_finish_run is False
+    assert results.record(run_id, [first], progress).may_settle_run is False
     assert results.record(run_id, [first], progress).duplicates == [first]
-    assert results.record(run_id, [second, third], progress).may_finish_run is True
-    assert results.record(run_id, [third]).may_finish_run is False  # a duplicate records nothing
+    assert results.record(run_id, [second, third], progress).may_settle_run is True
+    assert results.record(run_id, [third]).may_settle_run is False  # a duplicate records nothing
     run = _run(api, suite, run_id)
     assert (run["errored_count"], result_row_count(run_id)) == (3, 3)
 
@@ -129,4 +129,4 @@ def test_without_progress_every_record_may_finish(
 ) -> None:
     suite, run_id = _fanned_out(api, app, project, 2)
     record = _errored_record(run_id, suite.items[0]["id"])
-    assert results.record(run_id, [record]).may_finish_run is True
+    assert results.record(run_id, [record]).may_settle_run is True

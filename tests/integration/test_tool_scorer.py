@@ -12,11 +12,11 @@ import pytest
 import requests
 from moto import mock_aws
 
-from chalicelib import aws
+from chalicelib import wiring
 from chalicelib.agents import lambda_agent
 from chalicelib.domain.tools import Tool
 from chalicelib.errors import ValidationFailed
-from chalicelib.plugins.manager import PluginHost, plugins, reset_plugins
+from chalicelib.plugins.manager import plugins
 from chalicelib.plugins.markers import hookimpl
 from chalicelib.scoring.contract import ItemContext, ScoreOutcome, ScorerFailed, ScoringEnv
 from chalicelib.scoring.validation import env_for_project, validate_scorers
@@ -255,12 +255,12 @@ class GraderPlugin:
 
 @pytest.fixture
 def grader_plugin(aws_env: None) -> Iterator[None]:
-    host = PluginHost(load_entry_points=False)
+    host = wiring.new_plugin_host(load_entry_points=False)
     host.pm.register(GraderPlugin(), name="grader")
-    reset_plugins(host)
+    wiring.install_plugins(host)
     GraderPlugin.seen.clear()
     yield
-    reset_plugins()
+    wiring.install_plugins()
 
 
 def test_builtin_tool_action(api: Any, project: dict[str, Any], grader_plugin: None) -> None:
@@ -288,13 +288,13 @@ MOTO_RESULTS = "http://motoapi.amazonaws.com/moto-api/static/lambda-simple/respo
 @pytest.fixture
 def docker_less_lambda() -> Iterator[list[dict[str, Any]]]:
     with mock_aws(config={"lambda": {"use_docker": False}}):
-        aws.reset_clients()
+        wiring.drop_aws_clients()
         sent: list[dict[str, Any]] = []
         lambda_agent.invoke_client().meta.events.register(
             "before-call.lambda.Invoke", lambda params, **kwargs: sent.append(params)
         )
         yield sent
-    aws.reset_clients()
+    wiring.drop_aws_clients()
 
 
 def lambda_tool(**config: Any) -> Tool:

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from chalicelib import aws, queues
+from chalicelib import aws, queues, wiring
 from chalicelib.domain.events import LifecycleEvent
 from chalicelib.domain.webhooks import CreatedWebhook, Delivery
 from chalicelib.plugins import hookimpl
-from chalicelib.plugins.manager import PluginHost, plugins
-from chalicelib.settings import get_settings, reset_settings
+from chalicelib.plugins.manager import plugins
+from chalicelib.settings import get_settings
 from chalicelib.store import tenancy
 from chalicelib.store import webhooks as store
 from chalicelib.webhooks import signing
@@ -30,10 +30,10 @@ from tests.support.servers import Reply, Request, allow_loopback_port, serve
 @pytest.fixture
 def env(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("PAWL_WEBHOOK_RETRY_BASE_S", "0")
-    reset_settings()
+    wiring.reload_settings()
     yield
     monkeypatch.delenv("PAWL_WEBHOOK_RETRY_BASE_S")
-    reset_settings()
+    wiring.reload_settings()
 
 
 @pytest.fixture
@@ -286,7 +286,7 @@ class RaisingSink:
 def test_a_raising_sink_does_not_stop_the_webhook_sink(
     project_id: str, raising_first: bool
 ) -> None:
-    host = PluginHost(load_entry_points=False)
+    host = wiring.new_plugin_host(load_entry_points=False)
     sink_name = "chalicelib.webhooks.sink"
     if raising_first:
         # Re-register the built-in sink after the broken one, so the broken one runs first.

@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from chalicelib import aws, queues
+from chalicelib import aws, queues, wiring
 from chalicelib.local.scheduler import scheduled_event
 from chalicelib.plugins.manager import plugins
-from chalicelib.settings import get_settings, reset_settings
+from chalicelib.settings import get_settings
 from chalicelib.store import tenancy
 from chalicelib.store import webhooks as store
 from chalicelib.webhooks import resume
@@ -38,11 +38,11 @@ from tests.support.servers import Reply, Request, serve
 def project_id(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     monkeypatch.setenv("PAWL_WEBHOOK_RETRY_BASE_S", "0")
     monkeypatch.setenv("PAWL_WEBHOOK_SWEEP_GRACE_S", "0")
-    reset_settings()
+    wiring.reload_settings()
     yield tenancy.create_project("acme").id
     monkeypatch.delenv("PAWL_WEBHOOK_RETRY_BASE_S")
     monkeypatch.delenv("PAWL_WEBHOOK_SWEEP_GRACE_S")
-    reset_settings()
+    wiring.reload_settings()
 
 
 #: The tick EventBridge sends the sweeper (the local runtime's scheduler builds the same).
@@ -81,7 +81,7 @@ def test_the_sweeper_leaves_deliveries_that_are_not_overdue(
     project_id: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PAWL_WEBHOOK_SWEEP_GRACE_S", "300")
-    reset_settings()
+    wiring.reload_settings()
     receiver = Receiver([200])
     with serve(receiver) as server:
         hook = subscribe(project_id, server.url, ["eval_run.*"], receiver)

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from chalicelib import wiring
 from chalicelib.domain.catalog import Eval
 from chalicelib.domain.runs import EvalRun
 from chalicelib.plugins import hookspecs
-from chalicelib.plugins.manager import reset_plugins
 from chalicelib.plugins.markers import hookimpl
 from tests.support.runs import EventLog, HostWith, ProbePlugin, make_suite
 
@@ -62,9 +62,9 @@ class BaselineRule:
 @pytest.fixture
 def rule(api: Any) -> Iterator[BaselineRule]:
     rule = BaselineRule()
-    reset_plugins(HostWith(EventLog(), ProbePlugin(), rule))
+    wiring.install_plugins(HostWith(EventLog(), ProbePlugin(), rule))
     yield rule
-    reset_plugins()
+    wiring.install_plugins()
 
 
 def test_baseline_hook_gets_domain_types_and_its_refusal_refuses(

@@ -13,17 +13,18 @@ from typing import Any
 
 import pytest
 
+from chalicelib import wiring
 from chalicelib.errors import ValidationFailed
-from chalicelib.plugins.manager import PluginHost, plugins, reset_plugins
+from chalicelib.plugins.manager import PluginHost, plugins
 from chalicelib.scoring.contract import ItemContext, Scorer, ScoringEnv
 from chalicelib.scoring.validation import CatalogValidationEnv, validate_scorers
 
 
 @pytest.fixture(autouse=True)
 def fresh_host() -> Any:
-    reset_plugins()
+    wiring.install_plugins()
     yield
-    reset_plugins()
+    wiring.install_plugins()
 
 
 def entry(report: list[dict[str, Any]], name: str) -> dict[str, Any]:
@@ -48,7 +49,7 @@ def test_example_plugin_is_discovered_through_its_entry_point() -> None:
     [ep] = [e for e in importlib.metadata.entry_points(group="pawl") if e.name == "regex"]
     assert ep.value == "pawl_regex_scorer.plugin"
 
-    host = PluginHost()
+    host = wiring.new_plugin_host()
     loaded = entry(host.report.loaded, "regex")
     assert loaded == {
         "name": "regex",
@@ -88,9 +89,21 @@ def test_plugin_config_is_validated_like_a_builtin_in_an_eval() -> None:
 
 
 def test_without_entry_points_the_plugin_is_absent() -> None:
-    host = PluginHost(load_entry_points=False)
+    host = wiring.new_plugin_host(load_entry_points=False)
     assert "regex" not in host.scorer_types()
     assert all(e["source"] == "builtin" for e in host.report.loaded)
+
+
+def test_the_built_ins_are_the_plugins_wiring_hands_over() -> None:
+    # The manager imports no built-in by name: a host given none has no scorer and no
+    # adapter, and the composition root's list is exactly what a default host reports.
+    bare = PluginHost(load_entry_points=False)
+    assert bare.scorer_types() == [] and bare.adapter_types() == [] and bare.report.loaded == []
+    host = wiring.new_plugin_host(load_entry_points=False)
+    names = [module.__name__ for module in wiring.builtin_plugins()]
+    assert [e["name"] for e in host.report.loaded] == names
+    assert {"exact_match", "llm_judge"} <= set(host.scorer_types())
+    assert "http" in host.adapter_types()
 
 
 def test_broken_plugins_are_reported_and_skipped(
@@ -116,7 +129,7 @@ def test_broken_plugins_are_reported_and_skipped(
     )
     monkeypatch.syspath_prepend(str(tmp_path))
 
-    host = PluginHost()
+    host = wiring.new_plugin_host()
 
     failed = {f["name"]: f["error"] for f in host.report.failed}
     assert set(failed) == {"explodes", "missing", "typo"}

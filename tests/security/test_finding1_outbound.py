@@ -29,11 +29,11 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from chalicelib import aws
+from chalicelib import aws, wiring
 from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 from chalicelib.local.standin import StandInCredentials
 from chalicelib.outbound import OWN_ENDPOINT_MESSAGE
-from chalicelib.settings import get_settings, reset_settings
+from chalicelib.settings import get_settings
 
 FORGED_KEY_ID = "key_forgedforgedforg"
 PUT_ITEM_HEADERS = {
@@ -72,7 +72,7 @@ def _free_port() -> int:
 def _use(monkeypatch: pytest.MonkeyPatch, **env: str) -> None:
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    reset_settings()
+    wiring.reload_settings()
 
 
 def _start(tmp_path: Path, port: int = 0) -> LocalRuntime:
@@ -170,7 +170,7 @@ def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRuntime]:
             yield started
         finally:
             started.stop()
-    reset_settings()
+    wiring.reload_settings()
 
 
 @pytest.fixture(scope="class")

@@ -19,12 +19,12 @@ from typing import Any
 import httpx
 import pytest
 
-from chalicelib import outbound
+from chalicelib import outbound, wiring
 from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 from chalicelib.outbound import OWN_ENDPOINT_MESSAGE, OutboundRefused
 from chalicelib.outbound.allowlist import InvalidAllowList, build_policy, parse_allow_list
 from chalicelib.outbound.policy import check_address, connection_refusal
-from chalicelib.settings import get_settings, reset_settings
+from chalicelib.settings import get_settings
 from tests.support.servers import Reply, serve
 
 PUT_ITEM_HEADERS = {"X-Amz-Target": "DynamoDB_20120810.PutItem"}
@@ -33,7 +33,7 @@ PUT_ITEM_HEADERS = {"X-Amz-Target": "DynamoDB_20120810.PutItem"}
 def _use(monkeypatch: pytest.MonkeyPatch, **env: str) -> None:
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    reset_settings()
+    wiring.reload_settings()
 
 
 def _free_port() -> int:

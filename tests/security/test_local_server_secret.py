@@ -9,9 +9,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from chalicelib import wiring
 from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 from chalicelib.local.server_secret import SECRET_FILE, load_or_create
-from chalicelib.settings import get_settings, reset_settings
+from chalicelib.settings import get_settings
 from chalicelib.store import webhooks as webhook_store
 
 WEBHOOK_SECRET = "whsec_kept-across-restarts-0123456789"
@@ -44,7 +45,7 @@ def test_runtime_keeps_its_secret_out_of_the_snapshot(
 ) -> None:
     monkeypatch.delenv("PAWL_SERVER_SECRET")
     monkeypatch.delenv("PAWL_PYTHON_AGENT_MODULES")
-    reset_settings()
+    wiring.reload_settings()
     with _runtime(tmp_path) as runtime:
         server_secret = (tmp_path / SECRET_FILE).read_text().strip()
         assert get_settings().server_secret == server_secret

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from chalicelib import aws, secretbox
+from chalicelib import aws, secretbox, wiring
 from chalicelib.local import snapshot
 from chalicelib.plugins.manager import plugins
-from chalicelib.settings import get_settings, reset_settings
+from chalicelib.settings import get_settings
 from chalicelib.store import webhooks as webhook_store
 from chalicelib.store.models import ApiKeyModel, WebhookModel
 from tests.conftest import SERVER_SECRET, Api
@@ -32,7 +32,7 @@ def _use_server_secret(monkeypatch: pytest.MonkeyPatch, value: str | None) -> No
         monkeypatch.delenv("PAWL_SERVER_SECRET", raising=False)
     else:
         monkeypatch.setenv("PAWL_SERVER_SECRET", value)
-    reset_settings()
+    wiring.reload_settings()
     # Load now: inside a request chalice.test.Client swaps in the stage's environment.
     assert get_settings().server_secret == value
 
@@ -78,7 +78,7 @@ def test_webhook_secret_sealed_with_kms(
 ) -> None:
     key_id = aws.client("kms").create_key(Description="pawl secrets")["KeyMetadata"]["KeyId"]
     monkeypatch.setenv("PAWL_KMS_KEY_ID", key_id)
-    reset_settings()
+    wiring.reload_settings()
     assert get_settings().kms_key_id == key_id
     receiver = Receiver([200])
     with serve(receiver) as server:
@@ -87,7 +87,7 @@ def test_webhook_secret_sealed_with_kms(
         assert stored.startswith("kms1.") and WEBHOOK_SECRET not in stored
         # The prefix names the scheme: still readable once KMS is no longer configured.
         monkeypatch.delenv("PAWL_KMS_KEY_ID")
-        reset_settings()
+        wiring.reload_settings()
         _delivered_and_verified(project["id"], receiver)
 
 

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
+from chalicelib import wiring
 from chalicelib.agents.python_agent import module_allowed
-from chalicelib.settings import get_settings, reset_settings
+from chalicelib.settings import get_settings
 from tests.conftest import Api
 
 AGENTS = "/api/v1/agents"
@@ -33,7 +34,7 @@ def listed_here(payload: dict[str, Any]) -> dict[str, Any]:
 
 def _allow(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     monkeypatch.setenv("PAWL_PYTHON_AGENT_MODULES", value)
-    reset_settings()
+    wiring.reload_settings()
     # Load now: inside a request chalice.test.Client swaps in the stage's environment.
     assert get_settings().python_agent_modules == tuple(v for v in value.split(",") if v)
 
@@ -42,7 +43,7 @@ def _allow(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
 def allow_this_module(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     _allow(monkeypatch, f"tests.support.agents,{THIS_MODULE}")
     yield
-    reset_settings()
+    wiring.reload_settings()
 
 
 def _create(api: Api, project_id: str, target: str) -> Any:
@@ -133,7 +134,7 @@ def test_a_shrunk_allow_list_fails_the_call(
     assert generation["status"] == "failed" and generation["output"] is None
     assert generation["error"]["code"] == "GENERATION_FAILED"
     assert "PAWL_PYTHON_AGENT_MODULES" in generation["error"]["message"]
-    reset_settings()
+    wiring.reload_settings()
 
 
 def test_a_callable_must_be_defined_in_the_listed_module(

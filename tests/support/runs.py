@@ -2,7 +2,7 @@
 
 Everything goes through the real API and real plugins: ``EventLog`` is a sink plugin and
 ``ProbeScorer`` a scorer plugin, registered on a real :class:`PluginHost` and installed
-with ``reset_plugins(host)``.
+with ``wiring.install_plugins(host)``.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from chalicelib import wiring
 from chalicelib.domain.events import LifecycleEvent
-from chalicelib.plugins.manager import PluginHost, reset_plugins
+from chalicelib.plugins.manager import PluginHost
 from chalicelib.plugins.markers import hookimpl
 from chalicelib.scoring.contract import (
     ItemContext,
@@ -105,7 +106,7 @@ class HostWith(PluginHost):
 
     def __init__(self, *extra: object) -> None:
         self._extra = extra
-        super().__init__(load_entry_points=True)
+        super().__init__(wiring.builtin_plugins(), load_entry_points=True)
 
     def _load_entry_points(self) -> None:
         for plugin in self._extra:
@@ -121,7 +122,7 @@ class Plugins:
 def install_test_plugins() -> Plugins:
     """Install a plugin host with an event log and the probe scorer; returns both."""
     events, probe = EventLog(), ProbePlugin()
-    reset_plugins(HostWith(events, probe))
+    wiring.install_plugins(HostWith(events, probe))
     return Plugins(events, probe)
 
 

@@ -85,12 +85,12 @@ ALLOW_LIST = "PAWL_ALLOW_PRIVATE_URLS"
 @contextmanager
 def allow_loopback_port(port: int) -> Iterator[None]:
     """Add ``loopback:PORT`` to the allow-list until the block ends (then take it out again)."""
-    from chalicelib.settings import reset_settings
+    from chalicelib import wiring
 
     entry = f"loopback:{port}"
     entries = [e for e in os.environ.get(ALLOW_LIST, "").split(",") if e.strip()]
     os.environ[ALLOW_LIST] = ",".join([*entries, entry])
-    reset_settings()
+    wiring.reload_settings()
     try:
         yield
     finally:
@@ -99,7 +99,7 @@ def allow_loopback_port(port: int) -> Iterator[None]:
         if entry in remaining:
             remaining.remove(entry)
         os.environ[ALLOW_LIST] = ",".join(remaining)
-        reset_settings()
+        wiring.reload_settings()
 
 
 @contextmanager

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from chalicelib import wiring
 from chalicelib.embeddings import EmbeddingFailed, EmbeddingResult
-from chalicelib.plugins.manager import PluginHost, reset_plugins
 from chalicelib.plugins.markers import hookimpl
 from chalicelib.scoring.configs import EmbeddingSimilarityConfig
 from chalicelib.scoring.contract import ItemContext, ScorerFailed, ScoringEnv, UsageRecord
@@ -27,7 +27,6 @@ from chalicelib.scoring.embedding_similarity import (
     outcome_from_vectors,
     similarity_score,
 )
-from chalicelib.settings import reset_settings
 
 ENV = ScoringEnv(project_id="proj_test")
 SCORER = EmbeddingSimilarityScorer()
@@ -134,15 +133,15 @@ def deployment(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]
                 monkeypatch.delenv(name, raising=False)
             else:
                 monkeypatch.setenv(name, value)
-        reset_settings()
-        host = PluginHost(load_entry_points=False)
+        wiring.reload_settings()
+        host = wiring.new_plugin_host(load_entry_points=False)
         if backends:
             host.pm.register(BackendPlugin(backends), name="test-embeddings")
-        reset_plugins(host)
+        wiring.install_plugins(host)
 
     yield configure
-    reset_settings()
-    reset_plugins()
+    wiring.reload_settings()
+    wiring.install_plugins()
 
 
 TABLE = {

@@ -14,7 +14,7 @@ ALPHABET = set(string.ascii_letters + string.digits)
 
 @pytest.mark.parametrize("kind", sorted(ids.PREFIXES))
 def test_every_kind_has_its_prefix_and_sixteen_characters(kind: str) -> None:
-    prefix, token = ids.new_id(kind).split("_")
+    prefix, token = ids.new_id(kind).rsplit("_", 1)
     assert prefix == ids.PREFIXES[kind]
     assert len(token) == 16 and set(token) <= ALPHABET
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib import cli
-from chalicelib.plugins.manager import plugins, reset_plugins
+from chalicelib import cli, wiring
+from chalicelib.plugins.manager import plugins
 
 
 def test_plugins_lists_what_was_loaded_with_its_hooks(capsys: pytest.CaptureFixture[str]) -> None:
-    reset_plugins()
+    wiring.install_plugins()
     code = cli.main(["plugins"])
     out = capsys.readouterr().out
     host = plugins()

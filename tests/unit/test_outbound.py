@@ -12,7 +12,7 @@ from email.utils import formatdate
 
 import pytest
 
-from chalicelib import outbound
+from chalicelib import outbound, wiring
 from chalicelib.outbound import (
     OutboundRefused,
     OutboundTimeout,
@@ -25,14 +25,13 @@ from chalicelib.outbound import (
     retry_after_s,
 )
 from chalicelib.outbound.allowlist import parse_allow_list
-from chalicelib.settings import reset_settings
 from tests.conftest import PLACEHOLDER_ALLOW_LIST
 from tests.support.servers import Handler, Reply, Request, allow_loopback_port, serve
 
 
 def _use_policy(monkeypatch: pytest.MonkeyPatch, policy: str) -> None:
     monkeypatch.setenv("PAWL_ALLOW_PRIVATE_URLS", policy)
-    reset_settings()
+    wiring.reload_settings()
 
 
 @pytest.fixture(autouse=True)
@@ -40,9 +39,9 @@ def fast_retries(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("PAWL_HTTP_BACKOFF_BASE_S", "0.001")
     monkeypatch.setenv("PAWL_HTTP_MAX_ATTEMPTS", "3")
     monkeypatch.setenv("PAWL_ALLOW_PRIVATE_URLS", PLACEHOLDER_ALLOW_LIST)
-    reset_settings()
+    wiring.reload_settings()
     yield
-    reset_settings()
+    wiring.reload_settings()
 
 
 def _sequence(*replies: Reply) -> Handler:

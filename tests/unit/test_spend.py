@@ -9,7 +9,7 @@ from chalicelib.engine.spend import SpendTally
 def _result(*usage: UsageEntry) -> EvalResult:
     return EvalResult(
         id="evres_x",
-        eval_run_id="evrun_x",
+        run_id="evrun_x",
         dataset_item_id="dsit_x",
         input=[],
         usage=list(usage),

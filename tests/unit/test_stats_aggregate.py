@@ -10,11 +10,11 @@ from chalicelib.stats import ItemOutcome, RunAggregator, ScorerScore
 
 
 def scored(
-    item_id: str, passed: bool, group: Any = None, flaky: bool = False, **scores: float
+    dataset_item_id: str, passed: bool, group: Any = None, flaky: bool = False, **scores: float
 ) -> ItemOutcome:
     """An item scored by each ``scorer=score`` given; a scorer passes at score 1."""
     return ItemOutcome(
-        item_id=item_id,
+        dataset_item_id=dataset_item_id,
         errored=False,
         passed=passed,
         scores={key: ScorerScore(key, value, value == 1.0) for key, value in scores.items()},
@@ -23,8 +23,8 @@ def scored(
     )
 
 
-def errored(item_id: str, group: Any = None) -> ItemOutcome:
-    return ItemOutcome(item_id=item_id, errored=True, passed=None, group=group)
+def errored(dataset_item_id: str, group: Any = None) -> ItemOutcome:
+    return ItemOutcome(dataset_item_id=dataset_item_id, errored=True, passed=None, group=group)
 
 
 def aggregate(items: list[ItemOutcome], group_by: str | None = None) -> dict[str, Any]:

@@ -10,9 +10,9 @@ import pytest
 from chalicelib.stats import BaselineComparator, ItemOutcome, ScorerScore, merge_join
 
 
-def scored(item_id: str, passed: bool, group: Any = None, **scores: float) -> ItemOutcome:
+def scored(dataset_item_id: str, passed: bool, group: Any = None, **scores: float) -> ItemOutcome:
     return ItemOutcome(
-        item_id=item_id,
+        dataset_item_id=dataset_item_id,
         errored=False,
         passed=passed,
         scores={key: ScorerScore(key, value, value == 1.0) for key, value in scores.items()},
@@ -20,8 +20,8 @@ def scored(item_id: str, passed: bool, group: Any = None, **scores: float) -> It
     )
 
 
-def errored(item_id: str, group: Any = None) -> ItemOutcome:
-    return ItemOutcome(item_id=item_id, errored=True, passed=None, group=group)
+def errored(dataset_item_id: str, group: Any = None) -> ItemOutcome:
+    return ItemOutcome(dataset_item_id=dataset_item_id, errored=True, passed=None, group=group)
 
 
 def compare(
@@ -139,7 +139,7 @@ def test_grouped_comparison_with_holm_and_ungrouped_compared_items() -> None:
     # Ungrouped: one compared item with a non-string label, one added with none.
     current += [scored("u1", True, group=3), scored("u2", True)]
     baseline.append(scored("u1", True, group=3))
-    key = lambda item: item.item_id  # noqa: E731
+    key = lambda item: item.dataset_item_id  # noqa: E731
     result = compare(sorted(current, key=key), sorted(baseline, key=key), group_by="kind")
     grouping = result["grouping"]
     assert grouping["group_by"] == "kind"
@@ -188,7 +188,7 @@ def test_merge_join_is_a_full_outer_join() -> None:
     current = [scored(i, True) for i in ["a", "c", "d"]]
     baseline = [scored(i, True) for i in ["b", "c", "e"]]
     pairs = [
-        (here.item_id if here else None, there.item_id if there else None)
+        (here.dataset_item_id if here else None, there.dataset_item_id if there else None)
         for here, there in merge_join(iter(current), iter(baseline))
     ]
     assert pairs == [("a", None), (None, "b"), ("c", "c"), ("d", None), (None, "e")]

@@ -36,12 +36,12 @@ def synthetic_items(count: int, multiplier: int) -> Iterator[ItemOutcome]:
     """Deterministic pseudo-random items sorted by id; 2% errored, 1 in 7 ungrouped."""
     for n in range(count):
         value = (n * multiplier) % 1000
-        item_id = f"dsit_{n:08d}"
+        dataset_item_id = f"dsit_{n:08d}"
         if value < 20:
-            yield ItemOutcome(item_id=item_id, errored=True, passed=None)
+            yield ItemOutcome(dataset_item_id=dataset_item_id, errored=True, passed=None)
         else:
             yield ItemOutcome(
-                item_id=item_id,
+                dataset_item_id=dataset_item_id,
                 errored=False,
                 passed=value >= 300,
                 scores=SCORES[value],

@@ -14,13 +14,15 @@ from chalicelib.stats import (
 )
 
 
-def trial(number: int, *verdicts: tuple[str, float, bool], item_id: str = "dsit_a") -> TrialOutcome:
+def trial(
+    number: int, *verdicts: tuple[str, float, bool], dataset_item_id: str = "dsit_a"
+) -> TrialOutcome:
     scores = tuple(ScorerScore(key, score, passed) for key, score, passed in verdicts)
-    return TrialOutcome(item_id=item_id, trial=number, errored=False, scores=scores)
+    return TrialOutcome(dataset_item_id=dataset_item_id, trial=number, errored=False, scores=scores)
 
 
-def errored(number: int, item_id: str = "dsit_a") -> TrialOutcome:
-    return TrialOutcome(item_id=item_id, trial=number, errored=True)
+def errored(number: int, dataset_item_id: str = "dsit_a") -> TrialOutcome:
+    return TrialOutcome(dataset_item_id=dataset_item_id, trial=number, errored=True)
 
 
 PASS = ("contains", 1.0, True)
@@ -58,7 +60,7 @@ def test_reducers(reducer: str, verdicts: list[bool], expected: bool) -> None:
 def test_single_trial_is_the_item() -> None:
     outcome = reduce_trials([trial(0, ("judge", 0.7, True))])
     assert outcome == ItemOutcome(
-        item_id="dsit_a",
+        dataset_item_id="dsit_a",
         errored=False,
         passed=True,
         scores={"judge": ScorerScore("judge", 0.7, True)},
@@ -107,7 +109,7 @@ def test_per_scorer_verdicts_reduce_independently() -> None:
 
 def test_refuses_mixed_items_unknown_reducer_and_no_trials() -> None:
     with pytest.raises(ValueError):
-        reduce_trials([trial(0, PASS), trial(1, PASS, item_id="dsit_b")])
+        reduce_trials([trial(0, PASS), trial(1, PASS, dataset_item_id="dsit_b")])
     with pytest.raises(ValueError):
         reduce_trials([trial(0, PASS)], "best_of")
     with pytest.raises(ValueError):
@@ -123,27 +125,31 @@ def test_refuses_a_scorer_twice_in_one_trial_and_non_finite_scores() -> None:
 
 def test_scored_item_must_say_whether_it_passed() -> None:
     with pytest.raises(ValueError):
-        ItemOutcome(item_id="dsit_a", errored=False, passed=None)
+        ItemOutcome(dataset_item_id="dsit_a", errored=False, passed=None)
 
 
 def test_group_consecutive_yields_one_list_per_item() -> None:
     stream = iter(
         [
-            trial(0, PASS, item_id="a"),
-            trial(1, FAIL, item_id="a"),
-            errored(0, item_id="b"),
-            trial(0, PASS, item_id="c"),
-            trial(1, PASS, item_id="c"),
-            trial(2, PASS, item_id="c"),
+            trial(0, PASS, dataset_item_id="a"),
+            trial(1, FAIL, dataset_item_id="a"),
+            errored(0, dataset_item_id="b"),
+            trial(0, PASS, dataset_item_id="c"),
+            trial(1, PASS, dataset_item_id="c"),
+            trial(2, PASS, dataset_item_id="c"),
         ]
     )
     groups = list(group_consecutive(stream))
-    assert [[t.item_id for t in group] for group in groups] == [["a", "a"], ["b"], ["c"] * 3]
+    assert [[t.dataset_item_id for t in group] for group in groups] == [
+        ["a", "a"],
+        ["b"],
+        ["c"] * 3,
+    ]
     assert [t.trial for t in groups[2]] == [0, 1, 2]
 
 
 def test_group_consecutive_refuses_unsorted_input() -> None:
-    stream = [trial(0, PASS, item_id="b"), trial(0, PASS, item_id="a")]
+    stream = [trial(0, PASS, dataset_item_id="b"), trial(0, PASS, dataset_item_id="a")]
     with pytest.raises(ValueError):
         list(group_consecutive(stream))
 

@@ -14,7 +14,7 @@ import pytest
 from pawl_slack_sink import format_message, pawl_deliver_event, selected_events
 from pawl_slack_sink.sink import SlackDeliveryFailed
 
-from chalicelib import outbound, settings
+from chalicelib import outbound, wiring
 from chalicelib.domain.events import LifecycleEvent
 from chalicelib.plugins import hookimpl
 from chalicelib.plugins.manager import PluginHost
@@ -69,11 +69,11 @@ def slack_env(monkeypatch: pytest.MonkeyPatch, receiver: Receiver) -> Iterator[R
     monkeypatch.setenv("PAWL_SLACK_WEBHOOK_URL", receiver.url)
     monkeypatch.delenv("PAWL_SLACK_EVENTS", raising=False)
     monkeypatch.setenv("PAWL_ALLOW_PRIVATE_URLS", f"loopback:{receiver.port}")
-    settings.reset_settings()
+    wiring.reload_settings()
     outbound.reset_client()
     yield receiver
     monkeypatch.undo()
-    settings.reset_settings()
+    wiring.reload_settings()
     outbound.reset_client()
 
 
@@ -240,7 +240,7 @@ class RecordingSink:
 
 
 def host_with_recorder() -> tuple[PluginHost, RecordingSink]:
-    host = PluginHost()
+    host = wiring.new_plugin_host()
     # The built-in webhook sink records deliveries in DynamoDB; it has its own tests
     # (tests/webhooks) and is left out here so these run without AWS.
     host.pm.unregister(name="chalicelib.webhooks.sink")
@@ -250,7 +250,7 @@ def host_with_recorder() -> tuple[PluginHost, RecordingSink]:
 
 
 def test_discovered_through_its_entry_point() -> None:
-    host = PluginHost()
+    host = wiring.new_plugin_host()
     assert host.report.failed == []
     (entry,) = [p for p in host.report.loaded if p["name"] == "slack_sink"]
     assert entry == {
