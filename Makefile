@@ -2,21 +2,51 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
 PLUGIN_DIRS := $(wildcard plugins/*/pyproject.toml)
+# -qq: errors only. A newcomer saw ~100 lines of warnings (index locations this machine's
+# pip config names but lacks, setuptools' editable-install notice) and nothing they could act on.
+PIP := $(BIN)/python -m pip install -qq --disable-pip-version-check
+# Each stamp is one layer of the install; a later target adds only the layers it lacks, so
+# `make demo` (base) followed by `make test` installs the dev tools and the embeddings extra.
+BASE_STAMP := $(VENV)/.installed-base
+EMBEDDINGS_STAMP := $(VENV)/.installed-embeddings
+DEV_STAMP := $(VENV)/.installed-dev
+CHROMIUM ?= /usr/bin/chromium
 
 STAGE ?= dev
 
-.PHONY: install test lint typecheck unit demo serve bench clean package deploy
+.PHONY: install install-base install-embeddings test-tools test lint typecheck unit demo serve \
+	bench clean package deploy
 
-install: $(STAMP)
+# Everything: what `make test` needs (dev tools, the embeddings extra, infra linting).
+install: $(DEV_STAMP)
 
-$(STAMP): pyproject.toml requirements-infra.txt $(PLUGIN_DIRS)
+# What the demo and `pawl serve` need, and nothing heavier (no torch).
+install-base: $(BASE_STAMP)
+
+# The `local` embedding backend: torch (CPU) and sentence-transformers, about 1 GB.
+install-embeddings: $(EMBEDDINGS_STAMP)
+
+$(BASE_STAMP): pyproject.toml $(PLUGIN_DIRS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,embeddings]' $(foreach p,$(PLUGIN_DIRS),-e $(dir $(p)))
-	$(BIN)/python -m pip install --quiet --no-deps -r requirements-infra.txt
-	touch $(STAMP)
+	$(PIP) --upgrade pip
+	$(PIP) -e . $(foreach p,$(PLUGIN_DIRS),-e $(dir $(p)))
+	touch $@
+
+$(EMBEDDINGS_STAMP): $(BASE_STAMP)
+	$(PIP) -e '.[embeddings]'
+	touch $@
+
+$(DEV_STAMP): $(BASE_STAMP) $(EMBEDDINGS_STAMP) requirements-infra.txt
+	$(PIP) -e '.[dev,embeddings]'
+	$(PIP) --no-deps -r requirements-infra.txt
+	touch $@
+
+# The report's layout test renders it in Debian's Chromium (never a downloaded browser);
+# the README quickstart's test runs its commands, which read fields with jq.
+test-tools:
+	test -x $(CHROMIUM) && command -v jq >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium jq)
 
 lint: install
 	$(BIN)/ruff check .
@@ -25,15 +55,15 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-unit: install
+unit: install test-tools
 	$(BIN)/pytest -n 2
 
-test: install lint typecheck unit
+test: install test-tools lint typecheck unit
 
-demo: install
+demo: install-base
 	$(BIN)/pawl demo
 
-serve: install
+serve: install-base
 	$(BIN)/pawl serve
 
 bench: install

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from chalicelib.domain.catalog import DEFAULT_MAX_CONCURRENCY
 from chalicelib.engine.fanout import CHUNK_ITEMS
 from chalicelib.infra.definitions import queue_specs
 from chalicelib.infra.template import FUNCTION_MEMORY_MB
@@ -18,23 +19,27 @@ from chalicelib.workers.queues import ITEM_BATCH_SIZE
 
 # --- measured: engine AWS calls per item (bench/run_throughput.py, queued run, 1,000 items)
 ENGINE_CALLS_PER_ITEM = {
-    ("dynamodb", "TransactWriteItems"): 0.104,  # one per batch of 10: results+generations+run
-    ("sqs", "SendMessageBatch"): 0.100,  # fan-out enqueues items 10 per call
-    ("dynamodb", "BatchGetItem"): 0.100,  # one per batch: run, existing results, frozen items
+    ("sqs", "SendMessageBatch"): 0.100,  # fan-out enqueues items 10 per call (SQS's limit)
     ("dynamodb", "BatchWriteItem"): 0.040,  # fan-out freezes run-items 25 per call
+    ("dynamodb", "TransactWriteItems"): 0.024,  # two per batch of 98 (49 results+generations)
     ("dynamodb", "Query"): 0.014,  # fan-out pages the dataset; settle streams results
-    ("dynamodb", "GetItem"): 0.009,
-    ("dynamodb", "UpdateItem"): 0.009,
+    ("dynamodb", "BatchGetItem"): 0.011,  # one per batch: the run and its 98 result keys
+    ("dynamodb", "GetItem"): 0.008,
+    ("dynamodb", "UpdateItem"): 0.007,
     ("dynamodb", "PutItem"): 0.001,
     ("sqs", "SendMessage"): 0.001,
 }
-#: Lambda's event source mapping: ReceiveMessage + DeleteMessageBatch (measured, 0.215/item).
-EVENT_SOURCE_SQS_PER_ITEM = 0.215
+#: Lambda's event source mapping: ReceiveMessage + DeleteMessageBatch, 10 records per call
+#: (the local pollers measured 0.292/item, empty long polls included; 0.2 is the floor).
+EVENT_SOURCE_SQS_PER_ITEM = 0.2
 
 # --- the engine's shape and the deployed stack's, read from where they are defined
 ITEM_BATCH = ITEM_BATCH_SIZE
 FANOUT_CHUNK = CHUNK_ITEMS
 ITEM_MAX_CONCURRENCY = next(q.max_concurrency for q in queue_specs() if q.role == "items")
+#: Agent calls one invocation makes at once for a run at the default max_concurrency
+#: (chalicelib/engine/concurrency.py: the limit holds per invocation).
+CALLS_AT_ONCE = min(ITEM_BATCH_SIZE, DEFAULT_MAX_CONCURRENCY)
 FUNCTION_MEMORY_GB = FUNCTION_MEMORY_MB / 1024
 
 # --- item sizes the engine writes, for a typical item (1 KB input, 1 KB output)
@@ -74,8 +79,8 @@ class PerItem:
 
 
 def per_item(agent_latency_s: float = 1.0) -> PerItem:
-    """What one item costs on AWS. Items of a batch run side by side, so a batch's
-    invocation lasts about one agent call plus its own AWS round trips."""
+    """What one item costs on AWS. A batch's items run :data:`CALLS_AT_ONCE` at a time, so
+    its invocation lasts that many rounds of agent calls plus its own AWS round trips."""
     writes = (
         wcu(RESULT_KB, True) + wcu(GENERATION_KB, True)  # the batch transaction, per item
         + wcu(RUN_ROW_KB, True) / ITEM_BATCH  # its one run-counter update
@@ -90,7 +95,8 @@ def per_item(agent_latency_s: float = 1.0) -> PerItem:
     )  # fmt: skip
     sqs = sum(n for (service, _), n in ENGINE_CALLS_PER_ITEM.items() if service == "sqs")
     invocations = 1 / ITEM_BATCH + 1 / FANOUT_CHUNK
-    batch_seconds = agent_latency_s + 0.1  # + the batch's reads and its transaction
+    rounds = math.ceil(ITEM_BATCH / CALLS_AT_ONCE)
+    batch_seconds = rounds * agent_latency_s + 0.1  # + the batch's reads and transactions
     return PerItem(
         writes=writes,
         reads=reads,
@@ -120,8 +126,8 @@ def ceilings(agent_latency_s: float = 1.0) -> dict[str, float]:
         "run counter item": PARTITION_WCU_PER_S / wcu(RUN_ROW_KB, True) * ITEM_BATCH,
         # fan-out's frozen rows share the hash key run_id too
         "run-items partition (fan-out)": PARTITION_WCU_PER_S / wcu(RUN_ITEM_KB),
-        # the items mapping's concurrency x batch / how long a batch lasts
-        "Lambda (items mapping)": ITEM_MAX_CONCURRENCY * ITEM_BATCH / (agent_latency_s + 0.1),
+        # the mapping's invocations x a run's calls at once in each / how long a call lasts
+        "Lambda (items mapping)": ITEM_MAX_CONCURRENCY * CALLS_AT_ONCE / agent_latency_s,
     }
 
 
@@ -130,10 +136,8 @@ def many_runs_ceilings(agent_latency_s: float = 1.0) -> dict[str, float]:
     return {
         "results table": TABLE_WCU_PER_S / wcu(RESULT_KB, True),
         "generations table": TABLE_WCU_PER_S / wcu(GENERATION_KB, True),
-        "Lambda (items mapping)": ITEM_MAX_CONCURRENCY * ITEM_BATCH / (agent_latency_s + 0.1),
-        "Lambda (account, mapping raised)": ACCOUNT_CONCURRENCY
-        * ITEM_BATCH
-        / (agent_latency_s + 0.1),
+        "Lambda (items mapping)": ITEM_MAX_CONCURRENCY * CALLS_AT_ONCE / agent_latency_s,
+        "Lambda (account, mapping raised)": ACCOUNT_CONCURRENCY * CALLS_AT_ONCE / agent_latency_s,
     }
 
 

@@ -4,7 +4,9 @@ Run as its own process (an agent is another service; in the benchmark's process 
 compete with the workers for the interpreter lock). Prints ``{"port": N}`` when listening
 and stops when its stdin closes.
 
-    python bench/instant_agent.py [--port 0]
+    python bench/instant_agent.py [--port 0] [--delay-ms 0]
+
+``--delay-ms`` makes every answer wait that long first (a latency-bound agent).
 """
 
 from __future__ import annotations
@@ -13,13 +15,21 @@ import argparse
 import json
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class InstantAgent(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: pawl's outbound client pools connections
+    #: Headers and body leave in separate writes: without TCP_NODELAY the body waits for
+    #: the client's delayed ACK (~40 ms per call on a keep-alive connection).
+    disable_nagle_algorithm = True
+
+    delay_s = 0.0
 
     def do_POST(self) -> None:
+        if self.delay_s:
+            time.sleep(self.delay_s)
         length = int(self.headers.get("Content-Length") or 0)
         payload = json.loads(self.rfile.read(length))
         body = json.dumps({"output": str(payload["input"][-1]["content"])}).encode()
@@ -33,11 +43,18 @@ class InstantAgent(BaseHTTPRequestHandler):
         return  # one line per request otherwise
 
 
+class Server(ThreadingHTTPServer):
+    #: The listen backlog (socketserver's is 5): a run calls the agent 40 at once by default.
+    request_queue_size = 128
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--delay-ms", type=float, default=0.0)
     args = parser.parse_args()
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), InstantAgent)
+    InstantAgent.delay_s = args.delay_ms / 1000
+    server = Server(("127.0.0.1", args.port), InstantAgent)
     server.daemon_threads = True
 
     def stop_at_eof() -> None:

@@ -17,6 +17,10 @@ not our code), so they are shown apart from the engine's own calls. Then the CPU
 per item of each process: pawl's (runtime, workers, API), the stand-in's and the agent's.
 
     .venv/bin/python bench/run_throughput.py [--items 1000] [--workers 4] [--agent http]
+        [--agent-delay-ms 0] [--concurrency 40]
+
+``--agent-delay-ms 200 --concurrency 40`` measures a latency-bound run (ideal: items x
+0.2 s / 40).
 
 Locally the stand-in's CPU bounds the rate (each AWS call costs it a few milliseconds of
 Python); the calls per item are the figure that carries over to AWS.
@@ -110,6 +114,12 @@ class Api:
             base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=600
         )
 
+    def post_raw(self, path: str, jsonl: bytes) -> None:
+        headers = {"Content-Type": "application/x-ndjson"}
+        response = self.http.post(path, content=jsonl, headers=headers)
+        if response.status_code >= 300:
+            raise RuntimeError(f"{path}: {response.status_code} {response.text}")
+
     def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         response = self.http.post(path, json=body)
         if response.status_code >= 300:
@@ -119,16 +129,25 @@ class Api:
 
 
 def _suite(
-    api: Api, project_id: str, name: str, items: int, agent_config: dict[str, Any]
+    api: Api,
+    project_id: str,
+    name: str,
+    items: int,
+    agent_config: dict[str, Any],
+    concurrency: int,
 ) -> dict[str, Any]:
     agent = api.post(
         "/api/v1/agents", {"project_id": project_id, "name": f"{name}-agent", **agent_config}
     )
     dataset = api.post("/api/v1/datasets", {"project_id": project_id, "name": name})
-    for i in range(items):
-        api.post(
-            f"/api/v1/datasets/{dataset['id']}/items",
-            {"input": [{"role": "user", "content": f"case {i}: ok"}], "metadata": {}},
+    lines = [
+        json.dumps({"input": [{"role": "user", "content": f"case {i}: ok"}], "metadata": {}})
+        for i in range(items)
+    ]
+    for start in range(0, items, 99):  # the bulk import's limit per request
+        api.post_raw(
+            f"/api/v1/datasets/{dataset['id']}/items:import",
+            "\n".join(lines[start : start + 99]).encode(),
         )
     return api.post(
         "/api/v1/evals",
@@ -139,6 +158,7 @@ def _suite(
             "dataset_id": dataset["id"],
             "scorers": [{"type": "contains", "value": "ok"}],
             "pass_threshold": 0.9,
+            "max_concurrency": concurrency,
         },
     )
 
@@ -212,11 +232,14 @@ class ProcessCpu:
 
 
 @contextmanager
-def instant_http_agent() -> Iterator[tuple[str, int]]:
+def instant_http_agent(delay_ms: float = 0.0) -> Iterator[tuple[str, int]]:
     """The instant agent in its own process: (url, pid)."""
     script = Path(__file__).with_name("instant_agent.py")
     process = subprocess.Popen(
-        [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, str(script), "--delay-ms", str(delay_ms)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert process.stdout is not None
@@ -238,11 +261,13 @@ def main() -> None:
         default="http",
         help="an instant HTTP agent in its own process (default) or an in-process python one",
     )
+    parser.add_argument("--agent-delay-ms", type=float, default=0.0, help="http agent latency")
+    parser.add_argument("--concurrency", type=int, default=40, help="the evals' max_concurrency")
     args = parser.parse_args()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto server's request log
     with ExitStack() as stack:
         if args.agent == "http":
-            url, agent_pid = stack.enter_context(instant_http_agent())
+            url, agent_pid = stack.enter_context(instant_http_agent(args.agent_delay_ms))
             # Outbound calls reach public addresses only unless the operator names the port.
             os.environ["PAWL_ALLOW_PRIVATE_URLS"] = f"loopback:{urlsplit(url).port}"
             agent: dict[str, Any] = {"type": "http", "config": {"url": url}}
@@ -275,8 +300,8 @@ def _measure(args: argparse.Namespace, agent: dict[str, Any], children: dict[str
             )
             api = Api(runtime.url, runtime.admin_key)
             project = api.post("/api/v1/projects", {"name": "bench"})
-            queued_eval = _suite(api, project["id"], "queued", args.items, agent)
-            sync_eval = _suite(api, project["id"], "sync", SYNC_ITEMS, agent)
+            queued_eval = _suite(api, project["id"], "queued", args.items, agent, args.concurrency)
+            sync_eval = _suite(api, project["id"], "sync", SYNC_ITEMS, agent, args.concurrency)
             counter = CallCounter()
             counter.install()
             cpu = ProcessCpu({**children, "AWS stand-in": runtime.standin.pid})

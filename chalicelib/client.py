@@ -12,7 +12,7 @@ code and message; a server that cannot be reached raises :class:`ServerUnreachab
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -23,6 +23,13 @@ from chalicelib.domain.runs import COMPLETED, TERMINAL_STATUSES
 
 Json = dict[str, Any]
 
+#: Where ``pawl run``, ``pawl datasets import`` and ``pawl <operation>`` find a server.
+DEFAULT_SERVER = "http://127.0.0.1:8000"
+#: What a command without a key says (the API's own answer names no variable).
+NO_KEY_MESSAGE = (
+    "no API key: set PAWL_API_KEY (or pass --api-key). `pawl serve` prints the admin key "
+    "at start; `pawl create-api-key --project-id ... --name ...` makes a project key."
+)
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_POLL_INTERVAL_S = 0.25
 RUNS_PAGE_SIZE = 50
@@ -41,8 +48,22 @@ class ApiError(Exception):
         self.meta = meta
 
 
+def refusal_hint(status: int) -> str:
+    """What to check after a refusal of the key itself (empty for any other refusal)."""
+    if status == 401:
+        return " (check the key in PAWL_API_KEY or --api-key: `pawl serve` prints the admin key)"
+    return ""
+
+
 class ServerUnreachable(Exception):
     """No HTTP answer at all (connection refused, DNS, timeout)."""
+
+    def __init__(self, base_url: str, reason: str) -> None:
+        super().__init__(
+            f"cannot reach pawl at {base_url} ({reason}). Is it running? Start it with "
+            f"`pawl serve` (or `make serve`), or point PAWL_SERVER (or --server) at a running pawl."
+        )
+        self.base_url = base_url
 
 
 class RunWaitTimeout(Exception):
@@ -145,14 +166,66 @@ class PawlClient:
         *,
         body: Json | None = None,
         params: dict[str, str | int] | None = None,
+        content: bytes | None = None,
+        content_type: str | None = None,
     ) -> Any:
-        try:
-            response = self._http.request(method, path, json=body, params=params)
-        except httpx.TransportError as exc:
-            raise ServerUnreachable(f"{method} {self.base_url}{path}: {exc}") from exc
+        response = self._send(
+            method, path, body=body, params=params, content=content, content_type=content_type
+        )
         if response.status_code >= 400:
             raise _error_of(response)
         return response.json() if response.content else None
+
+    def import_items(self, dataset_id: str, jsonl: bytes) -> Json:
+        """Add the items of a JSON Lines body to a dataset, all or none (``items:import``)."""
+        result: Json = self._request(
+            "POST",
+            f"/api/v1/datasets/{dataset_id}/items:import",
+            content=jsonl,
+            content_type="application/x-ndjson",
+        )
+        return result
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Json | None,
+        params: Mapping[str, str | int] | None,
+        content: bytes | None = None,
+        content_type: str | None = None,
+    ) -> httpx.Response:
+        headers = {"Content-Type": content_type} if content_type else None
+        try:
+            return self._http.request(
+                method, path, json=body, params=params, content=content, headers=headers
+            )
+        except httpx.TransportError as exc:
+            raise ServerUnreachable(self.base_url, str(exc) or type(exc).__name__) from exc
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Json | None = None,
+        params: Mapping[str, str] | None = None,
+        content: bytes | None = None,
+        content_type: str | None = None,
+    ) -> Any:
+        """Any operation by method and path (``pawl <operation>``): its JSON, or None."""
+        response = self._send(
+            method, path, body=body, params=params, content=content, content_type=content_type
+        )
+        if response.status_code >= 400:
+            raise _error_of(response)
+        if not response.content:
+            return None
+        try:
+            return response.json()
+        except ValueError:
+            return response.text
 
     # --- tenancy --------------------------------------------------------------------------
 
@@ -223,6 +296,7 @@ class PawlClient:
         baseline_run_id: str | None = None,
         metadata: Json | None = None,
         wait: bool = False,
+        max_concurrency: int | None = None,
     ) -> Run:
         """Start a run (queued unless ``wait``); unset options are left to the server."""
         body: Json = {"wait": wait}
@@ -232,6 +306,8 @@ class PawlClient:
             body["baseline_run_id"] = baseline_run_id
         if metadata:
             body["metadata"] = metadata
+        if max_concurrency is not None:
+            body["max_concurrency"] = max_concurrency
         return Run.model_validate(self._request("POST", f"/api/v1/evals/{eval_id}/runs", body=body))
 
     def get_run(self, eval_id: str, run_id: str) -> Run:

@@ -12,6 +12,10 @@ from functools import lru_cache
 
 from chalicelib.secrets_source import secret_from_env
 
+#: The largest ``max_concurrency`` any server accepts (published in the API's schema);
+#: ``PAWL_MAX_CONCURRENCY_LIMIT`` may only lower it.
+MAX_CONCURRENCY_CEILING = 200
+
 #: The admin key the local runtime uses when ``PAWL_ADMIN_KEY`` is unset (documented in README).
 LOCAL_DEFAULT_ADMIN_KEY = "pawl-local-admin-key"
 
@@ -72,6 +76,9 @@ class Settings:
     #: may reach, whatever ``allow_private_urls`` says; the local runtime sets it to what it
     #: binds. ``aws_endpoint_url`` always counts too (see chalicelib/outbound/allowlist.py).
     reserved_endpoints: str = ""
+    #: ``PAWL_MAX_CONCURRENCY_LIMIT``: the largest ``max_concurrency`` an eval or a run start
+    #: may ask for (a 400 above it; at most 200), and the size of a process's agent-call pool.
+    max_concurrency_limit: int = 200
 
     def table_name(self, name: str) -> str:
         return f"{self.table_prefix}-{name}"
@@ -109,6 +116,10 @@ def get_settings() -> Settings:
         server_secret=secret_from_env("PAWL_SERVER_SECRET"),
         kms_key_id=os.environ.get("PAWL_KMS_KEY_ID") or None,
         reserved_endpoints=os.environ.get("PAWL_RESERVED_ENDPOINTS", "").strip(),
+        max_concurrency_limit=min(
+            MAX_CONCURRENCY_CEILING,
+            max(1, int(os.environ.get("PAWL_MAX_CONCURRENCY_LIMIT", str(MAX_CONCURRENCY_CEILING)))),
+        ),
     )
 
 

@@ -134,6 +134,7 @@ def openapi_document() -> dict[str, Any]:
     """The OpenAPI document of every route (loading the blueprints declares their routes)."""
     from chalicelib.api.openapi import build_document
 
+    services()  # the published bodies read the plugin registry (`pawl <operation>` needs it)
     blueprints()
     return build_document()
 
@@ -171,7 +172,7 @@ def reset(clients: bool = True) -> None:
     from chalicelib.agents import python_agent
     from chalicelib.api import openapi
     from chalicelib.api.v2 import openapi as v2_openapi
-    from chalicelib.engine import context
+    from chalicelib.engine import concurrency, context
     from chalicelib.outbound import allowlist, client
     from chalicelib.scoring import llm_judge
     from chalicelib.store import base
@@ -190,3 +191,4 @@ def reset(clients: bool = True) -> None:
     python_agent.load_callable.cache_clear()
     context.pinned_version.cache_clear()
     llm_judge.reset_provider_cache()
+    concurrency.reset()

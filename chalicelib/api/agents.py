@@ -91,6 +91,7 @@ def visible_agent(caller: Caller, agent_id: str) -> Agent:
     response=Agent,
     status=201,
     tag=TAG,
+    operation_id="createAgent",
 )
 def create_agent(call: Call[CreateAgent, Any]) -> Agent:
     """Register an agent under test (version 1)."""
@@ -102,7 +103,15 @@ def create_agent(call: Call[CreateAgent, Any]) -> Agent:
     return shown(created)
 
 
-@endpoint(bp, "/api/v1/agents", "GET", query=ProjectListQuery, response=Page[Agent], tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/agents",
+    "GET",
+    query=ProjectListQuery,
+    response=Page[Agent],
+    tag=TAG,
+    operation_id="listAgents",
+)
 def list_agents(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's agents, oldest first."""
     project_id = call.caller.listing_project(call.query.project_id)
@@ -110,7 +119,7 @@ def list_agents(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     return page([shown(agent) for agent in found], cursor)
 
 
-@endpoint(bp, "/api/v1/agents/{agent_id}", "GET", response=Agent, tag=TAG)
+@endpoint(bp, "/api/v1/agents/{agent_id}", "GET", response=Agent, tag=TAG, operation_id="getAgent")
 def get_agent(call: Call[Any, Any]) -> Agent:
     """Get an agent at its current version."""
     return shown(visible_agent(call.caller, call.path["agent_id"]))
@@ -124,6 +133,7 @@ def get_agent(call: Call[Any, Any]) -> Agent:
     published_body=published_update,
     response=Agent,
     tag=TAG,
+    operation_id="updateAgent",
 )
 def update_agent(call: Call[UpdateAgent, Any]) -> Agent:
     """Partially update an agent; every update writes a new immutable version."""
@@ -134,7 +144,9 @@ def update_agent(call: Call[UpdateAgent, Any]) -> Agent:
     return shown(catalog.update_agent(agent_id, changes))
 
 
-@endpoint(bp, "/api/v1/agents/{agent_id}", "DELETE", status=204, tag=TAG)
+@endpoint(
+    bp, "/api/v1/agents/{agent_id}", "DELETE", status=204, tag=TAG, operation_id="deleteAgent"
+)
 def delete_agent(call: Call[Any, Any]) -> None:
     """Delete an agent and its versions; 409 AGENT_IN_USE while evals reference it."""
     catalog.delete_agent(visible_agent(call.caller, call.path["agent_id"]))
@@ -147,6 +159,7 @@ def delete_agent(call: Call[Any, Any]) -> None:
     query=ListQuery,
     response=Page[AgentVersion],
     tag=TAG,
+    operation_id="listAgentVersions",
 )
 def list_agent_versions(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List an agent's versions, oldest (1) first."""
@@ -155,7 +168,14 @@ def list_agent_versions(call: Call[Any, ListQuery]) -> dict[str, Any]:
     return page([shown(version) for version in found], cursor)
 
 
-@endpoint(bp, "/api/v1/agents/{agent_id}/versions/{version}", "GET", response=AgentVersion, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/agents/{agent_id}/versions/{version}",
+    "GET",
+    response=AgentVersion,
+    tag=TAG,
+    operation_id="getAgentVersion",
+)
 def get_agent_version(call: Call[Any, Any]) -> AgentVersion:
     """Get one immutable version of an agent."""
     agent = visible_agent(call.caller, call.path["agent_id"])

@@ -82,6 +82,7 @@ def _visible(caller: Caller, provider_id: str) -> AiProvider:
     response=AiProvider,
     status=201,
     tag=TAG,
+    operation_id="createAiProvider",
 )
 def create_ai_provider(call: Call[CreateAiProvider, Any]) -> AiProvider:
     """Create an AI provider (name unique in the project)."""
@@ -91,7 +92,13 @@ def create_ai_provider(call: Call[CreateAiProvider, Any]) -> AiProvider:
 
 
 @endpoint(
-    bp, "/api/v1/ai-providers", "GET", query=ProjectListQuery, response=Page[AiProvider], tag=TAG
+    bp,
+    "/api/v1/ai-providers",
+    "GET",
+    query=ProjectListQuery,
+    response=Page[AiProvider],
+    tag=TAG,
+    operation_id="listAiProviders",
 )
 def list_ai_providers(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's AI providers, oldest first."""
@@ -99,13 +106,21 @@ def list_ai_providers(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     return page(*store.list_providers(project_id, call.query.limit, call.query.cursor))
 
 
-@endpoint(bp, ITEM, "GET", response=AiProvider, tag=TAG)
+@endpoint(bp, ITEM, "GET", response=AiProvider, tag=TAG, operation_id="getAiProvider")
 def get_ai_provider(call: Call[Any, Any]) -> AiProvider:
     """Get an AI provider."""
     return _visible(call.caller, call.path["provider_id"])
 
 
-@endpoint(bp, ITEM, "PUT", body=UpdateAiProvider, response=AiProvider, tag=TAG)
+@endpoint(
+    bp,
+    ITEM,
+    "PUT",
+    body=UpdateAiProvider,
+    response=AiProvider,
+    tag=TAG,
+    operation_id="updateAiProvider",
+)
 def update_ai_provider(call: Call[UpdateAiProvider, Any]) -> AiProvider:
     """Change a provider's fields; omitted fields keep their value, ``api_key_env: null`` clears."""
     body = call.body
@@ -114,7 +129,7 @@ def update_ai_provider(call: Call[UpdateAiProvider, Any]) -> AiProvider:
     return catalog.update_provider(current, body.model_dump(include=body.model_fields_set))
 
 
-@endpoint(bp, ITEM, "DELETE", status=204, tag=TAG)
+@endpoint(bp, ITEM, "DELETE", status=204, tag=TAG, operation_id="deleteAiProvider")
 def delete_ai_provider(call: Call[Any, Any]) -> None:
     """Delete a provider; refused (409) while an eval's judge pins it or it is the default."""
     catalog.delete_provider(_visible(call.caller, call.path["provider_id"]))

@@ -7,6 +7,7 @@ from chalice import Blueprint
 from chalicelib.api import (
     agents,
     ai_providers,
+    dataset_import,
     datasets,
     deciders,
     evals,
@@ -25,6 +26,7 @@ BLUEPRINTS: list[Blueprint] = [
     ai_providers.bp,
     agents.bp,
     datasets.bp,
+    dataset_import.bp,
     evals.bp,
     runs.bp,
     generations.bp,

@@ -61,27 +61,54 @@ def visible_dataset(caller: Caller, dataset_id: str) -> Dataset:
 # --- datasets -------------------------------------------------------------------------------
 
 
-@endpoint(bp, "/api/v1/datasets", "POST", body=CreateDataset, response=Dataset, status=201, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/datasets",
+    "POST",
+    body=CreateDataset,
+    response=Dataset,
+    status=201,
+    tag=TAG,
+    operation_id="createDataset",
+)
 def create_dataset(call: Call[CreateDataset, Any]) -> Dataset:
     """Create a dataset (name unique in the project)."""
     project_id = target_project(call.caller, call.body.project_id)
     return datasets.create_dataset(project_id, call.body.name, call.body.description)
 
 
-@endpoint(bp, "/api/v1/datasets", "GET", query=ProjectListQuery, response=Page[Dataset], tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/datasets",
+    "GET",
+    query=ProjectListQuery,
+    response=Page[Dataset],
+    tag=TAG,
+    operation_id="listDatasets",
+)
 def list_datasets(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's datasets, oldest first."""
     project_id = call.caller.listing_project(call.query.project_id)
     return page(*datasets.list_datasets(project_id, call.query.limit, call.query.cursor))
 
 
-@endpoint(bp, "/api/v1/datasets/{dataset_id}", "GET", response=Dataset, tag=TAG)
+@endpoint(
+    bp, "/api/v1/datasets/{dataset_id}", "GET", response=Dataset, tag=TAG, operation_id="getDataset"
+)
 def get_dataset(call: Call[Any, Any]) -> Dataset:
     """Get a dataset."""
     return visible_dataset(call.caller, call.path["dataset_id"])
 
 
-@endpoint(bp, "/api/v1/datasets/{dataset_id}", "PUT", body=UpdateDataset, response=Dataset, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/datasets/{dataset_id}",
+    "PUT",
+    body=UpdateDataset,
+    response=Dataset,
+    tag=TAG,
+    operation_id="updateDataset",
+)
 def update_dataset(call: Call[UpdateDataset, Any]) -> Dataset:
     """Rename a dataset and/or change its description (null clears the description)."""
     refuse_nulls(call.body, "name")
@@ -92,7 +119,9 @@ def update_dataset(call: Call[UpdateDataset, Any]) -> Dataset:
     return datasets.update_dataset(dataset, **changes)
 
 
-@endpoint(bp, "/api/v1/datasets/{dataset_id}", "DELETE", status=204, tag=TAG)
+@endpoint(
+    bp, "/api/v1/datasets/{dataset_id}", "DELETE", status=204, tag=TAG, operation_id="deleteDataset"
+)
 def delete_dataset(call: Call[Any, Any]) -> None:
     """Delete a dataset, its items and the evals bound to it."""
     datasets.delete_dataset(visible_dataset(call.caller, call.path["dataset_id"]))
@@ -104,7 +133,16 @@ ITEMS = "/api/v1/datasets/{dataset_id}/items"
 ITEM = "/api/v1/datasets/{dataset_id}/items/{item_id}"
 
 
-@endpoint(bp, ITEMS, "POST", body=CreateItem, response=DatasetItem, status=201, tag=TAG)
+@endpoint(
+    bp,
+    ITEMS,
+    "POST",
+    body=CreateItem,
+    response=DatasetItem,
+    status=201,
+    tag=TAG,
+    operation_id="createDatasetItem",
+)
 def create_item(call: Call[CreateItem, Any]) -> DatasetItem:
     """Add a test case to a dataset."""
     dataset = visible_dataset(call.caller, call.path["dataset_id"])
@@ -118,21 +156,37 @@ def create_item(call: Call[CreateItem, Any]) -> DatasetItem:
     )
 
 
-@endpoint(bp, ITEMS, "GET", query=ListQuery, response=Page[DatasetItem], tag=TAG)
+@endpoint(
+    bp,
+    ITEMS,
+    "GET",
+    query=ListQuery,
+    response=Page[DatasetItem],
+    tag=TAG,
+    operation_id="listDatasetItems",
+)
 def list_items(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List a dataset's items, oldest first."""
     dataset = visible_dataset(call.caller, call.path["dataset_id"])
     return page(*datasets.list_items(dataset.id, call.query.limit, call.query.cursor))
 
 
-@endpoint(bp, ITEM, "GET", response=DatasetItem, tag=TAG)
+@endpoint(bp, ITEM, "GET", response=DatasetItem, tag=TAG, operation_id="getDatasetItem")
 def get_item(call: Call[Any, Any]) -> DatasetItem:
     """Get a dataset item."""
     dataset = visible_dataset(call.caller, call.path["dataset_id"])
     return datasets.get_item(dataset.id, call.path["item_id"])
 
 
-@endpoint(bp, ITEM, "PUT", body=UpdateItem, response=DatasetItem, tag=TAG)
+@endpoint(
+    bp,
+    ITEM,
+    "PUT",
+    body=UpdateItem,
+    response=DatasetItem,
+    tag=TAG,
+    operation_id="updateDatasetItem",
+)
 def update_item(call: Call[UpdateItem, Any]) -> DatasetItem:
     """Update a dataset item (past results keep their frozen copies)."""
     refuse_nulls(call.body, "input")
@@ -149,7 +203,7 @@ def update_item(call: Call[UpdateItem, Any]) -> DatasetItem:
     return datasets.update_item(item, **changes)
 
 
-@endpoint(bp, ITEM, "DELETE", status=204, tag=TAG)
+@endpoint(bp, ITEM, "DELETE", status=204, tag=TAG, operation_id="deleteDatasetItem")
 def delete_item(call: Call[Any, Any]) -> None:
     """Delete a dataset item (past results keep their frozen copies)."""
     dataset = visible_dataset(call.caller, call.path["dataset_id"])

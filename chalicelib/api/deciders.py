@@ -91,7 +91,16 @@ def visible_decider(call: Call[Any, Any]) -> Decider:
     return decider
 
 
-@endpoint(bp, "/api/v1/deciders", "POST", body=CreateDecider, response=Decider, status=201, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/deciders",
+    "POST",
+    body=CreateDecider,
+    response=Decider,
+    status=201,
+    tag=TAG,
+    operation_id="createDecider",
+)
 def create_decider(call: Call[CreateDecider, Any]) -> Decider:
     """Create a decider at version 1 (name unique in the project)."""
     body = call.body
@@ -101,20 +110,38 @@ def create_decider(call: Call[CreateDecider, Any]) -> Decider:
     )
 
 
-@endpoint(bp, "/api/v1/deciders", "GET", query=ProjectListQuery, response=Page[Decider], tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/deciders",
+    "GET",
+    query=ProjectListQuery,
+    response=Page[Decider],
+    tag=TAG,
+    operation_id="listDeciders",
+)
 def list_deciders(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's deciders, oldest first."""
     project_id = call.caller.listing_project(call.query.project_id)
     return page(*store.list_deciders(project_id, call.query.limit, call.query.cursor))
 
 
-@endpoint(bp, "/api/v1/deciders/{decider_id}", "GET", response=Decider, tag=TAG)
+@endpoint(
+    bp, "/api/v1/deciders/{decider_id}", "GET", response=Decider, tag=TAG, operation_id="getDecider"
+)
 def get_decider(call: Call[Any, Any]) -> Decider:
     """Get a decider at its current version."""
     return visible_decider(call)
 
 
-@endpoint(bp, "/api/v1/deciders/{decider_id}", "PUT", body=UpdateDecider, response=Decider, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/deciders/{decider_id}",
+    "PUT",
+    body=UpdateDecider,
+    response=Decider,
+    tag=TAG,
+    operation_id="updateDecider",
+)
 def update_decider(call: Call[UpdateDecider, Any]) -> Decider:
     """Change a decider; the result is written as the next version."""
     body = call.body
@@ -123,7 +150,9 @@ def update_decider(call: Call[UpdateDecider, Any]) -> Decider:
     return catalog.update_decider(visible_decider(call), given)
 
 
-@endpoint(bp, "/api/v1/deciders/{decider_id}", "DELETE", status=204, tag=TAG)
+@endpoint(
+    bp, "/api/v1/deciders/{decider_id}", "DELETE", status=204, tag=TAG, operation_id="deleteDecider"
+)
 def delete_decider(call: Call[Any, Any]) -> None:
     """Delete a decider. Its versions and decisions stay readable by id."""
     store.delete_decider(visible_decider(call))
@@ -136,6 +165,7 @@ def delete_decider(call: Call[Any, Any]) -> None:
     query=ListQuery,
     response=Page[DeciderVersion],
     tag=TAG,
+    operation_id="listDeciderVersions",
 )
 def list_decider_versions(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List a decider's versions, oldest first."""
@@ -144,7 +174,12 @@ def list_decider_versions(call: Call[Any, ListQuery]) -> dict[str, Any]:
 
 
 @endpoint(
-    bp, "/api/v1/deciders/{decider_id}/versions/{version}", "GET", response=DeciderVersion, tag=TAG
+    bp,
+    "/api/v1/deciders/{decider_id}/versions/{version}",
+    "GET",
+    response=DeciderVersion,
+    tag=TAG,
+    operation_id="getDeciderVersion",
 )
 def get_decider_version(call: Call[Any, Any]) -> DeciderVersion:
     """Get one version: the questions and backend a decision was answered under."""
@@ -163,6 +198,7 @@ def get_decider_version(call: Call[Any, Any]) -> DeciderVersion:
     response=Decision,
     status=201,
     tag=TAG,
+    operation_id="createDecision",
 )
 def create_decision(call: Call[CreateDecision, Any]) -> Decision:
     """Ask the decider about ``input`` (current version). Answers 201 with the settled
@@ -172,7 +208,14 @@ def create_decision(call: Call[CreateDecision, Any]) -> Decision:
     return decide(decider.project_id, version, call.body.input, call.body.metadata or {})
 
 
-@endpoint(bp, "/api/v1/decisions/{decision_id}", "GET", response=Decision, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/decisions/{decision_id}",
+    "GET",
+    response=Decision,
+    tag=TAG,
+    operation_id="getDecision",
+)
 def get_decision(call: Call[Any, Any]) -> Decision:
     """Get a decision (kept after its decider is deleted)."""
     decision = store.get_decision(call.path["decision_id"])

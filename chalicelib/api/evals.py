@@ -3,7 +3,8 @@
 Beyond the spec, an eval carries ``trials`` (how many times each item runs, 1-10),
 ``trial_reducer`` (how an item's trials reduce to its verdict: ``all``, ``any`` or
 ``majority``) and ``max_regression`` (the largest pass-rate drop against a baseline
-the run tolerates, 0-1, or null for no gate).
+the run tolerates, 0-1, or null for no gate), and ``max_concurrency`` (how many of a run's
+items execute at once, default 40, at most the server's ``PAWL_MAX_CONCURRENCY_LIMIT``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
-from chalicelib.domain.catalog import Eval
+from chalicelib.domain.catalog import DEFAULT_MAX_CONCURRENCY, MAX_CONCURRENCY_CEILING, Eval
 from chalicelib.engine import evals as catalog
 from chalicelib.ids import AgentId, DatasetId, ProjectId
 from chalicelib.plugins.manager import plugins
@@ -29,6 +30,15 @@ bp = Blueprint(__name__)
 TAG = "evals"
 Fraction = Annotated[float, Field(strict=True, ge=0, le=1)]
 Trials = Annotated[int, Field(strict=True, ge=1, le=10)]
+Concurrency = Annotated[
+    int,
+    Field(
+        strict=True,
+        ge=1,
+        le=MAX_CONCURRENCY_CEILING,
+        description="Items of a run in flight at once (PAWL_MAX_CONCURRENCY_LIMIT may lower it)",
+    ),
+]
 Reducer = Literal["all", "any", "majority"]
 GroupBy = Annotated[str, Field(min_length=1, max_length=255)]
 ScorerList = Annotated[list[Any], Field(min_length=1, description="Scorer configs")]
@@ -45,6 +55,7 @@ class CreateEval(RequestBody):
     trials: Trials = 1
     trial_reducer: Reducer = "all"
     max_regression: Fraction | None = None
+    max_concurrency: Concurrency = DEFAULT_MAX_CONCURRENCY
 
 
 class UpdateEval(RequestBody):
@@ -57,6 +68,7 @@ class UpdateEval(RequestBody):
     trials: Trials | None = None
     trial_reducer: Reducer | None = None
     max_regression: Fraction | None = None
+    max_concurrency: Concurrency | None = None
 
 
 def _published_scorers() -> Any:
@@ -84,7 +96,15 @@ def published_update() -> Any:
     return create_model("UpdateEvalPublished", __base__=UpdateEval, scorers=(scorers | None, None))
 
 
-_NOT_NULL = ("name", "agent_id", "dataset_id", "scorers", "trials", "trial_reducer")
+_NOT_NULL = (
+    "name",
+    "agent_id",
+    "dataset_id",
+    "scorers",
+    "trials",
+    "trial_reducer",
+    "max_concurrency",
+)
 
 
 def visible_eval(caller: Caller, eval_id: str) -> Eval:
@@ -102,6 +122,7 @@ def visible_eval(caller: Caller, eval_id: str) -> Eval:
     response=Eval,
     status=201,
     tag=TAG,
+    operation_id="createEval",
 )
 def create_eval(call: Call[CreateEval, Any]) -> Eval:
     """Bind an agent to a dataset and scorers (name unique in the project)."""
@@ -111,14 +132,22 @@ def create_eval(call: Call[CreateEval, Any]) -> Eval:
     return catalog.create_eval(project_id, fields, body.scorers)
 
 
-@endpoint(bp, "/api/v1/evals", "GET", query=ProjectListQuery, response=Page[Eval], tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/evals",
+    "GET",
+    query=ProjectListQuery,
+    response=Page[Eval],
+    tag=TAG,
+    operation_id="listEvals",
+)
 def list_evals(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's evals, oldest first."""
     project_id = call.caller.listing_project(call.query.project_id)
     return page(*evals.list_evals(project_id, call.query.limit, call.query.cursor))
 
 
-@endpoint(bp, "/api/v1/evals/{eval_id}", "GET", response=Eval, tag=TAG)
+@endpoint(bp, "/api/v1/evals/{eval_id}", "GET", response=Eval, tag=TAG, operation_id="getEval")
 def get_eval(call: Call[Any, Any]) -> Eval:
     """Get an eval."""
     return visible_eval(call.caller, call.path["eval_id"])
@@ -132,6 +161,7 @@ def get_eval(call: Call[Any, Any]) -> Eval:
     published_body=published_update,
     response=Eval,
     tag=TAG,
+    operation_id="updateEval",
 )
 def update_eval(call: Call[UpdateEval, Any]) -> Eval:
     """Partially update an eval; scorers are re-validated when they or the agent change."""
@@ -141,7 +171,7 @@ def update_eval(call: Call[UpdateEval, Any]) -> Eval:
     return catalog.update_eval(eval_id, changes)
 
 
-@endpoint(bp, "/api/v1/evals/{eval_id}", "DELETE", status=204, tag=TAG)
+@endpoint(bp, "/api/v1/evals/{eval_id}", "DELETE", status=204, tag=TAG, operation_id="deleteEval")
 def delete_eval(call: Call[Any, Any]) -> None:
     """Delete an eval."""
     evals.delete_eval(visible_eval(call.caller, call.path["eval_id"]))

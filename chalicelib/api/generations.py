@@ -38,7 +38,14 @@ def _visible_generation(call: Call[Any, Any], generation_id: str) -> Generation:
     return generation
 
 
-@endpoint(bp, "/api/v1/generations/{generation_id}", "GET", response=Generation, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/generations/{generation_id}",
+    "GET",
+    response=Generation,
+    tag=TAG,
+    operation_id="getGeneration",
+)
 def get_generation(call: Call[Any, Any]) -> Generation:
     """Get a generation, its output read back whole."""
     return _visible_generation(call, call.path["generation_id"])
@@ -52,6 +59,7 @@ def get_generation(call: Call[Any, Any]) -> Generation:
     response=Generation,
     status=201,
     tag=TAG,
+    operation_id="generateAgentResponse",
 )
 def generate(call: Call[Generate, Any]) -> Generation:
     """Run the agent's current version once, outside any eval, and record the generation."""
@@ -69,6 +77,7 @@ def generate(call: Call[Generate, Any]) -> Generation:
     response=DatasetItem,
     status=201,
     tag=TAG,
+    operation_id="createDatasetItemFromGeneration",
 )
 def create_item_from_generation(call: Call[ItemFromGeneration, Any]) -> DatasetItem:
     """Copy a completed generation of the same project into the dataset as a new item."""
@@ -84,7 +93,14 @@ def create_item_from_generation(call: Call[ItemFromGeneration, Any]) -> DatasetI
     return service.curate(dataset, generation, expected, body.metadata)
 
 
-@endpoint(bp, "/api/v1/generations/{generation_id}/content", "DELETE", status=204, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/generations/{generation_id}/content",
+    "DELETE",
+    status=204,
+    tag=TAG,
+    operation_id="deleteGenerationContent",
+)
 def purge_generation_content(call: Call[Any, Any]) -> None:
     """Erase a generation's input, output and object, and the output copies on results."""
     service.purge_content(_visible_generation(call, call.path["generation_id"]))

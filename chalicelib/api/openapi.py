@@ -89,7 +89,7 @@ def _error_responses(spec: RouteSpec) -> dict[str, Any]:
 
 def _operation(spec: RouteSpec, components: dict[str, Any]) -> dict[str, Any]:
     op: dict[str, Any] = {
-        "operationId": spec.name,
+        "operationId": spec.operation_id,
         "summary": spec.summary,
         "tags": [spec.tag] if spec.tag else [],
         "parameters": _parameters(spec),
@@ -103,6 +103,9 @@ def _operation(spec: RouteSpec, components: dict[str, Any]) -> dict[str, Any]:
             "required": True,
             "content": {"application/json": {"schema": _input_schema_of(body, components)}},
         }
+    elif spec.raw_body:
+        text = {"schema": {"type": "string"}}
+        op["requestBody"] = {"required": True, "content": dict.fromkeys(spec.raw_body, text)}
     success: dict[str, Any] = {"description": "OK"}
     if spec.response is not None and spec.status != 204:
         success["content"] = {"application/json": {"schema": _schema_of(spec.response, components)}}

@@ -81,12 +81,17 @@ class RouteSpec:
     status: int
     tag: str
     public: bool
+    #: The OpenAPI ``operationId`` (SOAT's where SOAT has the operation; ``verbNoun`` in
+    #: camel case otherwise). ``pawl <operation-id in kebab case>`` is its CLI command.
+    operation_id: str
     #: What the document publishes for the body when it is more exact than ``body`` (built
     #: from the plugin registry when the document is built): see ``plugin_schemas``.
     published_body: Callable[[], Any] | None = None
     #: The wire surface the route belongs to: ``v1`` (``/api/v1``) or ``v2`` (OpenWOP).
     #: Each surface has its own OpenAPI document and error envelope.
     surface: str = "v1"
+    #: Media types of a body that is not one JSON object (the handler reads ``raw_body``).
+    raw_body: tuple[str, ...] = ()
     #: False keeps the route out of the OpenAPI document (the inbound trigger webhook is
     #: called by external systems, not by API clients).
     documented: bool = True
@@ -165,6 +170,12 @@ def _check_path(path_params: dict[str, str]) -> None:
             raise not_found(kind, value)
 
 
+def camel_case(snake: str) -> str:
+    """``create_eval_run`` -> ``createEvalRun``."""
+    head, *rest = snake.split("_")
+    return head + "".join(word.capitalize() for word in rest)
+
+
 def endpoint(
     bp: Blueprint,
     path: str,
@@ -180,12 +191,18 @@ def endpoint(
     published_body: Callable[[], Any] | None = None,
     surface: str = "v1",
     errors: ErrorRenderer | None = None,
+    raw_body: tuple[str, ...] = (),
     documented: bool = True,
+    operation_id: str = "",
 ) -> Callable[[Callable[[Call[Any, Any]], Any]], Callable[..., Response]]:
     """Register ``handler(call)`` as ``method path`` on ``bp``.
 
     ``errors`` renders every failure of the route (authentication, parsing, the handler)
     in the surface's own envelope; without it, the ``/api/v1`` envelope.
+    ``raw_body``: the media types the route takes a body of that is not one JSON object
+    (``body`` stays None; the handler parses ``call.raw_body`` itself).
+    ``operation_id`` defaults to the handler's name in camel case (``list_runs`` ->
+    ``listRuns``); name it when SOAT has the operation under another name.
     """
 
     def decorate(handler: Callable[[Call[Any, Any]], Any]) -> Callable[..., Response]:
@@ -202,7 +219,9 @@ def endpoint(
             public=public,
             published_body=published_body,
             surface=surface,
+            raw_body=raw_body,
             documented=documented,
+            operation_id=operation_id or camel_case(handler.__name__),
         )
         ROUTES.append(spec)
 
@@ -239,7 +258,8 @@ def endpoint(
             return json_response(result, status)
 
         view.__name__ = f"{handler.__module__.rsplit('.', 1)[-1]}_{handler.__name__}"
-        bp.route(path, methods=[method])(view)
+        content_types = {"content_types": list(raw_body)} if raw_body else {}
+        bp.route(path, methods=[method], **content_types)(view)
         return view
 
     return decorate

@@ -12,6 +12,7 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import Field, StrictBool, StrictInt
 
+from chalicelib.api.evals import Concurrency
 from chalicelib.api.routing import Call, ListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import Eval
@@ -33,6 +34,7 @@ class StartRun(RequestBody):
     baseline_run_id: EvalRunId | None = None
     metadata: dict[str, Any] | None = None
     tool_context: dict[str, str] | None = None
+    max_concurrency: Concurrency | None = None
 
 
 def _visible_eval(call: Call[Any, Any]) -> Eval:
@@ -58,6 +60,7 @@ def _run_of(call: Call[Any, Any]) -> RunState:
     response=EvalRun,
     status=201,
     tag=TAG,
+    operation_id="startEvalRun",
 )
 def create_run(call: Call[StartRun, Any]) -> EvalRun:
     """Start a run: ``wait: true`` returns it finished (25 items at most), else queued."""
@@ -69,12 +72,19 @@ def create_run(call: Call[StartRun, Any]) -> EvalRun:
         baseline_run_id=body.baseline_run_id,
         metadata=body.metadata or {},
         tool_context=body.tool_context or {},
+        max_concurrency=body.max_concurrency,
     )
     return start_run(evaluation, options)
 
 
 @endpoint(
-    bp, "/api/v1/evals/{eval_id}/runs", "GET", query=ListQuery, response=Page[EvalRun], tag=TAG
+    bp,
+    "/api/v1/evals/{eval_id}/runs",
+    "GET",
+    query=ListQuery,
+    response=Page[EvalRun],
+    tag=TAG,
+    operation_id="listEvalRuns",
 )
 def list_runs(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List an eval's runs, newest first."""
@@ -82,7 +92,14 @@ def list_runs(call: Call[Any, ListQuery]) -> dict[str, Any]:
     return page(*runs.list_runs(evaluation.id, call.query.limit, call.query.cursor))
 
 
-@endpoint(bp, "/api/v1/evals/{eval_id}/runs/{run_id}", "GET", response=EvalRun, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/evals/{eval_id}/runs/{run_id}",
+    "GET",
+    response=EvalRun,
+    tag=TAG,
+    operation_id="getEvalRun",
+)
 def get_run(call: Call[Any, Any]) -> EvalRun:
     """Get a run: status, counts, aggregate scores and verdict."""
     return _run_of(call).run
@@ -105,6 +122,7 @@ def _with_live_item_ids(page_results: list[EvalResult]) -> list[EvalResult]:
     query=ListQuery,
     response=Page[EvalResult],
     tag=TAG,
+    operation_id="listEvalResults",
 )
 def list_results(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List a run's results in item order (trials of an item together)."""
@@ -113,7 +131,14 @@ def list_results(call: Call[Any, ListQuery]) -> dict[str, Any]:
     return page(_with_live_item_ids(found), cursor)
 
 
-@endpoint(bp, "/api/v1/evals/{eval_id}/runs/{run_id}/cancel", "POST", response=EvalRun, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/evals/{eval_id}/runs/{run_id}/cancel",
+    "POST",
+    response=EvalRun,
+    tag=TAG,
+    operation_id="cancelEvalRun",
+)
 def cancel_run(call: Call[Any, Any]) -> EvalRun:
     """Cancel a queued or running run: results kept, aggregates null, no event."""
     return lifecycle.cancel(_run_of(call).id)

@@ -35,7 +35,14 @@ class CreateApiKey(RequestBody):
 
 
 @endpoint(
-    bp, "/api/v1/projects", "POST", body=CreateProject, response=Project, status=201, tag="projects"
+    bp,
+    "/api/v1/projects",
+    "POST",
+    body=CreateProject,
+    response=Project,
+    status=201,
+    tag="projects",
+    operation_id="createProject",
 )
 def create_project(call: Call[CreateProject, Any]) -> Project:
     """Create a project (admin)."""
@@ -43,7 +50,15 @@ def create_project(call: Call[CreateProject, Any]) -> Project:
     return tenancy.create_project(call.body.name)
 
 
-@endpoint(bp, "/api/v1/projects", "GET", query=ListQuery, response=Page[Project], tag="projects")
+@endpoint(
+    bp,
+    "/api/v1/projects",
+    "GET",
+    query=ListQuery,
+    response=Page[Project],
+    tag="projects",
+    operation_id="listProjects",
+)
 def list_projects(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List the projects the caller can reach (admin: all; scoped key: its own)."""
     if not call.caller.is_admin:
@@ -52,7 +67,14 @@ def list_projects(call: Call[Any, ListQuery]) -> dict[str, Any]:
     return page(*tenancy.list_projects(call.query.limit, call.query.cursor))
 
 
-@endpoint(bp, "/api/v1/projects/{project_id}", "GET", response=Project, tag="projects")
+@endpoint(
+    bp,
+    "/api/v1/projects/{project_id}",
+    "GET",
+    response=Project,
+    tag="projects",
+    operation_id="getProject",
+)
 def get_project(call: Call[Any, Any]) -> Project:
     """Get a project."""
     project_id = call.path["project_id"]
@@ -61,7 +83,13 @@ def get_project(call: Call[Any, Any]) -> Project:
 
 
 @endpoint(
-    bp, "/api/v1/projects/{project_id}", "PUT", body=UpdateProject, response=Project, tag="projects"
+    bp,
+    "/api/v1/projects/{project_id}",
+    "PUT",
+    body=UpdateProject,
+    response=Project,
+    tag="projects",
+    operation_id="updateProject",
 )
 def update_project(call: Call[UpdateProject, Any]) -> Project:
     """Rename a project and/or set or clear (null) its default AI provider."""
@@ -84,6 +112,7 @@ def update_project(call: Call[UpdateProject, Any]) -> Project:
     response=CreatedApiKey,
     status=201,
     tag="api-keys",
+    operation_id="createApiKey",
 )
 def create_api_key(call: Call[CreateApiKey, Any]) -> CreatedApiKey:
     """Create a project-scoped API key (admin). The secret ``key`` is shown only here."""
@@ -93,7 +122,13 @@ def create_api_key(call: Call[CreateApiKey, Any]) -> CreatedApiKey:
 
 
 @endpoint(
-    bp, "/api/v1/api-keys", "GET", query=ProjectListQuery, response=Page[ApiKey], tag="api-keys"
+    bp,
+    "/api/v1/api-keys",
+    "GET",
+    query=ProjectListQuery,
+    response=Page[ApiKey],
+    tag="api-keys",
+    operation_id="listApiKeys",
 )
 def list_api_keys(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's API keys (never their secrets)."""
@@ -107,13 +142,27 @@ def _visible_key(call: Call[Any, Any]) -> ApiKey:
     return key
 
 
-@endpoint(bp, "/api/v1/api-keys/{key_id}", "GET", response=ApiKey, tag="api-keys")
+@endpoint(
+    bp,
+    "/api/v1/api-keys/{key_id}",
+    "GET",
+    response=ApiKey,
+    tag="api-keys",
+    operation_id="getApiKey",
+)
 def get_api_key(call: Call[Any, Any]) -> ApiKey:
     """Get an API key (never its secret)."""
     return _visible_key(call)
 
 
-@endpoint(bp, "/api/v1/api-keys/{key_id}", "DELETE", status=204, tag="api-keys")
+@endpoint(
+    bp,
+    "/api/v1/api-keys/{key_id}",
+    "DELETE",
+    status=204,
+    tag="api-keys",
+    operation_id="deleteApiKey",
+)
 def delete_api_key(call: Call[Any, Any]) -> None:
     """Revoke an API key."""
     key = _visible_key(call)

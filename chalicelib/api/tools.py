@@ -86,6 +86,7 @@ def visible_tool(call: Call[Any, Any]) -> Tool:
     response=Tool,
     status=201,
     tag=TAG,
+    operation_id="createTool",
 )
 def create_tool(call: Call[CreateTool, Any]) -> Tool:
     """Create a tool (name unique in the project)."""
@@ -95,7 +96,15 @@ def create_tool(call: Call[CreateTool, Any]) -> Tool:
     return shown(created)
 
 
-@endpoint(bp, "/api/v1/tools", "GET", query=ProjectListQuery, response=Page[Tool], tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/tools",
+    "GET",
+    query=ProjectListQuery,
+    response=Page[Tool],
+    tag=TAG,
+    operation_id="listTools",
+)
 def list_tools(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's tools, oldest first."""
     project_id = call.caller.listing_project(call.query.project_id)
@@ -103,7 +112,7 @@ def list_tools(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     return page([shown(tool) for tool in found], cursor)
 
 
-@endpoint(bp, "/api/v1/tools/{tool_id}", "GET", response=Tool, tag=TAG)
+@endpoint(bp, "/api/v1/tools/{tool_id}", "GET", response=Tool, tag=TAG, operation_id="getTool")
 def get_tool(call: Call[Any, Any]) -> Tool:
     """Get a tool."""
     return shown(visible_tool(call))
@@ -117,6 +126,7 @@ def get_tool(call: Call[Any, Any]) -> Tool:
     published_body=published_update,
     response=Tool,
     tag=TAG,
+    operation_id="updateTool",
 )
 def update_tool(call: Call[UpdateTool, Any]) -> Tool:
     """Rename a tool, change its description, or replace its config (and type)."""
@@ -126,7 +136,7 @@ def update_tool(call: Call[UpdateTool, Any]) -> Tool:
     return shown(catalog.update_tool(visible_tool(call), given))
 
 
-@endpoint(bp, "/api/v1/tools/{tool_id}", "DELETE", status=204, tag=TAG)
+@endpoint(bp, "/api/v1/tools/{tool_id}", "DELETE", status=204, tag=TAG, operation_id="deleteTool")
 def delete_tool(call: Call[Any, Any]) -> None:
     """Delete a tool. Eval scorers naming it then fail at run start (400)."""
     store.delete_tool(visible_tool(call))

@@ -44,6 +44,7 @@ class CreateWebhook(RequestBody):
     response=CreatedWebhook,
     status=201,
     tag=TAG,
+    operation_id="createWebhook",
 )
 def create_webhook(call: Call[CreateWebhook, Any]) -> CreatedWebhook:
     """Subscribe a URL to run lifecycle events. The signing ``secret`` is shown only here."""
@@ -52,7 +53,15 @@ def create_webhook(call: Call[CreateWebhook, Any]) -> CreatedWebhook:
     return catalog.create_webhook(body.project_id, body.url, body.events, body.secret)
 
 
-@endpoint(bp, "/api/v1/webhooks", "GET", query=ProjectListQuery, response=Page[Webhook], tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/webhooks",
+    "GET",
+    query=ProjectListQuery,
+    response=Page[Webhook],
+    tag=TAG,
+    operation_id="listWebhooks",
+)
 def list_webhooks(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's webhooks, oldest first (never their secrets)."""
     project_id = call.caller.listing_project(call.query.project_id)
@@ -65,13 +74,17 @@ def _visible_webhook(call: Call[Any, Any]) -> Webhook:
     return webhook
 
 
-@endpoint(bp, "/api/v1/webhooks/{webhook_id}", "GET", response=Webhook, tag=TAG)
+@endpoint(
+    bp, "/api/v1/webhooks/{webhook_id}", "GET", response=Webhook, tag=TAG, operation_id="getWebhook"
+)
 def get_webhook(call: Call[Any, Any]) -> Webhook:
     """Get a webhook (never its secret)."""
     return _visible_webhook(call)
 
 
-@endpoint(bp, "/api/v1/webhooks/{webhook_id}", "DELETE", status=204, tag=TAG)
+@endpoint(
+    bp, "/api/v1/webhooks/{webhook_id}", "DELETE", status=204, tag=TAG, operation_id="deleteWebhook"
+)
 def delete_webhook(call: Call[Any, Any]) -> None:
     """Delete a webhook; deliveries not yet sent are then marked failed."""
     webhook = _visible_webhook(call)
@@ -85,6 +98,7 @@ def delete_webhook(call: Call[Any, Any]) -> None:
     query=ListQuery,
     response=Page[Delivery],
     tag=TAG,
+    operation_id="listWebhookDeliveries",
 )
 def list_deliveries(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List a webhook's deliveries, newest first, with their attempts and last outcome."""

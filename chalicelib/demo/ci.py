@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 
 from rich.console import Console
 
-from chalicelib.client import ApiError, PawlClient, Run, RunWaitTimeout, ServerUnreachable
+from chalicelib.client import (
+    NO_KEY_MESSAGE,
+    ApiError,
+    PawlClient,
+    Run,
+    RunWaitTimeout,
+    ServerUnreachable,
+    refusal_hint,
+)
 from chalicelib.demo.comparison import print_comparison
 from chalicelib.demo.progress import follow_run
 from chalicelib.demo.summary import build_comparison
@@ -22,7 +30,6 @@ EXIT_PASSED = 0
 EXIT_FAILED = 1
 EXIT_NO_VERDICT = 2
 LATEST = "latest"
-DEFAULT_SERVER = "http://127.0.0.1:8000"
 DEFAULT_TIMEOUT_S = 3600.0
 
 
@@ -38,6 +45,8 @@ class RunRequest:
     #: A run id, ``"latest"`` (the newest completed run of the eval) or None.
     baseline: str | None = None
     agent_version: int | None = None
+    #: Items in flight at once; None: the eval's.
+    max_concurrency: int | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     timeout_s: float = DEFAULT_TIMEOUT_S
 
@@ -75,6 +84,7 @@ def _start_and_follow(client: PawlClient, request: RunRequest, console: Console)
         agent_version=request.agent_version,
         baseline_run_id=baseline_id,
         metadata=dict(request.metadata) or None,
+        max_concurrency=request.max_concurrency,
     )
     against = f", baseline {baseline_id}" if baseline_id else ""
     console.print(
@@ -87,16 +97,32 @@ def _start_and_follow(client: PawlClient, request: RunRequest, console: Console)
     return follow_run(client, queued, console=console, label=label, timeout_s=request.timeout_s)
 
 
+def still_running(exc: RunWaitTimeout) -> str:
+    """``--timeout`` ran out: the run is not stopped by that, so say how to follow or cancel it."""
+    ids = f"--eval-id {exc.run.eval_id} --run-id {exc.run.id}"
+    return (
+        f"{exc}. The run keeps going on the server: follow it with `pawl get-eval-run {ids}`, "
+        f"or stop it with `pawl cancel-eval-run {ids}`."
+    )
+
+
 def run_for_ci(request: RunRequest, console: Console, errors: Console) -> int:
     """Start, follow and report one run; returns the process exit code."""
+    if not request.api_key:
+        errors.print(f"pawl run: {NO_KEY_MESSAGE}", highlight=False)
+        return EXIT_NO_VERDICT
     try:
         with PawlClient(request.server, request.api_key) as client:
             finished = _start_and_follow(client, request, console)
     except ApiError as exc:
-        errors.print(f"pawl run: refused ({exc.status} {exc.code}): {exc.message}", highlight=False)
+        refused = f"refused ({exc.status} {exc.code}): {exc.message}{refusal_hint(exc.status)}"
+        errors.print(f"pawl run: {refused}", highlight=False, soft_wrap=True)
         return EXIT_NO_VERDICT
-    except (ServerUnreachable, NoBaseline, RunWaitTimeout) as exc:
-        errors.print(f"pawl run: {exc}", highlight=False)
+    except RunWaitTimeout as exc:
+        errors.print(f"pawl run: {still_running(exc)}", highlight=False, soft_wrap=True)
+        return EXIT_NO_VERDICT
+    except (ServerUnreachable, NoBaseline) as exc:
+        errors.print(f"pawl run: {exc}", highlight=False, soft_wrap=True)
         return EXIT_NO_VERDICT
     print_comparison(console, build_comparison(finished))
     code = exit_code_for(finished)

@@ -14,12 +14,15 @@ WIDTH = 760
 HEIGHT = 340
 MARGIN_LEFT = 52
 MARGIN_RIGHT = 16
-MARGIN_TOP = 34
+MARGIN_TOP = 44
 MARGIN_BOTTOM = 46
 MAX_BAR_WIDTH = 30.0
 BAR_GAP = 3.0
 LABEL_CHARS = 16
 TICKS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+#: A rate of 0 is drawn this tall, so it reads as a measured zero, not as missing data.
+ZERO_BAR_HEIGHT = 2.0
+Y_AXIS_TITLE = "pass rate (95% interval)"
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,9 @@ class Bar:
     cap_right: float
     side: str  # "baseline" | "candidate" (the CSS class)
     title: str
+    #: The rate written above the bar (and above its interval), e.g. ``0.00``.
+    value_label: str
+    value_label_y: float
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,10 @@ class Plot:
     ticks: list[Tick]
     threshold_y: float | None
     threshold_label: str | None
+    y_title: str
+    #: Where the rotated y-axis title is centred (SVG user units, before the rotation).
+    y_title_x: float
+    y_title_y: float
 
 
 def _series(comparison: Comparison) -> list[tuple[str, RateFigure | None, RateFigure | None]]:
@@ -94,12 +104,12 @@ def _bar(
 ) -> Bar | None:
     if figure.rate is None:
         return None
-    top = axes.y(figure.rate)
+    top = min(axes.y(figure.rate), axes.bottom - ZERO_BAR_HEIGHT)
     low = figure.low if figure.low is not None else figure.rate
     high = figure.high if figure.high is not None else figure.rate
     return Bar(
         x=round(x, 1),
-        y=top,
+        y=round(top, 1),
         width=round(width, 1),
         height=round(axes.bottom - top, 1),
         centre=round(x + width / 2, 1),
@@ -109,6 +119,8 @@ def _bar(
         cap_right=round(x + width * 3 / 4, 1),
         side=side,
         title=f"{title}: {fmt_rate_with_interval(figure)} over {figure.scored} items",
+        value_label=f"{figure.rate:.2f}",
+        value_label_y=round(min(top, axes.y(high)) - 4, 1),
     )
 
 
@@ -149,4 +161,7 @@ def build_plot(comparison: Comparison) -> Plot:
         ticks=[Tick(y=axes.y(v), label_y=axes.y(v) + 4, label=f"{v:.1f}") for v in TICKS],
         threshold_y=axes.y(threshold) if threshold is not None else None,
         threshold_label=f"threshold {threshold:.2f}" if threshold is not None else None,
+        y_title=Y_AXIS_TITLE,
+        y_title_x=14.0,
+        y_title_y=round((axes.top + axes.bottom) / 2, 1),
     )

@@ -15,6 +15,7 @@ TEMPLATE = """<!DOCTYPE html>
           --cand: #0969da; --good: #1a7f37; --bad: #cf222e; --warn: #9a6700; }
   body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink);
          max-width: 980px; margin: 2rem auto; padding: 0 1rem; }
+  p, li, code { overflow-wrap: anywhere; }
   h1 { font-size: 1.5rem; margin-bottom: .2rem; }
   h2 { font-size: 1.1rem; margin-top: 2rem; border-bottom: 1px solid var(--line); }
   .meta, .note { color: var(--muted); font-size: .9rem; }
@@ -30,7 +31,17 @@ TEMPLATE = """<!DOCTYPE html>
   .verdict strong { font-size: 1.1rem; }
   .verdict ul { margin: .4rem 0 0; padding-left: 1.2rem; }
   .up { color: var(--good); } .down { color: var(--bad); }
+  /* Narrow screens: the plot scales down (viewBox), a wide table scrolls inside its box. */
+  svg { display: block; max-width: 100%; height: auto; }
+  .table-box { max-width: 100%; overflow-x: auto; }
+  td { white-space: nowrap; }  /* a figure never splits; the box scrolls instead */
+  @media (max-width: 500px) {
+    body { font-size: 14px; margin: 1rem auto; padding: 0 .5rem; }
+    th, td { padding: .25rem .4rem; }
+  }
   svg text { font: 12px system-ui, sans-serif; fill: var(--ink); }
+  svg .value { font-size: 10px; fill: var(--muted); }
+  svg .axis-title { font-size: 12px; fill: var(--muted); }
   svg .grid { stroke: var(--line); stroke-width: 1; }
   svg .axis { stroke: var(--muted); stroke-width: 1; }
   svg .baseline { fill: var(--base); } svg .candidate { fill: var(--cand); }
@@ -54,7 +65,7 @@ TEMPLATE = """<!DOCTYPE html>
 </div>
 
 <h2>Runs</h2>
-<table>
+<div class="table-box"><table>
   <tr><th></th>{% for role, r in runs %}<th>{{ role }} v{{ r.agent_version }}<br>
     <code>{{ r.run_id }}</code></th>{% endfor %}</tr>
   <tr><td>status</td>{% for _, r in runs %}<td>{{ r.status }}</td>{% endfor %}</tr>
@@ -64,7 +75,7 @@ TEMPLATE = """<!DOCTYPE html>
   <tr><td>items scored</td>{% for _, r in runs %}<td>{{ r.overall.scored }}</td>{% endfor %}</tr>
   <tr><td>items errored</td>{% for _, r in runs %}<td>{{ r.errored }}</td>{% endfor %}</tr>
   <tr><td>verdict</td>{% for _, r in runs %}<td>{{ r.passed | verdict }}</td>{% endfor %}</tr>
-</table>
+</table></div>
 {% if c.change %}{% set ch = c.change %}
 <p>Against baseline <code>{{ c.baseline_run_id }}</code>: pass rate
   <strong class="{{ ch.delta | direction }}">{{ ch.delta | delta }}</strong>
@@ -77,7 +88,7 @@ TEMPLATE = """<!DOCTYPE html>
 
 {% if c.groups %}
 <h2>By {{ c.group_by }}</h2>
-<table>
+<div class="table-box"><table>
   <tr><th>{{ c.group_by }}</th>
     {% if c.baseline %}<th>baseline v{{ c.baseline.agent_version }}</th>{% endif %}
     <th>candidate v{{ run.agent_version }}</th><th>Δ</th><th>improved</th><th>regressed</th>
@@ -91,7 +102,7 @@ TEMPLATE = """<!DOCTYPE html>
     <td>{{ g.change.p_value | p }}</td><td>{{ g.change.p_value_adjusted | p }}</td>
     {% else %}<td>—</td><td>—</td><td>—</td><td>—</td><td>—</td>{% endif %}</tr>
   {% endfor %}
-</table>
+</table></div>
 {% endif %}
 
 <h2>Pass rate{% if c.groups %} by {{ c.group_by }}{% endif %}</h2>
@@ -106,6 +117,9 @@ TEMPLATE = """<!DOCTYPE html>
   {% endfor %}
   <line class="axis" x1="{{ plot.left }}" x2="{{ plot.left }}"
         y1="{{ plot.top }}" y2="{{ plot.bottom }}"/>
+  <text class="axis-title" text-anchor="middle"
+        transform="translate({{ plot.y_title_x }}, {{ plot.y_title_y }}) rotate(-90)"
+        >{{ plot.y_title }}</text>
   {% for b in plot.bars %}
   <g><title>{{ b.title }}</title>
     <rect class="{{ b.side }}" x="{{ b.x }}" y="{{ b.y }}"
@@ -116,6 +130,8 @@ TEMPLATE = """<!DOCTYPE html>
           y1="{{ b.whisker_top }}" y2="{{ b.whisker_top }}"/>
     <line class="whisker" x1="{{ b.cap_left }}" x2="{{ b.cap_right }}"
           y1="{{ b.whisker_bottom }}" y2="{{ b.whisker_bottom }}"/>
+    <text class="value" x="{{ b.centre }}" y="{{ b.value_label_y }}"
+          text-anchor="middle">{{ b.value_label }}</text>
   </g>
   {% endfor %}
   {% for s in plot.slots %}
@@ -142,7 +158,7 @@ TEMPLATE = """<!DOCTYPE html>
 
 {% if c.scorers %}
 <h2>Scorers</h2>
-<table>
+<div class="table-box"><table>
   <tr><th>scorer</th>{% if c.baseline %}<th>baseline mean</th>{% endif %}<th>candidate mean</th>
     <th>candidate pass rate</th><th>Δ mean (items in both)</th></tr>
   {% for s in c.scorers %}
@@ -150,7 +166,7 @@ TEMPLATE = """<!DOCTYPE html>
     <td>{{ s.candidate_mean | rate }}</td><td>{{ s.candidate_pass_rate | rate }}</td>
     <td>{{ s.mean_delta | delta }}</td></tr>
   {% endfor %}
-</table>
+</table></div>
 {% endif %}
 
 <p class="note">Intervals are 95% Wilson score intervals. p is the exact two-sided McNemar

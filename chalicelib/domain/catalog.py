@@ -6,6 +6,10 @@ from typing import Any
 
 from chalicelib.domain.base import Resource
 from chalicelib.domain.secret_headers import masked_config_field
+from chalicelib.settings import MAX_CONCURRENCY_CEILING as MAX_CONCURRENCY_CEILING
+
+#: A run's ``max_concurrency`` when neither its eval nor its start request names one.
+DEFAULT_MAX_CONCURRENCY = 40
 
 
 class Message(Resource):
@@ -68,6 +72,8 @@ class EvalSettings(Resource):
     trials: int = 1
     trial_reducer: str = "all"
     max_regression: float | None = None
+    #: How many of a run's items may execute at once (pawl's own; the spec has none).
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
 
 
 class EvalSpec(EvalSettings):

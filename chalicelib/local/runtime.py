@@ -9,6 +9,7 @@ state is restored before anything can write; runs are re-driven before pollers s
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import threading
@@ -16,7 +17,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urlsplit
 
+import boto3
 from chalice import Chalice
 
 from chalicelib import aws, bootstrap, queues
@@ -35,6 +38,24 @@ log = logging.getLogger("pawl.local")
 
 #: Where, under the state dir, the stand-in journals every acknowledged write.
 JOURNAL_DIR = "journal"
+
+
+#: Given to a local endpoint (MiniStack, a moto server) when no AWS credentials are
+#: configured: botocore will not sign a request without some, and such an endpoint
+#: accepts any.
+DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "pawl-local", "AWS_SECRET_ACCESS_KEY": "pawl-local"}
+
+
+def local_endpoint_credentials(endpoint: str) -> dict[str, str]:
+    """Dummy credentials for a loopback ``endpoint`` when boto3 finds none; else nothing."""
+    host = urlsplit(endpoint).hostname or ""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback or boto3.Session().get_credentials() is not None:
+        return {}
+    return dict(DUMMY_CREDENTIALS)
 
 
 @dataclass
@@ -73,6 +94,8 @@ class LocalRuntime:
         self.scheduler: Scheduler | None = None
         self.snapshots: snapshot.SnapshotWriter | None = None
         self.restored: snapshot.RestoreSummary | None = None
+        #: Projects, agents, datasets, dataset items, evals and runs after a restart.
+        self.restored_counts: dict[str, int] | None = None
         #: What replaying the journal at start found (segments, records, torn tails).
         self.replayed: dict[str, Any] | None = None
         #: Replayed journal segments not yet folded into a snapshot.
@@ -93,6 +116,7 @@ class LocalRuntime:
             bootstrap.ensure_resources()
             if self.standin is not None:
                 self._open_journal(self._restore())
+                self._count_restored()
             self.redrive_result = redrive_in_flight_runs()
             if self.redrive_result is not None:
                 log.info("re-drove in-flight runs: %s", self.redrive_result)
@@ -123,6 +147,10 @@ class LocalRuntime:
             self.gateway.shutdown()
         if self.scheduler is not None:
             self.scheduler.stop()
+        # Every poller first, then the joins: each is in a long poll (poll_wait_s), and
+        # stopping them one by one would wait out one poll after another.
+        for poller in self.pollers:
+            poller.request_stop()
         for poller in self.pollers:
             poller.stop()
         for thread in self._threads:
@@ -172,6 +200,7 @@ class LocalRuntime:
             self.env.set("AWS_ENDPOINT_URL", None)
         elif endpoint:
             self.env.set("AWS_ENDPOINT_URL", endpoint)
+            self.env.update(local_endpoint_credentials(endpoint))
             self.aws_endpoint = endpoint
         else:
             self._lock_state_dir()
@@ -219,14 +248,15 @@ class LocalRuntime:
             log.info("no snapshot in %s: starting empty", self.state_dir)
             return 0
         self.restored = snapshot.restore(document)
-        log.info(
-            "restored %d items and %d objects from %s (taken %s)",
-            self.restored.items,
-            self.restored.objects,
-            self.state_dir,
-            document.get("taken_at", "?"),
-        )
+        log.info("restored the snapshot in %s (taken %s)", self.state_dir, document.get("taken_at"))
         return int(document.get("journal_from", 0))
+
+    def _count_restored(self) -> None:
+        """After the snapshot and the journal: what a user created, counted by kind."""
+        if self.restored is None:
+            return
+        self.restored_counts = snapshot.count_resources(get_settings().table_name)
+        log.info("restored %s", snapshot.describe_counts(self.restored_counts))
 
     def _open_journal(self, journal_from: int) -> None:
         """Replay what was acknowledged after the snapshot, then journal from here on."""

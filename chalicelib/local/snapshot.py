@@ -20,6 +20,7 @@ import logging
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -215,6 +216,38 @@ def restore(document: dict[str, Any]) -> RestoreSummary:
     if skipped:
         log.warning("snapshot tables with no table to restore into: %s", ", ".join(skipped))
     return RestoreSummary(items=items, objects=len(document["objects"]), skipped_tables=skipped)
+
+
+#: What a restart reports, by table short name: what a user created, not DynamoDB rows.
+RESOURCE_TABLES = (
+    ("projects", "project", "projects"),
+    ("agents", "agent", "agents"),
+    ("datasets", "dataset", "datasets"),
+    ("dataset-items", "dataset item", "dataset items"),
+    ("evals", "eval", "evals"),
+    ("runs", "run", "runs"),
+)
+
+
+def count_resources(table_name: Callable[[str], str]) -> dict[str, int]:
+    """How many projects, agents, datasets, dataset items, evals and runs there are now."""
+    dynamodb = aws.client("dynamodb")
+    counts: dict[str, int] = {}
+    for short_name, _, plural in RESOURCE_TABLES:
+        pages = dynamodb.get_paginator("scan").paginate(
+            TableName=table_name(short_name), Select="COUNT"
+        )
+        counts[plural] = sum(page["Count"] for page in pages)
+    return counts
+
+
+def describe_counts(counts: dict[str, int]) -> str:
+    """``1 project, 2 agents, ...`` (every kind, zeros included: nothing reads as missing)."""
+    words = []
+    for _, singular, plural in RESOURCE_TABLES:
+        count = counts.get(plural, 0)
+        words.append(f"{count} {singular if count == 1 else plural}")
+    return ", ".join(words)
 
 
 class SnapshotWriter:

@@ -1,7 +1,7 @@
 """The one read a work batch starts with: its run, and which of its results already exist.
 
 Both are strongly consistent reads by key, so one BatchGetItem across the runs and
-results tables serves them (a batch of ten items costs one read instead of a GetItem
+results tables serves them (a batch of 98 items costs one read instead of a GetItem
 plus a BatchGetItem). Keys beyond what one request holds are read by
 :func:`chalicelib.store.results.existing_keys`.
 """

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from pynamodb.exceptions import DeleteError, DoesNotExist, PynamoDBException
@@ -30,6 +32,8 @@ _DATASET_INDEX_KEYS = {"id", "dataset_id", "created_key"}
 #: An item's own content; the rest of DynamoDB's 400 KB is room for the run and result rows
 #: that copy it.
 MAX_ITEM_CONTENT_BYTES = 350_000
+#: TransactWriteItems holds 100 operations: the items and the dataset's existence check.
+MAX_ITEMS_PER_TRANSACTION = 99
 _BATCH_GET = 100
 
 
@@ -137,7 +141,9 @@ def _item(model: DatasetItemModel) -> DatasetItem:
     )
 
 
-def _check_size(input: list[dict[str, Any]], expected: str | None, meta: dict[str, Any]) -> None:
+def check_item_content(
+    input: list[dict[str, Any]], expected: str | None, meta: dict[str, Any]
+) -> None:
     """Keep room in the result rows that copy an item's content (see MAX_ITEM_CONTENT_BYTES)."""
     size = len(json.dumps([input, expected, meta]).encode())
     if size > MAX_ITEM_CONTENT_BYTES:
@@ -154,7 +160,7 @@ def create_item(
     source_generation_id: str | None = None,
 ) -> DatasetItem:
     """Add an item (input already validated as messages); NotFound if the dataset is gone."""
-    _check_size(input, expected_output, metadata)
+    check_item_content(input, expected_output, metadata)
     item_id = ids.new_id("dataset_item")
     now, created_key = creation_stamp(item_id)
     row = DatasetItemModel(
@@ -178,35 +184,52 @@ def create_item(
     return _item(row)
 
 
-def create_items(
-    dataset_id: str, project_id: str, contents: list[tuple[list[dict[str, Any]], dict[str, Any]]]
-) -> list[DatasetItem]:
-    """Add many items to a dataset this request just created, in order, by batch writes.
+@dataclass(frozen=True)
+class NewItem:
+    """One item's content, its input already validated as messages."""
 
-    ``contents`` is ``(input messages, metadata)`` per item. No per-item condition: the
-    ids are new and the dataset is the caller's own fresh one (a ``/v2`` suite's).
+    input: list[dict[str, Any]]
+    expected_output: str | None
+    metadata: dict[str, Any]
+
+
+def create_items(dataset_id: str, project_id: str, new_items: list[NewItem]) -> list[DatasetItem]:
+    """Add items in one transaction, listed in the given order: all of them or none.
+
+    At most :data:`MAX_ITEMS_PER_TRANSACTION` (the transaction also checks that the dataset
+    still exists: NotFound if it is gone, with nothing written).
     """
+    if len(new_items) > MAX_ITEMS_PER_TRANSACTION:
+        raise ValueError(f"at most {MAX_ITEMS_PER_TRANSACTION} items per transaction")
+    for item in new_items:
+        check_item_content(item.input, item.expected_output, item.metadata)
+    moment = clock.now()
     rows = []
-    for input, metadata in contents:
-        _check_size(input, None, metadata)
+    for offset, item in enumerate(new_items):
         item_id = ids.new_id("dataset_item")
-        now, created_key = creation_stamp(item_id)
+        # One microsecond apart: the items list in the order they were given.
+        now, created_key = creation_stamp(item_id, moment + timedelta(microseconds=offset))
         rows.append(
             DatasetItemModel(
                 id=item_id,
                 dataset_id=dataset_id,
                 project_id=project_id,
-                input=input,
-                expected_output=None,
-                metadata=metadata,
+                input=item.input,
+                expected_output=item.expected_output,
+                metadata=item.metadata,
                 created_at=now,
                 updated_at=now,
                 created_key=created_key,
             )
         )
-    with DatasetItemModel.batch_write() as batch:
-        for row in rows:
-            batch.save(row)
+    try:
+        with labelled_transaction() as txn:
+            for row in rows:
+                # Fresh random ids: no condition (the stand-in parses each one anew).
+                txn.save("item", row)
+            txn.check("dataset", DatasetModel, dataset_id, DatasetModel.id.exists())
+    except TxnRefused as exc:
+        raise not_found(KIND, dataset_id) from exc
     return [_item(row) for row in rows]
 
 
@@ -281,7 +304,7 @@ def update_item(
     new_input = [m.model_dump() for m in current.input] if input is None else input
     new_expected = current.expected_output if expected_output is UNSET else expected_output
     new_metadata = current.metadata if metadata is None else metadata
-    _check_size(new_input, new_expected, new_metadata)
+    check_item_content(new_input, new_expected, new_metadata)
     now = clock.now_iso()
     model = DatasetItemModel(id=current.id)
     actions = [

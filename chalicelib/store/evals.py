@@ -22,7 +22,7 @@ from typing import Any
 from pynamodb.exceptions import DoesNotExist
 
 from chalicelib import clock, ids
-from chalicelib.domain.catalog import Eval, EvalSpec
+from chalicelib.domain.catalog import DEFAULT_MAX_CONCURRENCY, Eval, EvalSpec
 from chalicelib.errors import (
     Conflict,
     NotFound,
@@ -53,6 +53,7 @@ def _eval(model: EvalModel) -> Eval:
         trials=int(model.trials),
         trial_reducer=model.trial_reducer,
         max_regression=model.max_regression,
+        max_concurrency=int(model.max_concurrency or DEFAULT_MAX_CONCURRENCY),
         created_at=model.created_at,
         updated_at=model.updated_at,
     )

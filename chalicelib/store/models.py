@@ -175,6 +175,7 @@ class EvalModel(ProjectScoped, IdModel):
     trials = NumberAttribute(default=1)
     trial_reducer = UnicodeAttribute(default="all")
     max_regression = NumberAttribute(null=True)
+    max_concurrency = NumberAttribute(null=True)  # absent on evals created before it existed
     updated_at = UnicodeAttribute()
     by_dataset = _EvalsByDataset()
     by_agent = _EvalsByAgent()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from pynamodb.exceptions import DoesNotExist
@@ -48,9 +48,9 @@ R = TypeVar("R", bound=IdModel)
 D = TypeVar("D")
 
 
-def creation_stamp(resource_id: str) -> tuple[str, str]:
-    """``(created_at, created_key)`` for a new row, from one reading of the clock."""
-    moment = clock.now()
+def creation_stamp(resource_id: str, moment: datetime | None = None) -> tuple[str, str]:
+    """``(created_at, created_key)`` for a new row: at ``moment``, else the clock's now."""
+    moment = moment or clock.now()
     micro = moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
     return clock.iso(moment), f"{micro}#{resource_id}"
 

@@ -24,7 +24,14 @@ log = logging.getLogger("pawl.workers.queues")
 
 bp = Blueprint(__name__)
 
-ITEM_BATCH_SIZE = 10
+#: Work items per batch. A batch starts with one BatchGetItem (the run and the batch's
+#: result keys: 99 of DynamoDB's 100 keys) and records in TransactWriteItems of up to 49
+#: items (a result and its generation each, and the run's counters: 99 of 100 operations),
+#: so 98 is the largest batch that costs one read and two transactions.
+ITEM_BATCH_SIZE = 98
+#: Lambda takes a batch larger than 10 only with a batching window of at least 1 s: it
+#: waits up to that long for a full batch (the local pollers do the same).
+ITEM_BATCHING_WINDOW_S = 1
 
 
 def _message_id(record: SQSRecord) -> str:
@@ -52,7 +59,11 @@ def _decode(record: SQSRecord) -> item_batch.ReceivedWork | None:
     return item_batch.ReceivedWork(item, final=_receive_count(record) >= MAX_RECEIVE_COUNT)
 
 
-@bp.on_sqs_message(queue=get_settings().item_queue, batch_size=ITEM_BATCH_SIZE)
+@bp.on_sqs_message(
+    queue=get_settings().item_queue,
+    batch_size=ITEM_BATCH_SIZE,
+    maximum_batching_window_in_seconds=ITEM_BATCHING_WINDOW_S,
+)
 def execute_items(event: SQSEvent) -> dict[str, Any]:
     """Execute a batch of (run, item, trial) messages; report the ones to redeliver."""
     records = list(event)

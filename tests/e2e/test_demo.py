@@ -18,6 +18,7 @@ from chalicelib.demo.agent import answer_v1, answer_v2
 from chalicelib.demo.cases import CASES, sample_indices
 from chalicelib.demo.walkthrough import QUICK_CASES
 from chalicelib.stats import mcnemar_exact_p, wilson_interval
+from tests.e2e.test_serve import ServeProcess
 
 pytestmark = pytest.mark.slow
 
@@ -49,7 +50,7 @@ def _cells(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip("│ ").split("│")]
 
 
-def test_quick_demo_prints_the_comparison_and_writes_the_report(
+def test_quick_demo_prints_the_comparison_writes_the_report_and_its_state_serves(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The demo's runtime allow-lists its own agent module: nothing else has to.
@@ -108,3 +109,22 @@ def test_quick_demo_prints_the_comparison_and_writes_the_report(
     bars = re.findall(r'<rect class="(baseline|candidate)" x=', html)
     assert sorted(bars) == ["baseline"] * len(expected) + ["candidate"] * len(expected)
     assert "<script" not in html
+
+    _serve_the_demos_state(tmp_path / "state", out, capsys)
+
+
+def _serve_the_demos_state(state_dir: Path, out: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """README: `pawl demo --state-dir X`, then `pawl serve --state-dir X` and `pawl run`."""
+    key = re.search(r"secret (pawl\.key_\S+)", out)
+    eval_id = re.search(r"^eval\s+(eval_\w+)", out, re.M)
+    assert key and eval_id, out
+    env = {"PAWL_PYTHON_AGENT_MODULES": "chalicelib.demo.agent"}
+    server = ServeProcess(state_dir, state_dir.parent, extra_env=env, admin_key=None)
+    try:
+        restored = f"1 project, 1 agent, 1 dataset, {QUICK_CASES} dataset items, 1 eval, 2 runs"
+        assert f"restored    {restored}" in "".join(server.output)
+        args = ["run", "--server", server.url, "--api-key", key.group(1), "--timeout", "120"]
+        assert cli.main([*args, "--eval", eval_id.group(1), "--baseline", "latest"]) == 0
+        assert "Verdict: PASSED" in capsys.readouterr().out
+    finally:
+        server.kill()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from chalicelib.client import PawlClient, Run
 from chalicelib.demo.cases import CASES, dataset_items, eval_scorers
 from chalicelib.demo.ci import exit_code_for
 from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+from tests.support import agents
 
 #: Cases v1 fails and v2 passes (billing, refund, security, data_export): one of each.
 CASE_INDICES = (0, 8, 32, 40)
@@ -150,13 +152,79 @@ def test_server_and_key_default_to_the_environment(
 
     monkeypatch.setenv("PAWL_API_KEY", "pawl.key_wrong.secret")
     assert cli.main(["run", "--eval", eval_id]) == 2
-    assert "refused (401" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "refused (401" in err and "check the key in PAWL_API_KEY or --api-key" in err
 
 
 def test_exit_2_when_the_server_cannot_be_reached(capsys: pytest.CaptureFixture[str]) -> None:
+    """The message names the URL tried and how to start a server."""
     args = ["run", "--server", "http://127.0.0.1:9", "--api-key", "k", "--eval", "eval_x"]
     assert cli.main(args) == 2
-    assert "pawl run:" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "pawl run: cannot reach pawl at http://127.0.0.1:9" in err
+    assert "Start it with `pawl serve` (or `make serve`)" in err and "PAWL_SERVER" in err
+
+    # The generated commands say the same.
+    assert cli.main(["list-evals", "--server", "http://127.0.0.1:9", "--api-key", "k"]) == 2
+    err = capsys.readouterr().err
+    assert "pawl list-evals: cannot reach pawl at http://127.0.0.1:9" in err
+    assert "`pawl serve`" in err
+
+
+def test_without_a_key_the_message_names_pawl_api_key(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PAWL_API_KEY", raising=False)
+    assert cli.main(["run", "--server", "http://127.0.0.1:9", "--eval", "eval_x"]) == 2
+    err = capsys.readouterr().err
+    assert "pawl run: no API key: set PAWL_API_KEY (or pass --api-key)" in err
+    assert cli.main(["list-evals", "--server", "http://127.0.0.1:9"]) == 2
+    assert "pawl list-evals: no API key: set PAWL_API_KEY" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_timeout_says_the_run_keeps_going_and_how_to_cancel_it(
+    setup: Setup, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agents.reset()
+    with setup.client() as client:
+        agent = client.create_agent(
+            {
+                "name": "blocker",
+                "type": "python",
+                "config": {"callable": "tests.support.agents:scripted"},
+            }
+        )
+        dataset = client.create_dataset({"name": "blocks"})
+        client.add_item(dataset["id"], {"input": [{"role": "user", "content": "block"}]})
+        evaluation = client.create_eval(
+            {
+                "name": "blocks",
+                "agent_id": agent["id"],
+                "dataset_id": dataset["id"],
+                "scorers": [{"type": "contains", "value": "released"}],
+            }
+        )
+    eval_id = evaluation["id"]
+    try:
+        # --timeout 0: the first look at the run finds it unfinished (its agent is blocked).
+        args = ["run", "--server", setup.url, "--api-key", setup.key, "--timeout", "0"]
+        assert cli.main([*args, "--eval", eval_id]) == 2
+        err = capsys.readouterr().err
+        [run] = _runs(setup, eval_id)
+        assert run.status in ("queued", "running")
+        ids = f"--eval-id {eval_id} --run-id {run.id}"
+        assert f"pawl run: run {run.id} still {run.status}" in err
+        assert "The run keeps going on the server" in err
+        assert f"pawl cancel-eval-run {ids}" in err and f"pawl get-eval-run {ids}" in err
+        # The command it names does what it says.
+        cancel = ["cancel-eval-run", *ids.split(), "--server", setup.url, "--api-key", setup.key]
+        assert cli.main([*cancel, "--output", "json"]) == 0
+        assert json.loads(capsys.readouterr().out)["id"] == run.id
+    finally:
+        agents.RELEASE.set()
+    with setup.client() as client:
+        assert client.wait_for_run(eval_id, run.id, timeout_s=60).status == "cancelled"
 
 
 def test_metadata_must_be_key_value(capsys: pytest.CaptureFixture[str]) -> None:

@@ -34,14 +34,20 @@ class ServeProcess:
         allow_private_urls: str = "",
         extra_env: dict[str, str] | None = None,
         new_session: bool = False,
+        admin_key: str | None = ADMIN_KEY,
+        port: int = 0,
     ) -> None:
-        env = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL"}
-        env.update({"PAWL_ADMIN_KEY": ADMIN_KEY, "PYTHONUNBUFFERED": "1"})
+        env = {
+            k: v for k, v in os.environ.items() if k not in {"AWS_ENDPOINT_URL", "PAWL_ADMIN_KEY"}
+        }
+        env["PYTHONUNBUFFERED"] = "1"
+        if admin_key is not None:  # None: the documented default key
+            env["PAWL_ADMIN_KEY"] = admin_key
         # What the operator lets outbound calls reach: the agent servers the test names.
         env["PAWL_ALLOW_PRIVATE_URLS"] = allow_private_urls
         env.update(extra_env or {})
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-        command = [sys.executable, "-m", "chalicelib.cli", "serve", "--port", "0"]
+        command = [sys.executable, "-m", "chalicelib.cli", "serve", "--port", str(port)]
         command += ["--state-dir", str(state_dir), "--no-schedules"]
         self.process = subprocess.Popen(
             command,
@@ -132,6 +138,12 @@ def test_serve_edge_behaviour_and_state_across_a_restart(
         key = admin.post("/api/v1/api-keys", json={"project_id": project_id, "name": "ci"})
         assert key.status_code == 201, key.text
         secret, key_id = key.json()["key"], key.json()["id"]
+        dataset = admin.post("/api/v1/datasets", json={"project_id": project_id, "name": "d"})
+        assert dataset.status_code == 201, dataset.text
+        for question in ("first?", "second?"):
+            item = {"input": [{"role": "user", "content": question}]}
+            added = admin.post(f"/api/v1/datasets/{dataset.json()['id']}/items", json=item)
+            assert added.status_code == 201, added.text
 
         missing = admin.get("/api/v1/not-a-route")
         assert missing.status_code == 404 and _error_code(missing) == "RESOURCE_NOT_FOUND"
@@ -161,6 +173,9 @@ def test_serve_edge_behaviour_and_state_across_a_restart(
         assert scoped.get(f"/api/v1/api-keys/{key_id}").status_code == 200
     with _client(second.url, "pawl.not-a-real-key") as stranger:
         assert stranger.get("/api/v1/projects").status_code == 401
+    # What was restored, in the words a user created it in (not DynamoDB rows).
+    restored = "1 project, 0 agents, 1 dataset, 2 dataset items, 0 evals, 0 runs"
+    assert f"restored    {restored}" in "".join(second.output)
     assert second.stop(signal.SIGINT) == 0, "".join(second.output)
 
 

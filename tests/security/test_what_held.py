@@ -224,6 +224,10 @@ def sample_body(method: str, path: str, ids: dict[str, str]) -> dict[str, Any] |
         ("POST", "/api/v1/datasets/{dataset_id}/items"): {
             "input": [{"role": "user", "content": "planted"}]
         },
+        # One JSON object is a one-line JSON Lines body (application/json is accepted).
+        ("POST", "/api/v1/datasets/{dataset_id}/items:import"): {
+            "input": [{"role": "user", "content": "planted"}]
+        },
         ("POST", "/api/v1/datasets/{dataset_id}/items/from-generation"): {
             "generation_id": ids["generation_id"]
         },

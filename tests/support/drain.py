@@ -58,13 +58,20 @@ def lambda_event(messages: list[dict[str, Any]], queue: str) -> dict[str, Any]:
 
 
 def receive(queue: str, max_messages: int) -> list[dict[str, Any]]:
-    response = aws.client("sqs").receive_message(
-        QueueUrl=queues.queue_url(queue),
-        MaxNumberOfMessages=max_messages,
-        AttributeNames=["All"],
-        WaitTimeSeconds=0,
-    )
-    messages: list[dict[str, Any]] = response.get("Messages", [])
+    """Up to ``max_messages`` visible messages: SQS gives 10 per call, so as many calls as it
+    takes (a batch of more than 10, as Lambda gathers one; no waiting for more)."""
+    messages: list[dict[str, Any]] = []
+    while len(messages) < max_messages:
+        response = aws.client("sqs").receive_message(
+            QueueUrl=queues.queue_url(queue),
+            MaxNumberOfMessages=min(10, max_messages - len(messages)),
+            AttributeNames=["All"],
+            WaitTimeSeconds=0,
+        )
+        received = response.get("Messages", [])
+        if not received:
+            break
+        messages += received
     return messages
 
 
@@ -94,7 +101,7 @@ def drain_queues(app: Chalice, max_rounds: int = 500) -> DrainReport:
     for _ in range(max_rounds):
         busy = False
         for name, queue, batch_size in _sources(app):
-            messages = receive(queue, min(batch_size, 10))
+            messages = receive(queue, batch_size)
             if not messages:
                 continue
             busy = True

@@ -102,11 +102,16 @@ def allow_loopback_port(port: int) -> Iterator[None]:
         wiring.reload_settings()
 
 
+class _Server(ThreadingHTTPServer):
+    #: socketserver's backlog of 5 resets connections when a run calls the agent 20 at once.
+    request_queue_size = 128
+
+
 @contextmanager
 def serve(handler: Handler) -> Iterator[Server]:
     seen: list[Request] = []
     lock = threading.Lock()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(handler, seen, lock))
+    httpd = _Server(("127.0.0.1", 0), _make_handler(handler, seen, lock))
     httpd.daemon_threads = True
     thread = threading.Thread(
         target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True

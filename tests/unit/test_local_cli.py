@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import socket
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,18 @@ def test_worker_counts_parse_per_queue() -> None:
     assert config.workers == {"pawl-runs": 3, "pawl-webhooks": 2}
     assert config.item_workers == 4
     assert config.port == 8000 and config.host == "127.0.0.1"
+
+
+@pytest.mark.parametrize("command", ["serve", "demo"])
+def test_a_taken_port_is_named_with_the_flag_that_picks_another(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code = cli.main([command, "--port", str(port), "--state-dir", str(tmp_path)])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert f"pawl {command}: port {port} on 127.0.0.1 is already in use" in err
+    assert f"choose another port with --port (e.g. --port {port + 1})" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from html.parser import HTMLParser
 from typing import Any
@@ -11,7 +12,7 @@ from rich.console import Console
 
 from chalicelib.client import Run
 from chalicelib.demo.comparison import print_comparison
-from chalicelib.demo.plot import build_plot
+from chalicelib.demo.plot import ZERO_BAR_HEIGHT, build_plot
 from chalicelib.demo.report import render_report
 from chalicelib.demo.summary import build_comparison, fmt_p, reason_sentence
 
@@ -321,3 +322,18 @@ def test_p_values_keep_three_significant_figures_down_to_the_smallest_double() -
         "4.94e-324",
         "—",
     ]
+
+
+def test_a_zero_rate_is_a_visible_bar_with_its_label_and_the_y_axis_is_titled() -> None:
+    baseline = copy.deepcopy(BASELINE_BODY)
+    billing = baseline["aggregate_scores"]["grouping"]["groups"]["billing"]
+    billing.update(pass_rate=0.0, pass_rate_interval={"low": 0.0, "high": 0.3244, "level": 0.95})
+    zeroed = build_comparison(Run.model_validate(CANDIDATE_BODY), Run.model_validate(baseline))
+    plot = build_plot(zeroed)
+    zero = next(b for b in plot.bars if b.side == "baseline" and b.title.startswith("billing"))
+    assert zero.height == ZERO_BAR_HEIGHT and zero.y + zero.height == plot.bottom
+    assert zero.value_label == "0.00" and zero.value_label_y < zero.whisker_top
+    assert sorted(b.value_label for b in plot.bars) == ["0.00", "0.38", "0.71", "1.00"]
+    html = render_report(zeroed)
+    assert ">0.00</text>" in html
+    assert 'class="axis-title"' in html and ">pass rate (95% interval)</text>" in html

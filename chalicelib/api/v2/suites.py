@@ -75,13 +75,25 @@ def _materialize(project_id: str, document: dict[str, Any], facts: dict[str, Any
     dataset = datasets.create_dataset(project_id, name, "tasks of an OpenWOP suite (/v2)")
     try:
         contents = [
-            (
-                suites.input_messages(task["input"]),
-                {"taskId": task["taskId"], "taskIndex": index, "expected": task["expected"]},
+            datasets.NewItem(
+                input=suites.input_messages(task["input"]),
+                expected_output=None,
+                metadata={
+                    "taskId": task["taskId"],
+                    "taskIndex": index,
+                    "expected": task["expected"],
+                },
             )
             for index, task in enumerate(document["tasks"])
         ]
-        items = datasets.create_items(dataset.id, project_id, contents)
+        step = datasets.MAX_ITEMS_PER_TRANSACTION
+        items = [
+            item
+            for start in range(0, len(contents), step)
+            for item in datasets.create_items(
+                dataset.id, project_id, contents[start : start + step]
+            )
+        ]
         facts["tasks"] = [
             [t["taskId"], item.id] for t, item in zip(document["tasks"], items, strict=True)
         ]

@@ -1,0 +1,101 @@
+"""The README quickstart, run as written against a real ``pawl serve``: it stays true.
+
+The commands are read out of README.md (the ``sh`` blocks after the ``quickstart:``
+markers, and the environment the ``make serve`` line sets); the only change made to them
+is the server's address (the test's ``pawl serve`` listens on a free port, not 8000).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_serve import REPO, ServeProcess
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("jq") is None, reason="`make test` installs jq"),
+]
+README = REPO / "README.md"
+DOCUMENTED_SERVER = "http://127.0.0.1:8000"
+
+
+def _section() -> str:
+    text = README.read_text()
+    start = text.index("## Quickstart")
+    return text[start : text.index("\n## ", start + 1)]
+
+
+def _block_after(marker: str) -> str:
+    section = _section()
+    found = re.search(re.escape(marker) + r".*?\n```sh\n(.*?)```", section, re.S)
+    assert found, f"README quickstart has no ```sh block after {marker!r}"
+    return found.group(1)
+
+
+def _serve_env() -> dict[str, str]:
+    """The variables the README's ``make serve`` line sets."""
+    serve = re.search(r"```sh\n(.*make serve.*)\n```", _section())
+    assert serve, "README quickstart does not start with `make serve`"
+    words = shlex.split(serve.group(1))
+    assert words[-2:] == ["make", "serve"]
+    return dict(word.split("=", 1) for word in words[:-2])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    state_dir = tmp_path_factory.mktemp("quickstart-state")
+    process = ServeProcess(state_dir, REPO, extra_env=_serve_env(), admin_key=None)
+    yield process
+    process.kill()
+
+
+def _run_block(server: ServeProcess, marker: str) -> str:
+    script = _block_after(marker)
+    assert DOCUMENTED_SERVER in script
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAWL_")}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env["PATH"]])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script.replace(DOCUMENTED_SERVER, server.url)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}\n{''.join(server.output)}"
+    return done.stdout
+
+
+def _verdict(stdout: str) -> dict[str, object]:
+    """The ``{status, passed, aggregate_scores}`` object the block prints."""
+    start = stdout.index('{\n  "status"')
+    decoded, _ = json.JSONDecoder().raw_decode(stdout[start:])
+    assert isinstance(decoded, dict)
+    return decoded
+
+
+def test_the_cli_quickstart_reaches_a_verdict(server: ServeProcess) -> None:
+    stdout = _run_block(server, "<!-- quickstart: cli")
+    verdict = _verdict(stdout)
+    assert (verdict["status"], verdict["passed"]) == ("completed", True)
+    assert "Verdict: PASSED" in stdout  # `pawl run --baseline latest`, the block's last line
+    table_rows = re.findall(r"^│ \S+\s+│ (true|false)\s+│", stdout, re.M)  # the results table
+    assert sorted(table_rows) == ["false", "true", "true"]
+
+
+def test_the_curl_quickstart_reaches_the_same_verdict(server: ServeProcess) -> None:
+    stdout = _run_block(server, "<!-- quickstart: curl")
+    verdict = _verdict(stdout)
+    assert (verdict["status"], verdict["passed"]) == ("completed", True)
+    assert stdout.count('"passed": false') == 1 and stdout.count('"passed": true') == 3
