@@ -15,8 +15,8 @@ CHROMIUM ?= /usr/bin/chromium
 
 STAGE ?= dev
 
-.PHONY: install install-base install-embeddings test-tools test lint typecheck unit demo serve \
-	bench clean package deploy
+.PHONY: install install-base install-embeddings test-tools test lint typecheck unit demo \
+	demo-formations serve bench clean package deploy
 
 # Everything: what `make test` needs (dev tools, the embeddings extra, infra linting).
 install: $(DEV_STAMP)
@@ -62,6 +62,10 @@ test: install test-tools lint typecheck unit
 
 demo: install-base
 	$(BIN)/pawl demo
+
+# The demo's suite as code: `pawl plan` / `pawl apply` of examples/support-suite.yaml.
+demo-formations: install-base
+	$(BIN)/pawl demo --formations
 
 serve: install-base
 	$(BIN)/pawl serve

@@ -185,23 +185,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
             return 1
         with _stop_on_signals() as stop:
             try:
-                return _demo_on(runtime, options, args.keep_running, stop)
+                return _demo_on(runtime, options, args, stop)
             finally:
                 runtime.stop()
 
 
 def _demo_on(
-    runtime: LocalRuntime, options: DemoOptions, keep_running: bool, stop: threading.Event
+    runtime: LocalRuntime, options: DemoOptions, args: argparse.Namespace, stop: threading.Event
 ) -> int:
     from chalicelib.demo.walkthrough import DemoFailed, run_demo
 
     print(f"pawl demo: runtime on {runtime.url} (state in {runtime.state_dir})", flush=True)
+    if args.formations:
+        from chalicelib.demo.formation_walkthrough import walkthrough
+
+        return walkthrough(runtime.url, runtime.admin_key)
     try:
         result = run_demo(runtime.url, runtime.admin_key, options)
     except DemoFailed as exc:
         print(f"pawl demo failed: {exc}", file=sys.stderr)
         return 1
-    if keep_running:
+    if args.keep_running:
         runs = f"{runtime.url}/api/v1/evals/{result.eval['id']}/runs"
         print(f"try: curl -H 'Authorization: Bearer {result.api_key['key']}' {runs}")
         print("pawl demo: still serving; stop with Ctrl-C", flush=True)
@@ -302,10 +306,14 @@ def build_parser(with_operations: bool = True) -> argparse.ArgumentParser:
     demo.add_argument("--keep-running", action="store_true", help="serve until Ctrl-C")
     demo.add_argument("--report", default="pawl-report.html", help="where to write the HTML report")
     demo.add_argument("--quick", action="store_true", help="a sample of 12 cases (faster)")
+    demo.add_argument("--formations", action="store_true", help="pawl plan/apply of the suite")
     demo.set_defaults(func=cmd_demo)
 
     _add_run_parser(commands)
     datasets_cli.register(commands)
+    from chalicelib.demo import formation_cli
+
+    formation_cli.add_parsers(commands)
     if with_operations:
         _add_api_commands(parser, commands)
     return parser

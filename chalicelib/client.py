@@ -286,6 +286,27 @@ class PawlClient:
         result: Json = self._request("GET", f"/api/v1/evals/{eval_id}")
         return result
 
+    # --- formations -----------------------------------------------------------------------
+
+    def find_formation(self, name: str, project_id: str | None = None) -> Json | None:
+        params: dict[str, str | int] = {"name": name}
+        if project_id:
+            params["project_id"] = project_id
+        found: list[Json] = self._request("GET", "/api/v1/formations", params=params)["data"]
+        return found[0] if found else None
+
+    def plan_formation(self, body: Json) -> Json:
+        result: Json = self._request("POST", "/api/v1/formations/plan", body=body)
+        return result
+
+    def create_formation(self, body: Json) -> Json:
+        result: Json = self._request("POST", "/api/v1/formations", body=body)
+        return result
+
+    def update_formation(self, formation_id: str, body: Json) -> Json:
+        result: Json = self._request("PUT", f"/api/v1/formations/{formation_id}", body=body)
+        return result
+
     # --- runs -----------------------------------------------------------------------------
 
     def start_run(

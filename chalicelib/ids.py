@@ -30,6 +30,9 @@ PREFIXES = {
     "decision": "dec",
     "trigger": "trg",
     "trigger_firing": "trg_fire",
+    "formation": "form",
+    "formation_resource": "formres",
+    "formation_operation": "formop",
 }
 
 
@@ -116,4 +119,5 @@ PATH_PARAMETER_KINDS = {
     "decision_id": "decision",
     "trigger_id": "trigger",
     "firing_id": "trigger_firing",
+    "formation_id": "formation",
 }

@@ -78,6 +78,7 @@ def build(settings: Settings | None = None) -> Services:
     lookups = catalog_lookups()
     validation.install(validation.ValidationCatalog(scorers=manager.plugins, lookups=dict(lookups)))
     install_event_listeners()
+    _install_formation_types()
     built = Services(settings=settings or get_settings(), lookups=lookups)
     _services = built
     return built
@@ -89,6 +90,13 @@ def install_event_listeners() -> None:
     from chalicelib.engine.triggers import events
 
     bus.install([events.on_event])
+
+
+def _install_formation_types() -> None:
+    """The resource types a formation may declare (each reached through its REST routes)."""
+    from chalicelib.formations import types
+
+    types.install(types.builtin_types())
 
 
 def services() -> Services:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from chalice import Blueprint
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from chalicelib.agents.configs import PythonAgentConfig
 from chalicelib.api import plugin_schemas
@@ -144,12 +144,25 @@ def update_agent(call: Call[UpdateAgent, Any]) -> Agent:
     return shown(catalog.update_agent(agent_id, changes))
 
 
+class DeleteAgentQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    force: bool = Field(False, description="Delete even when runs have called the agent")
+
+
 @endpoint(
-    bp, "/api/v1/agents/{agent_id}", "DELETE", status=204, tag=TAG, operation_id="deleteAgent"
+    bp,
+    "/api/v1/agents/{agent_id}",
+    "DELETE",
+    query=DeleteAgentQuery,
+    status=204,
+    tag=TAG,
+    operation_id="deleteAgent",
 )
-def delete_agent(call: Call[Any, Any]) -> None:
-    """Delete an agent and its versions; 409 AGENT_IN_USE while evals reference it."""
-    catalog.delete_agent(visible_agent(call.caller, call.path["agent_id"]))
+def delete_agent(call: Call[Any, DeleteAgentQuery]) -> None:
+    """Delete an agent and its versions; 409 AGENT_IN_USE while evals reference it,
+    409 AGENT_HAS_HISTORY when runs called it, unless ``force=true``."""
+    agent = visible_agent(call.caller, call.path["agent_id"])
+    catalog.delete_agent(agent, force=call.query.force)
 
 
 @endpoint(

@@ -11,6 +11,7 @@ from chalicelib.api import (
     datasets,
     deciders,
     evals,
+    formations,
     generations,
     health,
     runs,
@@ -34,4 +35,5 @@ BLUEPRINTS: list[Blueprint] = [
     deciders.bp,
     webhooks.bp,
     triggers.bp,
+    formations.bp,
 ]

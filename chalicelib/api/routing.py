@@ -95,6 +95,8 @@ class RouteSpec:
     #: False keeps the route out of the OpenAPI document (the inbound trigger webhook is
     #: called by external systems, not by API clients).
     documented: bool = True
+    #: The handler itself: a formation deploy calls it as a REST call would reach it.
+    handler: Callable[[Call[Any, Any]], Any] | None = None
 
 
 #: How a surface other than ``/api/v1`` renders a failure (``/api/v1``'s own is
@@ -132,10 +134,7 @@ def _parse_body(raw: bytes | None, model: type[B]) -> B:
     decoded = json_input.parse_body(raw)
     if not isinstance(decoded, dict):
         raise ValidationFailed("request body must be a JSON object", field="body")
-    try:
-        return model.model_validate(decoded)
-    except ValidationError as exc:
-        raise validation_error_from_pydantic(exc) from exc
+    return parse_body(decoded, model)
 
 
 def _raw_bytes(raw: str | bytes | None) -> bytes:
@@ -222,6 +221,7 @@ def endpoint(
             raw_body=raw_body,
             documented=documented,
             operation_id=operation_id or camel_case(handler.__name__),
+            handler=handler,
         )
         ROUTES.append(spec)
 
@@ -263,6 +263,22 @@ def endpoint(
         return view
 
     return decorate
+
+
+def route(method: str, path: str) -> RouteSpec:
+    """The declared route ``method path`` (its blueprint must have been loaded)."""
+    for spec in ROUTES:
+        if spec.method == method and spec.path == path:
+            return spec
+    raise LookupError(f"no route {method} {path}")
+
+
+def parse_body(decoded: dict[str, Any], model: type[B]) -> B:
+    """``decoded`` checked by a route's body model, refusing as the route would (400)."""
+    try:
+        return model.model_validate(decoded)
+    except ValidationError as exc:
+        raise validation_error_from_pydantic(exc) from exc
 
 
 def page(items: list[Any], next_cursor: str | None) -> dict[str, Any]:

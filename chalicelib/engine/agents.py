@@ -5,7 +5,8 @@ by the adapter of its ``type`` (a refusal names ``config.<key>``); ``output_sche
 be a JSON Schema and cannot be removed while an eval's ``output_schema`` scorer needs it;
 a secret header sent back masked (as every read shows it) keeps its stored value; an
 update that loses a race to a concurrent one is retried from a fresh read; an agent that
-evals still reference is not deleted (409 ``AGENT_IN_USE``).
+evals still reference is not deleted (409 ``AGENT_IN_USE``), nor one that runs called
+(409 ``AGENT_HAS_HISTORY``) unless forced.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pydantic import ValidationError
 from chalicelib.domain.catalog import Agent, Eval
 from chalicelib.domain.secret_headers import restore_masked
 from chalicelib.engine import bus
-from chalicelib.errors import ValidationFailed, validation_error_from_pydantic
+from chalicelib.errors import Conflict, ValidationFailed, validation_error_from_pydantic
 from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.validation import evals_needing_output_schema
 from chalicelib.store import agents
@@ -108,9 +109,22 @@ def update_agent(agent_id: str, changes: Mapping[str, Any]) -> Agent:
     return updated
 
 
-def delete_agent(agent: Agent) -> None:
-    """Delete the agent and its versions; 409 ``AGENT_IN_USE`` while evals reference it."""
+def history_refusal(agent_id: str) -> Conflict:
+    return Conflict(
+        f"agent {agent_id} has run history; delete it with ?force=true (its runs keep "
+        "their results and name it by id)",
+        code="AGENT_HAS_HISTORY",
+        agent_id=agent_id,
+    )
+
+
+def delete_agent(agent: Agent, force: bool = False) -> None:
+    """Delete the agent and its versions; 409 ``AGENT_IN_USE`` while evals reference it,
+    409 ``AGENT_HAS_HISTORY`` when runs called it, unless ``force`` (an operator's choice:
+    a formation teardown never forces)."""
     evals = list_evals_for_agent(agent.id)
     if evals:
         raise agents.agent_in_use(agent.id, evals)
+    if not force and agents.has_run_history(agent.id):
+        raise history_refusal(agent.id)
     agents.delete_agent(agent)

@@ -20,7 +20,7 @@ from chalicelib.domain.catalog import Agent, AgentVersion, Eval
 from chalicelib.errors import Conflict, NotFound, concurrent_update, not_found
 from chalicelib.store import names, project_scoped
 from chalicelib.store.evals import list_evals_for_agent
-from chalicelib.store.models import AgentModel, AgentVersionModel
+from chalicelib.store.models import AgentModel, AgentVersionModel, RunModel
 from chalicelib.store.pagination import page_of
 from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
@@ -233,3 +233,8 @@ def delete_agent(agent: Agent) -> None:
     with AgentVersionModel.batch_write() as batch:
         for version in AgentVersionModel.query(agent.id, attributes_to_get=["agent_id", "version"]):
             batch.delete(version)
+
+
+def has_run_history(agent_id: str) -> bool:
+    """Whether any eval run (of any eval, deleted or not) ran this agent."""
+    return any(True for _ in RunModel.by_agent.query(agent_id, limit=1))

@@ -203,6 +203,17 @@ class _ActiveRuns(GlobalSecondaryIndex["RunModel"]):
     last_activity_at = UnicodeAttribute(range_key=True)
 
 
+class _RunsByAgent(GlobalSecondaryIndex["RunModel"]):
+    """Runs of one agent: whether it has run history (formation teardown, agent delete)."""
+
+    class Meta:
+        index_name = "by_agent"
+        projection = KeysOnlyProjection()
+
+    agent_id = UnicodeAttribute(hash_key=True)
+    created_key = UnicodeAttribute(range_key=True)
+
+
 @register
 class RunModel(IdModel):
     class Meta:
@@ -240,6 +251,7 @@ class RunModel(IdModel):
     last_activity_at = UnicodeAttribute()
     active = UnicodeAttribute(null=True)
     by_eval = _RunsByEval()
+    by_agent = _RunsByAgent()
     active_runs = _ActiveRuns()
 
 

@@ -42,13 +42,31 @@ from tests.support.http_front import app_over_http
 #: Examples per operation and generation mode: ~50 operations stay well under a minute.
 MAX_EXAMPLES = 6
 ADMIN_ONLY = {("POST", "/api/v1/projects"), ("POST", "/api/v1/api-keys")}
+#: A formation template is valid only when its refs name its own resources, its graph has
+#: no cycle and each resource's properties fit that type's create route: rules between
+#: members that JSON Schema cannot state. These operations get every check but positive
+#: data acceptance (their 400s are covered by tests/api/test_formations.py).
+TEMPLATE_BODIES = {
+    ("POST", "/api/v1/formations"),
+    ("PUT", "/api/v1/formations/{formation_id}"),
+    ("POST", "/api/v1/formations/plan"),
+}
+
+
+@schemathesis.check
+def positive_data_acceptance_but_templates(ctx: Any, response: Any, case: Any) -> bool | None:
+    if (case.method.upper(), case.path) in TEMPLATE_BODIES:
+        return None
+    return positive_data_acceptance(ctx, response, case)
+
+
 CHECKS = [
     not_a_server_error,
     response_schema_conformance,
     status_code_conformance,
     content_type_conformance,
     negative_data_rejection,
-    positive_data_acceptance,
+    positive_data_acceptance_but_templates,
 ]
 #: Requests sent per operation (reported at the end of the module; see docs/security.md).
 SENT: dict[str, int] = {}

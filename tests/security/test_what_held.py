@@ -37,6 +37,10 @@ V2_OWN = {("GET", "/v2/discovery"), ("POST", "/v2/eval-suites")}
 V2_SUITE_ID = "victim.corp.evals.secret-suite"
 DECIDER_ANSWER = {"answers": [{"name": "ok", "type": "predicate", "probability": 0.9}]}
 SECRET_HEADER_VALUE = "Bearer victim-tool-secret-0000"
+TEMPLATE = {
+    "resources": {"Cases": {"type": "dataset", "properties": {"name": "victim-formation-dataset"}}}
+}
+STOLEN_TEMPLATE = {"resources": {"Cases": {"type": "dataset", "properties": {"name": "stolen"}}}}
 
 
 @dataclass
@@ -137,7 +141,15 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
     )
     firing = api.post(f"/api/v1/triggers/{trigger['id']}/fire")
     assert firing.status == 200 and firing.json["status"] == "succeeded", firing
+    formation = _created(
+        api.post(
+            "/api/v1/formations",
+            {"project_id": project["id"], "name": "victim-formation", "template": TEMPLATE},
+        )
+    )
+    assert formation["status"] == "active", formation
     ids = {
+        "formation_id": formation["id"],
         "project_id": project["id"],
         "key_id": key["id"],
         "agent_id": suite.agent["id"],
@@ -166,6 +178,7 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
     ids["suiteId"], ids["runId"] = V2_SUITE_ID, v2_run["runId"]
     names = ["victim-corp", "victim-judge-tool", "victim-decider", "victim-provider"]
     names += ["victim-nightly"]
+    names += ["victim-formation", "victim-formation-dataset"]
     names += ["echo:alpha", "echo:gamma", SECRET_HEADER_VALUE]
     return Victim(
         ids=ids,
@@ -248,6 +261,16 @@ def sample_body(method: str, path: str, ids: dict[str, str]) -> dict[str, Any] |
             "scorers": [{"type": "exact_match"}],
         },
         ("PUT", "/api/v1/evals/{eval_id}"): {"name": "renamed-by-attacker"},
+        ("POST", "/api/v1/formations"): {
+            "project_id": project,
+            "name": "stolen",
+            "template": STOLEN_TEMPLATE,
+        },
+        ("PUT", "/api/v1/formations/{formation_id}"): {"template": STOLEN_TEMPLATE},
+        ("POST", "/api/v1/formations/plan"): {
+            "formation_id": ids["formation_id"],
+            "template": STOLEN_TEMPLATE,
+        },
         ("POST", "/api/v1/evals/{eval_id}/runs"): {"wait": True},
         ("POST", "/api/v1/evals/{eval_id}/runs/{run_id}/cancel"): {},
         ("POST", "/api/v1/tools"): {
@@ -296,6 +319,7 @@ LIST_QUERIES = {
     "/api/v1/datasets",
     "/api/v1/deciders",
     "/api/v1/evals",
+    "/api/v1/formations",
     "/api/v1/tools",
     "/api/v1/triggers",
     "/api/v1/trigger-firings",
@@ -334,6 +358,7 @@ def victim_state(api: Any, victim: Victim) -> str:
         "/api/v1/webhooks/{webhook_id}/deliveries",
         "/api/v1/triggers/{trigger_id}/secret",
         "/api/v1/trigger-firings/{firing_id}",
+        "/api/v1/formations/{formation_id}/events",
     ):
         parts.append(api.get(_fill(path, victim.ids)).json)
     return json.dumps(parts, sort_keys=True)
