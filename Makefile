@@ -15,8 +15,8 @@ CHROMIUM ?= /usr/bin/chromium
 
 STAGE ?= dev
 
-.PHONY: install install-base install-embeddings test-tools test lint typecheck unit demo demo-formations serve \
-	bench clean package deploy
+.PHONY: install install-base install-embeddings test-tools test lint typecheck unit demo \
+	demo-formations serve bench clean package deploy
 
 # Everything: what `make test` needs (dev tools, the embeddings extra, infra linting).
 install: $(DEV_STAMP)
@@ -27,9 +27,11 @@ install-base: $(BASE_STAMP)
 # The `local` embedding backend: torch (CPU) and sentence-transformers, about 1 GB.
 install-embeddings: $(EMBEDDINGS_STAMP)
 
+# pip stays below 26.3, which chalice 1.34 requires (a newer pip makes every later install
+# print a resolver error).
 $(BASE_STAMP): pyproject.toml $(PLUGIN_DIRS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) --upgrade pip
+	$(PIP) --upgrade 'pip<26.3'
 	$(PIP) -e . $(foreach p,$(PLUGIN_DIRS),-e $(dir $(p)))
 	touch $@
 

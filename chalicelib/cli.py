@@ -185,27 +185,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
             return 1
         with _stop_on_signals() as stop:
             try:
-                if args.formations:
-                    from chalicelib.demo.formation_walkthrough import walkthrough
-
-                    return walkthrough(runtime.url, runtime.admin_key)
-                return _demo_on(runtime, options, args.keep_running, stop)
+                return _demo_on(runtime, options, args, stop)
             finally:
                 runtime.stop()
 
 
 def _demo_on(
-    runtime: LocalRuntime, options: DemoOptions, keep_running: bool, stop: threading.Event
+    runtime: LocalRuntime, options: DemoOptions, args: argparse.Namespace, stop: threading.Event
 ) -> int:
     from chalicelib.demo.walkthrough import DemoFailed, run_demo
 
     print(f"pawl demo: runtime on {runtime.url} (state in {runtime.state_dir})", flush=True)
+    if args.formations:
+        from chalicelib.demo.formation_walkthrough import walkthrough
+
+        return walkthrough(runtime.url, runtime.admin_key)
     try:
         result = run_demo(runtime.url, runtime.admin_key, options)
     except DemoFailed as exc:
         print(f"pawl demo failed: {exc}", file=sys.stderr)
         return 1
-    if keep_running:
+    if args.keep_running:
         runs = f"{runtime.url}/api/v1/evals/{result.eval['id']}/runs"
         print(f"try: curl -H 'Authorization: Bearer {result.api_key['key']}' {runs}")
         print("pawl demo: still serving; stop with Ctrl-C", flush=True)

@@ -63,6 +63,9 @@ class Operation:
     params: tuple[Param, ...]
     has_body: bool
     public: bool
+    #: The media type of a body that is not one JSON object (``items:import``): ``--body``
+    #: is sent as it is, and no body field is a flag.
+    raw_media_type: str | None = None
 
     @property
     def command(self) -> str:
@@ -122,7 +125,8 @@ def _operation(
         metavar = "ID" if where == "path" else _metavar(parameter.get("schema", {}))
         params[name] = Param(name, where, bool(parameter.get("required")), f"({where})", metavar)
     body = spec.get("requestBody")
-    if body is not None:
+    raw_media_type = _raw_media_type(body)
+    if body is not None and raw_media_type is None:
         schema = body["content"]["application/json"]["schema"]
         for name, field, required in _body_fields(schema, components):
             flag = kebab_case(name)
@@ -139,7 +143,19 @@ def _operation(
         params=tuple(params.values()),
         has_body=body is not None,
         public="security" not in spec,
+        raw_media_type=raw_media_type,
     )
+
+
+def _raw_media_type(body: Mapping[str, Any] | None) -> str | None:
+    """The first media type of a body published as text rather than a JSON object."""
+    if body is None:
+        return None
+    content = body["content"]
+    json_schema = content.get("application/json", {}).get("schema", {})
+    if "application/json" in content and json_schema.get("type") != "string":
+        return None
+    return next(iter(content))
 
 
 def operations(document: Mapping[str, Any]) -> list[Operation]:
@@ -247,16 +263,25 @@ def _read_body(source: str | None) -> dict[str, Any]:
     return body
 
 
+def _read_raw_body(source: str | None) -> bytes:
+    if source is None:
+        raise ValueError("this operation takes its whole body from --body FILE|-")
+    return sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+
+
 @dataclass(frozen=True)
 class Prepared:
     path: str
     query: dict[str, str]
     body: dict[str, Any] | None
+    content: bytes | None = None
 
 
 def prepare(op: Operation, args: argparse.Namespace) -> Prepared:
     """The request the flags describe (``ValueError`` when the body file is not JSON)."""
-    body = _read_body(getattr(args, "body", None)) if op.has_body else None
+    source = getattr(args, "body", None)
+    content = _read_raw_body(source) if op.raw_media_type else None
+    body = _read_body(source) if op.has_body and content is None else None
     path = op.path
     query: dict[str, str] = {}
     for param in op.params:
@@ -270,7 +295,7 @@ def prepare(op: Operation, args: argparse.Namespace) -> Prepared:
         elif body is not None:
             # A field that can only be a string takes the text as given (`--name 2024`).
             body[param.name] = value if param.metavar == "TEXT" else parse_value(value)
-    return Prepared(path, query, body)
+    return Prepared(path, query, body, content)
 
 
 def _fail(op: Operation, message: str) -> int:
@@ -290,7 +315,14 @@ def run_operation(op: Operation, args: argparse.Namespace) -> int:
         return _fail(op, f"--body: {exc}")
     try:
         with PawlClient(server, api_key) as client:
-            answer = client.send(op.method, request.path, body=request.body, params=request.query)
+            answer = client.send(
+                op.method,
+                request.path,
+                body=request.body,
+                params=request.query,
+                content=request.content,
+                content_type=op.raw_media_type,
+            )
     except ServerUnreachable as exc:
         return _fail(op, str(exc))
     except ApiError as exc:

@@ -211,9 +211,13 @@ class PawlClient:
         *,
         body: Json | None = None,
         params: Mapping[str, str] | None = None,
+        content: bytes | None = None,
+        content_type: str | None = None,
     ) -> Any:
         """Any operation by method and path (``pawl <operation>``): its JSON, or None."""
-        response = self._send(method, path, body=body, params=params)
+        response = self._send(
+            method, path, body=body, params=params, content=content, content_type=content_type
+        )
         if response.status_code >= 400:
             raise _error_of(response)
         if not response.content:

@@ -31,8 +31,8 @@ PREFIXES = {
     "trigger": "trg",
     "trigger_firing": "trg_fire",
     "formation": "form",
-    "formation_resource": "formres",
-    "formation_operation": "formop",
+    "formation_resource": "form_res",
+    "formation_operation": "form_op",
 }
 
 

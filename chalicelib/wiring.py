@@ -116,9 +116,10 @@ def blueprints() -> list[Blueprint]:
     settings when imported (``pawl infra`` imports the app under a stage's environment).
     """
     from chalicelib.api.blueprints import BLUEPRINTS
+    from chalicelib.api.v2 import routes as v2_routes
     from chalicelib.workers import queues, schedules, webhook_delivery
 
-    return [*BLUEPRINTS, queues.bp, schedules.bp, webhook_delivery.bp]
+    return [*BLUEPRINTS, queues.bp, schedules.bp, webhook_delivery.bp, v2_routes.bp]
 
 
 def create_app() -> Chalice:
@@ -178,6 +179,7 @@ def reset(clients: bool = True) -> None:
     from chalicelib import queues, secretbox
     from chalicelib.agents import python_agent
     from chalicelib.api import openapi
+    from chalicelib.api.v2 import openapi as v2_openapi
     from chalicelib.engine import concurrency, context
     from chalicelib.outbound import allowlist, client
     from chalicelib.scoring import llm_judge
@@ -192,6 +194,7 @@ def reset(clients: bool = True) -> None:
     client.reset_client()
     allowlist.build_policy.cache_clear()
     openapi.reset_document_cache()
+    v2_openapi.build_document.cache_clear()
     secretbox.reset_key_cache()
     python_agent.load_callable.cache_clear()
     context.pinned_version.cache_clear()

@@ -74,6 +74,26 @@ class PythonAdapter(_Adapter):
             ) from None
 
 
+class EchoConfig(AdapterConfig):
+    """An echo agent takes no configuration."""
+
+
+class EchoAdapter(_Adapter):
+    """Answers the last user message unchanged, with no call anywhere.
+
+    The agent behind ``/v2``'s ``conformance-eval-agent`` (the RFC 0251 fixtures are
+    written for it); deterministic and free, so any project may use it.
+    """
+
+    type = "echo"
+    config_model = EchoConfig
+
+    def invoke(self, config: AdapterConfig, request: AgentRequest) -> AgentReply:
+        users = [m for m in request.input if m.get("role") == "user"]
+        text = str(users[-1].get("content", "")) if users else ""
+        return AgentReply(status="completed", output=text)
+
+
 @hookimpl
 def pawl_register_agent_adapters() -> list[AgentAdapter]:
-    return [HttpAdapter(), ModelAdapter(), LambdaAdapter(), PythonAdapter()]
+    return [HttpAdapter(), ModelAdapter(), LambdaAdapter(), PythonAdapter(), EchoAdapter()]

@@ -19,6 +19,7 @@ from chalice import Response
 from chalice.app import Request
 
 from chalicelib.api.envelope import error_response
+from chalicelib.api.v2 import envelope as v2_envelope
 
 #: Chalice's own error codes -> the envelope's.
 CHALICE_CODES = {
@@ -59,14 +60,29 @@ def _as_envelope(code: str, response: Response) -> Response:
     return enveloped
 
 
+def _as_v2_envelope(request: Request | None, response: Response) -> Response:
+    """On a ``/v2`` path: the OpenWOP envelope (``docs/openwop.md``)."""
+    context = request.context if request is not None else {}
+    if response.status_code == 405:
+        message = f"{context.get('httpMethod')} is not allowed on {context.get('resourcePath')}"
+    else:
+        message = str(response.body["Message"])
+    enveloped = v2_envelope.render_code(response.status_code, message)
+    enveloped.headers = {**(response.headers or {}), **enveloped.headers}
+    return enveloped
+
+
 def envelope_middleware(
     request: Request | None, get_response: Callable[[Request | None], Response]
 ) -> Response:
-    """Any Chalice-shaped error as the envelope; every other response unchanged."""
+    """Any Chalice-shaped error as the envelope of its surface (``/api/v1``'s, or
+    OpenWOP's on ``/v2``); every other response unchanged."""
     response = get_response(request)
     code = _chalice_code(response)
     if code is None:
         return response
+    if request is not None and v2_envelope.is_v2(request.context.get("resourcePath")):
+        return _as_v2_envelope(request, response)
     if code == "MethodNotAllowedError":
         return _method_not_allowed(request, response)
     return _as_envelope(code, response)

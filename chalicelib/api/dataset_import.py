@@ -105,7 +105,16 @@ def parse_lines(raw: bytes) -> list[NewItem]:
     return items
 
 
-@endpoint(bp, PATH, "POST", raw_body=MEDIA_TYPES, response=ImportResult, status=201, tag=TAG)
+@endpoint(
+    bp,
+    PATH,
+    "POST",
+    raw_body=MEDIA_TYPES,
+    response=ImportResult,
+    status=201,
+    tag=TAG,
+    operation_id="importDatasetItems",
+)
 def import_items(call: Call[Any, Any]) -> ImportResult:
     """Add up to 99 items from JSON Lines, all or none (one item per line)."""
     dataset = visible_dataset(call.caller, call.path["dataset_id"])

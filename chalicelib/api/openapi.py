@@ -124,7 +124,7 @@ def _document(python_agent_modules: tuple[str, ...]) -> dict[str, Any]:
     components: dict[str, Any] = {"Error": ERROR_SCHEMA, **json_schema.COMPONENTS}
     paths: dict[str, dict[str, Any]] = {}
     for spec in ROUTES:
-        if not spec.documented:
+        if spec.surface != "v1" or not spec.documented:
             continue
         paths.setdefault(spec.path, {})[spec.method.lower()] = _operation(spec, components)
     return {

@@ -87,6 +87,9 @@ class RouteSpec:
     #: What the document publishes for the body when it is more exact than ``body`` (built
     #: from the plugin registry when the document is built): see ``plugin_schemas``.
     published_body: Callable[[], Any] | None = None
+    #: The wire surface the route belongs to: ``v1`` (``/api/v1``) or ``v2`` (OpenWOP).
+    #: Each surface has its own OpenAPI document and error envelope.
+    surface: str = "v1"
     #: Media types of a body that is not one JSON object (the handler reads ``raw_body``).
     raw_body: tuple[str, ...] = ()
     #: False keeps the route out of the OpenAPI document (the inbound trigger webhook is
@@ -95,6 +98,10 @@ class RouteSpec:
     #: The handler itself: a formation deploy calls it as a REST call would reach it.
     handler: Callable[[Call[Any, Any]], Any] | None = None
 
+
+#: How a surface other than ``/api/v1`` renders a failure (``/api/v1``'s own is
+#: :func:`chalicelib.api.envelope.response_for`).
+ErrorRenderer = Callable[[BaseException], Response]
 
 ROUTES: list[RouteSpec] = []
 
@@ -181,12 +188,16 @@ def endpoint(
     tag: str = "",
     public: bool = False,
     published_body: Callable[[], Any] | None = None,
+    surface: str = "v1",
+    errors: ErrorRenderer | None = None,
     raw_body: tuple[str, ...] = (),
     documented: bool = True,
     operation_id: str = "",
 ) -> Callable[[Callable[[Call[Any, Any]], Any]], Callable[..., Response]]:
     """Register ``handler(call)`` as ``method path`` on ``bp``.
 
+    ``errors`` renders every failure of the route (authentication, parsing, the handler)
+    in the surface's own envelope; without it, the ``/api/v1`` envelope.
     ``raw_body``: the media types the route takes a body of that is not one JSON object
     (``body`` stays None; the handler parses ``call.raw_body`` itself).
     ``operation_id`` defaults to the handler's name in camel case (``list_runs`` ->
@@ -206,6 +217,7 @@ def endpoint(
             tag=tag,
             public=public,
             published_body=published_body,
+            surface=surface,
             raw_body=raw_body,
             documented=documented,
             operation_id=operation_id or camel_case(handler.__name__),
@@ -213,13 +225,15 @@ def endpoint(
         )
         ROUTES.append(spec)
 
+        render = errors or response_for
+
         def view(**path_params: str) -> Response:
-            # Every exception becomes the envelope here, so Chalice's own handling of a
-            # view's exception (its {"Code", "Message"} shape) is never reached.
+            # Every exception becomes the surface's envelope here, so Chalice's own
+            # handling of a view's exception (its {"Code", "Message"} shape) is never reached.
             try:
                 return respond(path_params)
             except Exception as exc:
-                return response_for(exc)
+                return render(exc)
 
         def respond(path_params: dict[str, str]) -> Response:
             request = bp.current_request

@@ -52,11 +52,21 @@ class _Unstorable:
         self.literal = literal
 
 
-def _parse_float(literal: str) -> float | _Unstorable:
+#: Below this an integral double is exactly an int (2**53).
+_EXACT_INT = 2.0**53
+
+
+def _parse_float(literal: str) -> int | float | _Unstorable:
     value = float(literal)
     mantissa = re.split("[eE]", literal, maxsplit=1)[0]
     underflowed = value == 0 and any(digit in mantissa for digit in "123456789")
-    return _Unstorable(literal) if underflowed or not math.isfinite(value) else value
+    if underflowed or not math.isfinite(value):
+        return _Unstorable(literal)
+    # JSON (and JSON Schema, which the published document is) has one number type: 1.0 is
+    # the integer 1, so a field declared integer must take it. Floats accept ints anyway.
+    if value.is_integer() and abs(value) < _EXACT_INT:
+        return int(value)
+    return value
 
 
 def parse_body(raw: bytes) -> Any:

@@ -3,7 +3,8 @@
 What it does the way pawl's API Gateway is configured to (``infra/`` sets the same
 Gateway Responses):
 
-- a path no route matches: 404 ``RESOURCE_NOT_FOUND`` in the ``/api/v1`` envelope;
+- a path no route matches: 404 ``RESOURCE_NOT_FOUND`` in the ``/api/v1`` envelope (under
+  ``/v2``, every refusal of the front is the OpenWOP envelope instead);
 - a body over ``settings.max_body_bytes``: 413 ``PAYLOAD_TOO_LARGE``, decided from
   ``Content-Length`` before a byte of the body is read (and the connection is closed);
 - query strings become ``queryStringParameters`` (last value wins) and
@@ -43,6 +44,7 @@ from chalice.local import LambdaContext, RouteMatcher
 from chalicelib.errors import error_body
 from chalicelib.infra.gateway_responses import front_answer
 from chalicelib.local.quiesce import Quiesce
+from chalicelib.openwop import errors as openwop_errors
 from chalicelib.settings import get_settings
 
 log = logging.getLogger("pawl.local.http")
@@ -302,7 +304,11 @@ class GatewayHandler(BaseHTTPRequestHandler):
     def _send_error(
         self, status: int, code: str, message: str, close: bool = False, **meta: Any
     ) -> None:
-        payload = json.dumps(error_body(code, message, meta)).encode()
+        if openwop_errors.is_v2_path(urlsplit(getattr(self, "path", "") or "").path):
+            body = openwop_errors.front_body(status, message, meta)
+        else:
+            body = error_body(code, message, meta)
+        payload = json.dumps(body).encode()
         self._send(status, [("Content-Type", "application/json")], payload, close=close)
 
     def _send(

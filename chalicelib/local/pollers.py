@@ -190,7 +190,7 @@ class QueuePoller:
 
         A thread still inside a long poll is not waited for (up to ``wait_s`` or more, as
         the stand-in's receivers of one queue take turns): whatever that receive returns
-        is left undispatched, and SQS makes it visible again after its visibility timeout.
+        is not dispatched but handed back to the queue (visible again at once).
         """
         self._stop.set()
         with self._dispatch_done:
@@ -227,6 +227,7 @@ class QueuePoller:
             return 0
         messages += self._fill_batch(sqs, len(messages))
         if not self._claim_dispatch():
+            self._hand_back(sqs, messages)
             return 0
         try:
             self._dispatch(sqs, messages)
@@ -302,9 +303,21 @@ class QueuePoller:
                 ],
             )
 
+    def _hand_back(self, sqs: Any, messages: list[dict[str, Any]]) -> None:
+        """Records received after a stop was asked for: visible again now, not after the
+        queue's visibility timeout (minutes for webhooks), so a restart picks them up at once.
+        """
+        try:
+            self._set_visibility(sqs, messages, 0)
+        except Exception:  # the stand-in may already be gone: the timeout then returns them
+            log.info("could not hand %d records back to %s", len(messages), self.source.queue)
+
     def _delay(self, sqs: Any, messages: list[dict[str, Any]]) -> None:
         # Lambda leaves failed records invisible for the queue's whole visibility timeout;
         # locally a short delay gives a fast retry while keeping the receive count honest.
+        self._set_visibility(sqs, messages, self.retry_delay_s)
+
+    def _set_visibility(self, sqs: Any, messages: list[dict[str, Any]], seconds: int) -> None:
         for start in range(0, len(messages), SQS_MAX_BATCH):
             sqs.change_message_visibility_batch(
                 QueueUrl=self._queue_url,
@@ -312,7 +325,7 @@ class QueuePoller:
                     {
                         "Id": str(i),
                         "ReceiptHandle": m["ReceiptHandle"],
-                        "VisibilityTimeout": self.retry_delay_s,
+                        "VisibilityTimeout": seconds,
                     }
                     for i, m in enumerate(messages[start : start + SQS_MAX_BATCH])
                 ],

@@ -1,4 +1,6 @@
-"""The eight built-in scorers, registered through the same hook a third-party plugin uses.
+"""The built-in scorers, registered through the same hook a third-party plugin uses.
+
+Eight general ones, plus ``openwop_expected`` for ``/v2`` suites.
 
 ``check`` raises :class:`ValidationFailed` with ``field`` relative to the scorer's own
 config (``"ai_provider_id"``); :func:`chalicelib.scoring.validation.validate_scorers`
@@ -28,6 +30,7 @@ from chalicelib.scoring.contract import (
 )
 from chalicelib.scoring.decider_scorer import DeciderScorer
 from chalicelib.scoring.embedding_similarity import EmbeddingSimilarityScorer
+from chalicelib.scoring.openwop_expected import OpenwopExpectedScorer
 from chalicelib.scoring.tool_scorer import ToolScorer
 
 C = TypeVar("C", bound=ScorerConfig)
@@ -107,6 +110,7 @@ BUILTIN_SCORERS: tuple[type[Scorer], ...] = (
     llm_judge.LlmJudgeScorer,
     ToolScorer,
     DeciderScorer,
+    OpenwopExpectedScorer,
 )
 
 

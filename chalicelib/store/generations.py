@@ -135,3 +135,17 @@ def purge_content(generation_id: str) -> list[str]:
             condition=GenerationModel.id.exists(),
         )
     return keys
+
+
+_BATCH_GET = 100
+
+
+def latencies(generation_ids: list[str]) -> dict[str, int]:
+    """``latency_ms`` of each generation found, by id (BatchGetItem, 100 keys a call)."""
+    found: dict[str, int] = {}
+    unique = list(dict.fromkeys(generation_ids))
+    for start in range(0, len(unique), _BATCH_GET):
+        keys = unique[start : start + _BATCH_GET]
+        for row in GenerationModel.batch_get(keys, attributes_to_get=["id", "latency_ms"]):
+            found[row.id] = int(row.latency_ms or 0)
+    return found

@@ -570,3 +570,23 @@ class FiringModel(ProjectScoped, IdModel):
     unfinished = UnicodeAttribute(null=True)
     by_trigger = _FiringsByTrigger()
     unfinished_firings = _UnfinishedFirings()
+
+
+@register
+class OpenwopModel(PawlModel):
+    """The ``/v2`` (OpenWOP) records, one table keyed by kind-prefixed strings.
+
+    ``pk`` / ``sk`` per record kind (see ``store/openwop.py`` and ``docs/dynamodb.md``):
+    a suite version ``suite#<project>#<suiteId>`` / ``<version>``; the eval that runs a
+    suite version on an agent ``eval#<project>#<suiteId>@<version>`` / ``<agentId>``; a v2
+    run ``run#<runId>`` / ``-``; an idempotency key ``idem#<project>#<key>`` / ``-``.
+    """
+
+    class Meta:
+        short_name = "openwop"
+
+    pk = UnicodeAttribute(hash_key=True)
+    sk = UnicodeAttribute(range_key=True)
+    project_id = UnicodeAttribute()
+    record = JSONAttribute()
+    created_at = UnicodeAttribute()

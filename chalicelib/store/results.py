@@ -334,6 +334,26 @@ def iter_outcomes(run_id: str) -> Iterator[EvalResult]:
         )
 
 
+def iter_scored(run_id: str) -> Iterator[EvalResult]:
+    """Like :func:`iter_outcomes`, plus each result's generation id and creation time
+    (what ``/v2`` events and summaries need), still without content."""
+    wanted = [*OUTCOME_ATTRIBUTES, "generation_id", "created_at"]
+    for model in ResultModel.query(run_id, consistent_read=True, attributes_to_get=wanted):
+        yield EvalResult(
+            id="",
+            run_id=model.run_id,
+            dataset_item_id=model.dataset_item_id,
+            trial=int(model.trial or 1),
+            input=[],
+            generation_id=model.generation_id,
+            scores=[ScoreEntry.model_validate(s) for s in model.scores or []],
+            passed=model.passed,
+            error=RecordedError.model_validate(model.error) if model.error else None,
+            usage=[UsageEntry.model_validate(u) for u in model.usage or []],
+            created_at=model.created_at,
+        )
+
+
 def iter_result_keys(run_id: str) -> Iterator[str]:
     """Every result key of a run, in order (recovery merges it with the frozen item set)."""
     for model in ResultModel.query(run_id, attributes_to_get=["run_id", "result_key"]):

@@ -163,6 +163,28 @@ def test_body_from_stdin_flags_override_it(runtime: LocalRuntime, tmp_path: Path
     assert done.returncode == 2 and "--body must hold a JSON object" in done.stderr
 
 
+def test_a_text_body_is_sent_as_it_is(runtime: LocalRuntime, tmp_path: Path) -> None:
+    """``items:import`` takes JSON Lines: ``--body`` goes out unparsed with its media type."""
+    project = ok(runtime, runtime.admin_key, "create-project", "--name", "cli-import")
+    dataset = ok(
+        runtime,
+        runtime.admin_key,
+        "create-dataset",
+        "--project-id",
+        project["id"],
+        "--name",
+        "imported",
+    )
+    lines = dataset_items()[:3]
+    (tmp_path / "items.jsonl").write_text("\n".join(json.dumps(line) for line in lines))
+    args = ("import-dataset-items", "--dataset-id", dataset["id"])
+    imported = ok(runtime, runtime.admin_key, *args, "--body", str(tmp_path / "items.jsonl"))
+    listed = ok(runtime, runtime.admin_key, "list-dataset-items", "--dataset-id", dataset["id"])
+    assert len(listed["data"]) == 3 and imported
+    done = pawl(runtime, runtime.admin_key, *args)
+    assert done.returncode == 2 and "takes its whole body from --body" in done.stderr
+
+
 def test_help_groups_every_operation_by_resource(runtime: LocalRuntime) -> None:
     done = pawl(runtime, None, "--help")
     assert done.returncode == 0

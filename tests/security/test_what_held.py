@@ -28,8 +28,13 @@ from tests.support.servers import Reply, Server, serve
 PUBLIC_ROUTES = {
     ("GET", "/health"),
     ("GET", "/api/v1/openapi.json"),
+    ("GET", "/v2/openapi.json"),
     ("POST", "/hooks/triggers/{trigger_id}"),
 }
+#: /v2 routes that answer a foreign key about its own project: discovery, and registering
+#: a suite (in the caller's own project, whatever suiteId it names).
+V2_OWN = {("GET", "/v2/discovery"), ("POST", "/v2/eval-suites")}
+V2_SUITE_ID = "victim.corp.evals.secret-suite"
 DECIDER_ANSWER = {"answers": [{"name": "ok", "type": "predicate", "probability": 0.9}]}
 SECRET_HEADER_VALUE = "Bearer victim-tool-secret-0000"
 TEMPLATE = {
@@ -50,7 +55,9 @@ class Victim:
 
     def markers(self) -> list[str]:
         """Strings whose presence in an answer to the attacker is a leak."""
-        return [*self.ids.values(), *self.names, self.webhook_secret, self.trigger_secret]
+        # "version" is the path value "1": a number, not something of the victim's.
+        ids = [value for name, value in self.ids.items() if name != "version"]
+        return [*ids, *self.names, self.webhook_secret, self.trigger_secret]
 
 
 @pytest.fixture
@@ -160,6 +167,15 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
         "firing_id": firing.json["id"],
         "version": "1",
     }
+    scoped = api.as_key(key["key"])
+    assert scoped.post("/v2/eval-suites", _v2_suite()).status == 201
+    v2_run = _created(
+        scoped.post(
+            "/v2/runs",
+            {"mode": "eval", "evalSuiteRef": f"{V2_SUITE_ID}@1.0.0", "agentId": suite.agent["id"]},
+        )
+    )
+    ids["suiteId"], ids["runId"] = V2_SUITE_ID, v2_run["runId"]
     names = ["victim-corp", "victim-judge-tool", "victim-decider", "victim-provider"]
     names += ["victim-nightly"]
     names += ["victim-formation", "victim-formation-dataset"]
@@ -171,6 +187,21 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
         webhook_secret=webhook["secret"],
         trigger_secret=trigger["secret"],
     )
+
+
+def _v2_suite(suite_id: str = V2_SUITE_ID) -> dict[str, Any]:
+    return {
+        "suiteId": suite_id,
+        "version": "1.0.0",
+        "modes": ["golden", "regression"],
+        "tasks": [
+            {
+                "taskId": "t",
+                "input": "echo:victim-task",
+                "expected": {"kind": "golden", "match": {"strategy": "exact", "value": "x"}},
+            }
+        ],
+    }
 
 
 def _fill(template: str, ids: dict[str, str]) -> str:
@@ -264,6 +295,16 @@ def sample_body(method: str, path: str, ids: dict[str, str]) -> dict[str, Any] |
             "url": "http://example.com/h",
             "events": ["eval_run.*"],
         },
+        # Registered in the caller's own project (under another id, so that reading the
+        # victim's suite afterwards still names something the caller does not have).
+        ("POST", "/v2/eval-suites"): _v2_suite("caller.corp.evals.own-suite"),
+        ("POST", "/v2/runs"): {
+            "mode": "eval",
+            "evalSuiteRef": f"{V2_SUITE_ID}@1.0.0",
+            "agentId": ids["agent_id"],
+            "evalModes": ["golden", "regression"],
+            "baselineRunId": ids.get("runId", "evrun_0000000000000000"),
+        },
     }
     if method in {"GET", "DELETE"}:
         return None
@@ -339,12 +380,19 @@ def test_a_foreign_key_reaches_nothing_on_any_route(api: Any, victim: Victim) ->
         response = attacker.request(method, path, body)
         # A listing may answer 200 with the attacker's own (empty) page; nothing else may.
         own_listing = method == "GET" and path.split("?")[0] in LIST_QUERIES | {"/api/v1/projects"}
+        own_listing = own_listing or (method, path) in V2_OWN
         text = response.raw.decode("utf-8", "replace")
         # Echoing what the attacker sent (an id in a 404's message) tells it nothing.
         sent = path + json.dumps(body)
         leaked = [m for m in victim.markers() if m in text and m not in sent]
         if leaked or (200 <= response.status < 300 and not own_listing):
             leaks.append((method, path, response.status, leaked))
+        elif path.startswith("/v2/") and not own_listing:
+            # /v2 reads of the victim's suite or run are 404; a run naming them is 400.
+            assert (response.status, response.json["error"]) in {
+                (404, "not_found"),
+                (400, "validation_error"),
+            }, (method, path, response)
         elif not own_listing:
             assert response.status in {403, 404}, (method, path, response)
             assert response.code in {"RESOURCE_NOT_FOUND", "API_KEY_PROJECT_SCOPE", "FORBIDDEN"}, (
@@ -378,6 +426,13 @@ def test_missing_project_and_foreign_project_look_the_same(api: Any, victim: Vic
         )
 
 
+def _unauthorized(path: str, body: Any) -> bool:
+    """The 401 of the path's surface: OpenWOP's flat envelope on /v2, /api/v1's elsewhere."""
+    if path.startswith("/v2/"):
+        return bool(body["error"] == "unauthenticated")
+    return bool(body["error"]["code"] == "UNAUTHORIZED")
+
+
 def bad_credentials(victim: Victim) -> dict[str, dict[str, str]]:
     """Authorization headers (or none) that must all be refused the same way."""
     key_id = victim.key.split(".")[1]
@@ -403,7 +458,7 @@ def test_bad_credentials_are_401_on_every_route(api: Any, victim: Victim) -> Non
                 path, headers={"Content-Type": "application/json", **headers}, body=payload
             )
             assert response.status_code == 401, (label, method, path, response.body[:200])
-            assert json.loads(response.body)["error"]["code"] == "UNAUTHORIZED"
+            assert _unauthorized(path, json.loads(response.body)), (method, path)
             refused += 1
     assert refused == 5 * len(calls) >= 315
     assert victim_state(api, victim) == before
@@ -416,7 +471,7 @@ def test_a_deleted_key_is_refused_everywhere(api: Any, victim: Victim) -> None:
     revoked = api.as_key(victim.key)
     for method, path, body in route_calls(app, victim.ids):
         response = revoked.request(method, path, body)
-        assert response.status == 401 and response.code == "UNAUTHORIZED", (method, path)
+        assert response.status == 401 and _unauthorized(path, response.json), (method, path)
 
 
 def test_secrets_never_reach_the_logs(

@@ -184,3 +184,16 @@ def test_local_routes_need_the_admin_key(gateway: GatewayServer) -> None:
     response = httpx.get(f"{gateway.url}/_local/status", timeout=10)
     assert response.status_code == 401
     assert _code(response) == "UNAUTHORIZED"
+
+
+def test_the_front_answers_v2_paths_in_the_openwop_envelope(http: httpx.Client) -> None:
+    unknown = http.get("/v2/nowhere")
+    assert unknown.status_code == 404
+    assert unknown.json() == {
+        "error": "not_found",
+        "message": unknown.json()["message"],
+        "details": {"path": "/v2/nowhere"},
+    }
+    too_large = http.post("/v2/runs", content=b"x" * (get_settings().max_body_bytes + 1))
+    assert too_large.status_code == 413 and too_large.json()["error"] == "payload_too_large"
+    assert http.get("/api/v1/nowhere").json()["error"]["code"] == "RESOURCE_NOT_FOUND"

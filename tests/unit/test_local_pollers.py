@@ -197,3 +197,14 @@ def test_message_attributes_take_lambdas_shape() -> None:
     assert record["messageAttributes"]["kind"]["stringValue"] == "item"
     assert record["messageAttributes"]["raw"]["binaryValue"] == "AAE="
     assert record["attributes"]["ApproximateReceiveCount"] == "2"
+
+
+def test_records_received_after_a_stop_go_back_to_the_queue_at_once(queues: Queues) -> None:
+    """A long poll that returns after the stop: nothing handled, nothing held for 60 s."""
+    _send(queues.url, "late")
+    seen = Seen()
+    poller = _poller(toy_app(seen))
+    poller.request_stop()
+    assert poller.poll_once() == 0
+    assert seen.bodies == Counter()
+    assert _bodies(queues.url) == ["late"]  # visible now, not after the queue's 60 s

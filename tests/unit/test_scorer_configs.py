@@ -100,10 +100,12 @@ VALID = [
 ]
 
 
-def test_the_eight_builtins_register_through_the_hook() -> None:
+def test_the_builtins_register_through_the_hook() -> None:
     registered = plugin.pawl_register_scorers()
     types = [s.type for s in registered]
-    assert set(types) == set(BUILTIN_TYPES) and len(types) == len(BUILTIN_TYPES)
+    # The eight general ones, and /v2's scorer of an OpenWOP task's own expected block.
+    expected = {*BUILTIN_TYPES, "openwop_expected"}
+    assert set(types) == expected and len(types) == len(expected)
     assert {s.type for s in registered if s.named} == {"tool", "decider"}
     for scorer_type in types:
         assert plugins().scorer(scorer_type).type == scorer_type

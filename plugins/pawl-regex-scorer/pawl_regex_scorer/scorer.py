@@ -44,7 +44,10 @@ class RegexConfig(ScorerConfig):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     type: Literal["regex"]
-    pattern: str = Field(min_length=1, max_length=MAX_PATTERN_LENGTH)
+    # "format": "regex" tells schema-driven clients (and fuzzers) it must compile.
+    pattern: str = Field(
+        min_length=1, max_length=MAX_PATTERN_LENGTH, json_schema_extra={"format": "regex"}
+    )
     flags: list[FlagName] = Field(default_factory=list)
     full_match: bool = False
 
