@@ -272,4 +272,5 @@ LAST_SEEN: list[Any] = []
 def _all_delivered(api: httpx.Client, webhook_id: str, expected: int) -> list[Any] | None:
     rows = _all_results(api, f"/api/v1/webhooks/{webhook_id}/deliveries")
     done = len(rows) == expected and all(d["status"] != "pending" for d in rows)
+    LAST_SEEN[:] = [(len(rows), expected)] + [d for d in rows if d["status"] == "pending"]
     return rows if done else None
