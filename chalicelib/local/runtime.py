@@ -403,6 +403,11 @@ def redrive_in_flight_runs() -> Any:
     SQS messages do not survive a restart; re-driving is safe because fan-out is
     idempotent and items that already have results are skipped.
     """
+    from chalicelib import wiring
     from chalicelib.engine import recovery  # after the environment points at the stand-in
 
+    # Re-driving settles runs and hands their events to the sinks (the webhook sink among
+    # them), which only the composition root installs; a fresh `pawl serve` has not built
+    # the app yet at this point, and without this every such event waited for the reaper.
+    wiring.services()
     return recovery.redrive_active_runs(after_restart=True)

@@ -27,6 +27,7 @@ import httpx
 import pytest
 
 from chalicelib.webhooks.signing import DELIVERY_HEADER
+from chalicelib.webhooks.sink import delivery_id
 from tests.e2e.test_serve import ServeProcess, _all_results, _client, _ok, http_agent_eval
 from tests.support.servers import Reply, Request, serve
 
@@ -203,6 +204,7 @@ def test_kill9_at_twenty_two_points_loses_nothing_acknowledged_and_doubles_nothi
         server.process.wait(timeout=30)
 
     accepted: list[str] = []
+    kill_points: dict[str, str] = {}  # run id -> the kill point of its round (diagnostics)
     try:
         with serve(harness.agent) as agent, serve(harness.receiver) as receiver:
             ports.extend([agent.port, receiver.port])
@@ -221,6 +223,7 @@ def test_kill9_at_twenty_two_points_loses_nothing_acknowledged_and_doubles_nothi
                         response = None  # killed by earlier runs' work: not acknowledged
                 if response is not None and response.status_code == 201:
                     accepted.append(response.json()["id"])
+                    kill_points[accepted[-1]] = f"{kind} {argument}"
                     harness.set_run(accepted[-1])
                 if kind == "after_201":
                     threading.Timer(argument, killer.fire).start()
@@ -237,11 +240,16 @@ def test_kill9_at_twenty_two_points_loses_nothing_acknowledged_and_doubles_nothi
                     run["id"]: _all_results(api, f"{runs_path}/{run['id']}/results") for run in runs
                 }
                 deliveries = _wait_until(
-                    lambda: _all_delivered(api, webhook_id, len(runs)), "every webhook delivered"
+                    lambda: _all_delivered(api, webhook_id, runs, kill_points),
+                    "every webhook delivered",
                 )
     finally:
         for process in started:
             process.kill()
+        if os.environ.get("PAWL_KILL9_LOG"):  # every serve's output, for a post-mortem
+            with open(os.environ["PAWL_KILL9_LOG"], "w") as log:
+                for number, process in enumerate(started):
+                    log.write(f"===== serve {number} =====\n" + "".join(process.output))
 
     assert len(accepted) >= 20
     by_id = {run["id"]: run for run in runs}
@@ -269,8 +277,25 @@ def _all_terminal(runs: list[Any]) -> list[Any] | None:
 LAST_SEEN: list[Any] = []
 
 
-def _all_delivered(api: httpx.Client, webhook_id: str, expected: int) -> list[Any] | None:
+def _all_delivered(
+    api: httpx.Client, webhook_id: str, runs: list[Any], kill_points: dict[str, str]
+) -> list[Any] | None:
     rows = _all_results(api, f"/api/v1/webhooks/{webhook_id}/deliveries")
-    done = len(rows) == expected and all(d["status"] != "pending" for d in rows)
-    LAST_SEEN[:] = [(len(rows), expected)] + [d for d in rows if d["status"] == "pending"]
+    done = len(rows) == len(runs) and all(d["status"] != "pending" for d in rows)
+    recorded = {d["id"] for d in rows}
+    # Runs whose event never became a delivery row, named with their round's kill point.
+    undelivered = [
+        (run["id"], kill_points.get(run["id"], "?"))
+        for run in runs
+        if _delivery_of(run, webhook_id) not in recorded
+    ]
+    LAST_SEEN[:] = [(len(rows), len(runs)), undelivered] + [
+        d for d in rows if d["status"] == "pending"
+    ]
     return rows if done else None
+
+
+def _delivery_of(run: dict[str, Any], webhook_id: str) -> str:
+    """The id the webhook sink gives the delivery of this run's lifecycle event."""
+    event_id = f"evt_{run['id'].removeprefix('evrun_')}_{run['status']}"
+    return delivery_id(event_id, webhook_id)

@@ -11,10 +11,12 @@ import pytest
 from chalicelib import aws, queues, wiring
 from chalicelib.engine import execute_item, recovery
 from chalicelib.engine.context import load_context
+from chalicelib.local import runtime
+from chalicelib.plugins import manager
 from chalicelib.settings import get_settings
 from chalicelib.store import results as result_store
 from chalicelib.store import runs as run_store
-from chalicelib.store.models import RunModel
+from chalicelib.store.models import DeliveryModel, RunModel
 from tests.support import agents
 from tests.support.drain import deliver, drain_queues, receive
 from tests.support.runs import (
@@ -23,6 +25,9 @@ from tests.support.runs import (
     assert_counters_match_rows,
     make_suite,
 )
+
+#: A webhook nobody answers: these tests look at the delivery rows, never send.
+HOOK_URL = "http://127.0.0.1:9/hook"
 
 
 @pytest.fixture
@@ -223,6 +228,33 @@ def test_recovery_hands_over_the_event_of_a_run_that_settled_just_before_a_crash
     assert recovery.redrive_active_runs() == 1
     assert plugins.events.of(run["id"]) == ["eval_run.completed"] * 2  # same event id
     assert recovery.redrive_active_runs() == 0  # out of the index again
+
+
+def test_a_fresh_serve_process_hands_an_interrupted_event_to_the_webhook_sink_at_start(
+    api: Any, app: Any, project: Any, plugins: Plugins, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hook_body = {"project_id": project["id"], "url": HOOK_URL, "events": ["eval_run.*"]}
+    hook = api.post("/api/v1/webhooks", hook_body).json
+    suite = make_suite(api, project, [("echo:a", "a")])
+    run = _start(api, suite)
+    drain_queues(app)
+    # The state a kill between settling and emitting leaves: terminal, still in the index,
+    # no delivery row yet.
+    RunModel(id=run["id"]).update(actions=[RunModel.active.set(run_store.ACTIVE_MARK)])
+    DeliveryModel(id=_delivery_ids(api, hook["id"])[0]).delete()
+    # A fresh `pawl serve`: nothing has put the process together when start-up re-drives.
+    monkeypatch.setattr(manager, "_factory", None)
+    monkeypatch.setattr(manager, "_host", None)
+    monkeypatch.setattr(wiring, "_services", None)
+    assert runtime.redrive_in_flight_runs() == 1
+    assert len(_delivery_ids(api, hook["id"])) == 1  # the built-in sink recorded it
+    assert list(run_store.iter_active_run_ids()) == []
+
+
+def _delivery_ids(api: Any, webhook_id: str) -> list[str]:
+    response = api.get(f"/api/v1/webhooks/{webhook_id}/deliveries")
+    assert response.status == 200, response
+    return [d["id"] for d in response.json["data"]]
 
 
 def test_recovery_after_a_restart_takes_over_a_settle_its_claimant_never_finished(

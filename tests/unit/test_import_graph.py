@@ -18,7 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "chalicelib"
 #: The entry points that may import the composition root (app.py sits outside chalicelib).
-WIRING_IMPORTERS = {"chalicelib.cli", "chalicelib.local.standin"}
+#: The local runtime hosts the app the way Lambda does, and puts the process together
+#: before its start-up recovery hands events to the sinks.
+WIRING_IMPORTERS = {"chalicelib.cli", "chalicelib.local.standin", "chalicelib.local.runtime"}
 
 
 def _module_name(path: Path) -> str:
