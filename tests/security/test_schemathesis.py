@@ -60,12 +60,20 @@ def positive_data_acceptance_but_templates(ctx: Any, response: Any, case: Any) -
     return positive_data_acceptance(ctx, response, case)
 
 
+@schemathesis.check
+def negative_data_rejection_or_too_large(ctx: Any, response: Any, case: Any) -> bool | None:
+    """A refusal for size (413, before the body is parsed) is a rejection too."""
+    if response.status_code == 413:
+        return None
+    return negative_data_rejection(ctx, response, case)
+
+
 CHECKS = [
     not_a_server_error,
     response_schema_conformance,
     status_code_conformance,
     content_type_conformance,
-    negative_data_rejection,
+    negative_data_rejection_or_too_large,
     positive_data_acceptance_but_templates,
 ]
 #: Requests sent per operation (reported at the end of the module; see docs/security.md).
