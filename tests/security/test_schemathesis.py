@@ -37,7 +37,7 @@ from schemathesis.specs.openapi.checks import (
 from chalicelib import wiring
 from chalicelib.plugins.manager import plugins
 from tests.conftest import ADMIN_KEY
-from tests.support.http_front import app_over_http
+from tests.support.http_front import app_over_http, project_over_http
 
 #: Examples per operation and generation mode: ~50 operations stay well under a minute.
 MAX_EXAMPLES = 6
@@ -182,15 +182,8 @@ def _distinct(entries: list[Any]) -> list[Any]:
 def live() -> Iterator[dict[str, Any]]:
     """The app over HTTP, and a project key for it."""
     with app_over_http() as server:
-        admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
-        project = httpx.post(f"{server.url}/api/v1/projects", json={"name": "fuzz"}, headers=admin)
-        key = httpx.post(
-            f"{server.url}/api/v1/api-keys",
-            json={"project_id": project.json()["id"], "name": "fuzz"},
-            headers=admin,
-        )
-        token = key.json()["key"]
-        seeded = seed(server.url, token, project.json()["id"])
+        project_id, token = project_over_http(server.url, "fuzz")
+        seeded = seed(server.url, token, project_id)
         yield {"url": server.url, "key": token, "seeded": seeded}
         print(f"\nschemathesis: {len(SENT)} operations, {sum(SENT.values())} requests")
 
