@@ -24,7 +24,6 @@ from typing import Any
 import httpx
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -37,10 +36,9 @@ from schemathesis.specs.openapi.checks import (
 from chalicelib import wiring
 from chalicelib.plugins.manager import plugins
 from tests.conftest import ADMIN_KEY
+from tests.support.fuzz import FUZZ_SETTINGS, MAX_EXAMPLES
 from tests.support.http_front import app_over_http, project_over_http
 
-#: Examples per operation and generation mode: ~50 operations stay well under a minute.
-MAX_EXAMPLES = 6
 ADMIN_ONLY = {("POST", "/api/v1/projects"), ("POST", "/api/v1/api-keys")}
 #: A formation template is valid only when its refs name its own resources, its graph has
 #: no cycle and each resource's properties fit that type's create route: rules between
@@ -189,13 +187,7 @@ def live() -> Iterator[dict[str, Any]]:
 
 
 @schema.parametrize()
-@settings(
-    max_examples=MAX_EXAMPLES,
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-)
+@FUZZ_SETTINGS
 def test_api_conforms_to_its_schema(case: Any, live: dict[str, Any]) -> None:
     admin = (case.method.upper(), case.path) in ADMIN_ONLY
     token = ADMIN_KEY if admin else live["key"]

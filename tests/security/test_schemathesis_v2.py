@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -25,9 +24,9 @@ from schemathesis.specs.openapi.checks import (
 
 from chalicelib import wiring
 from chalicelib.api.v2.openapi import build_document
+from tests.support.fuzz import FUZZ_SETTINGS, MAX_EXAMPLES
 from tests.support.http_front import app_over_http, project_over_http
 
-MAX_EXAMPLES = 6
 CHECKS = [
     not_a_server_error,
     response_schema_conformance,
@@ -49,13 +48,7 @@ def live() -> Iterator[dict[str, Any]]:
 
 
 @schema.parametrize()
-@settings(
-    max_examples=MAX_EXAMPLES,
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-)
+@FUZZ_SETTINGS
 def test_v2_conforms_to_its_schema(case: Any, live: dict[str, Any]) -> None:
     case.call_and_validate(
         base_url=live["url"], headers={"Authorization": f"Bearer {live['key']}"}, checks=CHECKS
