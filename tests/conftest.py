@@ -19,6 +19,9 @@ from chalicelib.local import moto_patches
 # The same TransactWriteItems the local runtime's stand-in uses (see moto_patches).
 moto_patches.apply()
 
+# Fixtures shared by test modules in several folders (trigger tests: fake_clock, suite).
+pytest_plugins = ["tests.support.triggers"]
+
 ADMIN_KEY = "test-admin-key"
 SERVER_SECRET = "test-server-secret-0123456789abcdefghijklmnop"
 

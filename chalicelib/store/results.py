@@ -320,18 +320,7 @@ def iter_outcomes(run_id: str) -> Iterator[EvalResult]:
     for model in ResultModel.query(
         run_id, consistent_read=True, attributes_to_get=OUTCOME_ATTRIBUTES
     ):
-        yield EvalResult(
-            id="",
-            run_id=model.run_id,
-            dataset_item_id=model.dataset_item_id,
-            trial=int(model.trial or 1),
-            input=[],
-            scores=[ScoreEntry.model_validate(s) for s in model.scores or []],
-            passed=model.passed,
-            error=RecordedError.model_validate(model.error) if model.error else None,
-            usage=[UsageEntry.model_validate(u) for u in model.usage or []],
-            created_at="",
-        )
+        yield _without_content(model)
 
 
 def iter_scored(run_id: str) -> Iterator[EvalResult]:
@@ -339,19 +328,29 @@ def iter_scored(run_id: str) -> Iterator[EvalResult]:
     (what ``/v2`` events and summaries need), still without content."""
     wanted = [*OUTCOME_ATTRIBUTES, "generation_id", "created_at"]
     for model in ResultModel.query(run_id, consistent_read=True, attributes_to_get=wanted):
-        yield EvalResult(
-            id="",
-            run_id=model.run_id,
-            dataset_item_id=model.dataset_item_id,
-            trial=int(model.trial or 1),
-            input=[],
-            generation_id=model.generation_id,
-            scores=[ScoreEntry.model_validate(s) for s in model.scores or []],
-            passed=model.passed,
-            error=RecordedError.model_validate(model.error) if model.error else None,
-            usage=[UsageEntry.model_validate(u) for u in model.usage or []],
-            created_at=model.created_at,
+        yield _without_content(
+            model, generation_id=model.generation_id, created_at=model.created_at
         )
+
+
+def _without_content(
+    model: ResultModel, *, generation_id: str | None = None, created_at: str = ""
+) -> EvalResult:
+    """A result read with only its outcome attributes (``OUTCOME_ATTRIBUTES``), as a domain
+    object: no id, input or output; what was not read is passed in or left empty."""
+    return EvalResult(
+        id="",
+        run_id=model.run_id,
+        dataset_item_id=model.dataset_item_id,
+        trial=int(model.trial or 1),
+        input=[],
+        generation_id=generation_id,
+        scores=[ScoreEntry.model_validate(s) for s in model.scores or []],
+        passed=model.passed,
+        error=RecordedError.model_validate(model.error) if model.error else None,
+        usage=[UsageEntry.model_validate(u) for u in model.usage or []],
+        created_at=created_at,
+    )
 
 
 def iter_result_keys(run_id: str) -> Iterator[str]:

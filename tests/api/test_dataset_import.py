@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from chalicelib import wiring
 from chalicelib.api.dataset_import import MAX_LINES
 
 
@@ -129,11 +130,9 @@ def test_more_lines_than_one_transaction_holds_is_413_with_nothing_written(
 def test_a_body_over_the_byte_limit_is_413(
     api: Any, project: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from chalicelib.settings import reset_settings
-
     dataset = _dataset(api, project)
     monkeypatch.setenv("PAWL_MAX_BODY_BYTES", "2000")
-    reset_settings()
+    wiring.reload_settings()
     response = api.post(_path(dataset), raw=_jsonl(*[_item("y" * 100) for _ in range(20)]))
     assert response.status == 413 and response.json["error"]["meta"]["limit"] == 2000
     assert _items(api, dataset) == []

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from chalicelib import wiring
 from tests.support.drain import drain_queues
 from tests.support.servers import Reply, Request, serve
 
@@ -145,10 +146,8 @@ def test_an_invalid_or_too_large_max_concurrency_is_refused_before_any_write(
 def test_the_server_limit_is_named_in_the_refusal(
     api: Any, project: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from chalicelib.settings import reset_settings
-
     monkeypatch.setenv("PAWL_MAX_CONCURRENCY_LIMIT", "8")
-    reset_settings()
+    wiring.reload_settings()
     evaluation = _suite(api, project, "http://127.0.0.1:9/agent", max_concurrency=8)
     refused = api.post(_runs(api, evaluation), {"max_concurrency": 9})
     assert refused.status == 400, refused

@@ -3,38 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
-
-import pytest
 
 from chalicelib.engine.triggers.inbound import MAX_BODY_BYTES, signature
 from tests.support.triggers import (
     FIRINGS,
     TRIGGERS,
-    FakeClock,
     TriggerSuite,
     create_trigger,
     firings_of,
-    http_agent,
-    make_trigger_suite,
     runs_of,
     trigger_body,
 )
-
-T0 = datetime(2026, 12, 1, 10, 0, 30, tzinfo=UTC)
-
-
-@pytest.fixture
-def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    return FakeClock(T0).install(monkeypatch)
-
-
-@pytest.fixture
-def suite(api: Any, project: dict[str, Any], fake_clock: FakeClock) -> Iterator[TriggerSuite]:
-    with http_agent() as server:
-        yield make_trigger_suite(api, project, server)
 
 
 def hook(api: Any, trigger_id: str, body: bytes, headers: dict[str, str]) -> Any:

@@ -12,17 +12,13 @@ import pytest
 from chalicelib import cli
 from chalicelib.client import PawlClient
 from chalicelib.datasets_cli import CHUNK_LINES
-from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+from tests.support.runtime import runtime_with_project
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     state_dir: Path = tmp_path_factory.mktemp("import-state")
-    config = RuntimeConfig(port=0, state_dir=state_dir, snapshot_interval_s=0, run_schedules=False)
-    with LocalRuntime(config) as runtime:
-        with PawlClient(runtime.url, runtime.admin_key) as admin:
-            project = admin.create_project("import-tests")
-            key = admin.create_api_key(project["id"], "ci")["key"]
+    with runtime_with_project(state_dir, "import-tests") as (runtime, key):
         yield runtime.url, key
 
 

@@ -10,7 +10,7 @@ import yaml
 
 from chalicelib import cli
 from chalicelib.client import PawlClient
-from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+from tests.support.runtime import runtime_with_project
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support-suite.yaml"
 V2 = "agent_callable=chalicelib.demo.agent:answer_v2"
@@ -19,11 +19,7 @@ V2 = "agent_callable=chalicelib.demo.agent:answer_v2"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     state_dir: Path = tmp_path_factory.mktemp("pawl-apply-state")
-    config = RuntimeConfig(port=0, state_dir=state_dir, snapshot_interval_s=0, run_schedules=False)
-    with LocalRuntime(config) as runtime:
-        with PawlClient(runtime.url, runtime.admin_key) as admin:
-            project = admin.create_project("pawl-apply-tests")
-            key = admin.create_api_key(project["id"], "ci")["key"]
+    with runtime_with_project(state_dir, "pawl-apply-tests") as (runtime, key):
         yield runtime.url, key
 
 

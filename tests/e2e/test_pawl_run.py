@@ -13,8 +13,9 @@ from chalicelib import cli
 from chalicelib.client import PawlClient, Run
 from chalicelib.demo.cases import CASES, dataset_items, eval_scorers
 from chalicelib.demo.ci import exit_code_for
-from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+from chalicelib.local.runtime import LocalRuntime
 from tests.support import agents
+from tests.support.runtime import runtime_with_project
 
 #: Cases v1 fails and v2 passes (billing, refund, security, data_export): one of each.
 CASE_INDICES = (0, 8, 32, 40)
@@ -53,11 +54,7 @@ class Setup:
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     state_dir: Path = tmp_path_factory.mktemp("pawl-run-state")
-    config = RuntimeConfig(port=0, state_dir=state_dir, snapshot_interval_s=0, run_schedules=False)
-    with LocalRuntime(config) as runtime:
-        with PawlClient(runtime.url, runtime.admin_key) as admin:
-            project = admin.create_project("pawl-run-tests")
-            key = admin.create_api_key(project["id"], "ci")["key"]
+    with runtime_with_project(state_dir, "pawl-run-tests") as (runtime, key):
         with PawlClient(runtime.url, key) as client:
             agent = client.create_agent(
                 {

@@ -7,11 +7,7 @@ queues drained through the workers. Time is a fake clock moved by hand.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
-
-import pytest
 
 from chalicelib.engine.triggers import schedule
 from chalicelib.local.quiesce import Quiesce
@@ -25,23 +21,8 @@ from tests.support.triggers import (
     TriggerSuite,
     create_trigger,
     firings_of,
-    http_agent,
-    make_trigger_suite,
     runs_of,
 )
-
-T0 = datetime(2026, 12, 1, 10, 0, 30, tzinfo=UTC)
-
-
-@pytest.fixture
-def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    return FakeClock(T0).install(monkeypatch)
-
-
-@pytest.fixture
-def suite(api: Any, project: dict[str, Any], fake_clock: FakeClock) -> Iterator[TriggerSuite]:
-    with http_agent() as server:
-        yield make_trigger_suite(api, project, server)
 
 
 def run(api: Any, suite: TriggerSuite, run_id: str) -> dict[str, Any]:

@@ -7,11 +7,7 @@ store and engine calls) and then not doing the rest; the clock is a fake one.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
-
-import pytest
 
 from chalicelib import ids
 from chalicelib.engine.start import StartOptions, start_run
@@ -25,24 +21,10 @@ from tests.support.triggers import (
     FakeClock,
     TriggerSuite,
     create_trigger,
-    http_agent,
-    make_trigger_suite,
     runs_of,
 )
 
-T0 = datetime(2026, 12, 1, 10, 0, 30, tzinfo=UTC)
 PAST_GRACE_S = firing.FIRING_GRACE_S + 1
-
-
-@pytest.fixture
-def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    return FakeClock(T0).install(monkeypatch)
-
-
-@pytest.fixture
-def suite(api: Any, project: dict[str, Any], fake_clock: FakeClock) -> Iterator[TriggerSuite]:
-    with http_agent() as server:
-        yield make_trigger_suite(api, project, server)
 
 
 def crashed_after_recording(trigger_id: str, firing_id: str, claimed: bool = False) -> None:

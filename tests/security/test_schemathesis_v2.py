@@ -12,10 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -26,10 +24,9 @@ from schemathesis.specs.openapi.checks import (
 
 from chalicelib import wiring
 from chalicelib.api.v2.openapi import build_document
-from tests.conftest import ADMIN_KEY
-from tests.support.http_front import app_over_http
+from tests.support.fuzz import FUZZ_SETTINGS, MAX_EXAMPLES
+from tests.support.http_front import app_over_http, project_over_http
 
-MAX_EXAMPLES = 6
 CHECKS = [
     not_a_server_error,
     response_schema_conformance,
@@ -46,24 +43,12 @@ schema.config.generation.update(max_examples=MAX_EXAMPLES, deterministic=True)
 @pytest.fixture(scope="module")
 def live() -> Iterator[dict[str, Any]]:
     with app_over_http() as server:
-        admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
-        project = httpx.post(f"{server.url}/api/v1/projects", json={"name": "fuzz"}, headers=admin)
-        key = httpx.post(
-            f"{server.url}/api/v1/api-keys",
-            json={"project_id": project.json()["id"], "name": "fuzz"},
-            headers=admin,
-        )
-        yield {"url": server.url, "key": key.json()["key"]}
+        _, key = project_over_http(server.url, "fuzz")
+        yield {"url": server.url, "key": key}
 
 
 @schema.parametrize()
-@settings(
-    max_examples=MAX_EXAMPLES,
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-)
+@FUZZ_SETTINGS
 def test_v2_conforms_to_its_schema(case: Any, live: dict[str, Any]) -> None:
     case.call_and_validate(
         base_url=live["url"], headers={"Authorization": f"Bearer {live['key']}"}, checks=CHECKS

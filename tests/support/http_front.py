@@ -10,11 +10,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import httpx
 from moto import mock_aws
 
 from chalicelib.local.gateway import GatewayServer
 from chalicelib.local.quiesce import Quiesce
-from tests.conftest import reset_process_state
+from tests.conftest import ADMIN_KEY, reset_process_state
 
 
 @contextmanager
@@ -51,3 +52,16 @@ def app_over_http() -> Iterator[GatewayServer]:
 
         with serving(app) as server:
             yield server
+
+
+def project_over_http(url: str, name: str) -> tuple[str, str]:
+    """A new project and a key for it, made with the admin key through the app at ``url``:
+    ``(project id, project key)``."""
+    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    project = httpx.post(f"{url}/api/v1/projects", json={"name": name}, headers=admin)
+    key = httpx.post(
+        f"{url}/api/v1/api-keys",
+        json={"project_id": project.json()["id"], "name": name},
+        headers=admin,
+    )
+    return project.json()["id"], key.json()["key"]

@@ -2,6 +2,9 @@
 
 The clock is the one every pawl module reads (``chalicelib.clock.now``), replaced for the
 test and moved by hand: schedules are driven by ``advance``, never by sleeping.
+
+The ``fake_clock`` and ``suite`` fixtures serve the trigger test modules in tests/api and
+tests/integration; tests/conftest.py loads this module as a pytest plugin for them.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -20,6 +23,8 @@ from tests.support.servers import Reply, Request, Server, serve
 
 TRIGGERS = "/api/v1/triggers"
 FIRINGS = "/api/v1/trigger-firings"
+# Where every trigger test's clock starts: half a minute past a slot, so cadences are visible.
+T0 = datetime(2026, 12, 1, 10, 0, 30, tzinfo=UTC)
 
 
 class FakeClock:
@@ -94,6 +99,17 @@ def make_trigger_suite(
         )
     )
     return TriggerSuite(project, agent, evaluation, server)
+
+
+@pytest.fixture
+def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    return FakeClock(T0).install(monkeypatch)
+
+
+@pytest.fixture
+def suite(api: Any, project: dict[str, Any], fake_clock: FakeClock) -> Iterator[TriggerSuite]:
+    with http_agent() as server:
+        yield make_trigger_suite(api, project, server)
 
 
 def trigger_body(suite: TriggerSuite, kind: str = "manual", **fields: Any) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,6 +17,7 @@ from chalicelib.local.scheduler import (
     aws_cron_to_five_fields,
     parse_expression,
 )
+from tests.support.triggers import FakeClock
 
 T0 = datetime(2026, 3, 2, 10, 0, 30, tzinfo=UTC)  # a Monday
 
@@ -61,20 +61,6 @@ def test_unsupported_expressions_are_refused(expression: str) -> None:
         parse_expression(expression)
 
 
-class Clock:
-    def __init__(self, start: datetime) -> None:
-        self.now = start
-        self.lock = threading.Lock()
-
-    def __call__(self) -> datetime:
-        with self.lock:
-            return self.now
-
-    def advance(self, delta: timedelta) -> None:
-        with self.lock:
-            self.now += delta
-
-
 def scheduled_app(calls: list[dict[str, Any]]) -> Chalice:
     app = Chalice("scheduler-test")
 
@@ -92,7 +78,7 @@ def scheduled_app(calls: list[dict[str, Any]]) -> Chalice:
 
 def test_trigger_runs_now_with_a_cloudwatch_event() -> None:
     calls: list[dict[str, Any]] = []
-    scheduler = Scheduler(scheduled_app(calls), quiesce=Quiesce(), now=Clock(T0))
+    scheduler = Scheduler(scheduled_app(calls), quiesce=Quiesce(), now=FakeClock(T0))
     assert sorted(scheduler.schedules) == ["every_minute", "nightly"]
     assert scheduler.trigger("every_minute") == "ran"
     (event,) = calls
@@ -108,12 +94,12 @@ def test_trigger_runs_now_with_a_cloudwatch_event() -> None:
 
 def test_the_thread_fires_a_schedule_when_it_is_due() -> None:
     calls: list[dict[str, Any]] = []
-    clock = Clock(T0)
+    clock = FakeClock(T0)
     scheduler = Scheduler(scheduled_app(calls), quiesce=Quiesce(), now=clock)
     scheduler.start()
     try:
         assert calls == []
-        clock.advance(timedelta(minutes=1, seconds=1))
+        clock.advance(minutes=1, seconds=1)
         deadline = time.monotonic() + 10
         while not calls and time.monotonic() < deadline:
             time.sleep(0.02)

@@ -6,21 +6,21 @@ from collections.abc import Iterator
 
 import pytest
 
+from chalicelib import wiring
 from chalicelib.engine.concurrency import process_limit
-from chalicelib.settings import reset_settings
 
 
 @pytest.fixture
 def deployment(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
     yield monkeypatch
-    reset_settings()
+    wiring.reload_settings()
 
 
 def test_a_run_gets_its_own_limit_within_the_published_ceiling(
     deployment: pytest.MonkeyPatch,
 ) -> None:
     deployment.delenv("PAWL_MAX_CONCURRENCY_LIMIT", raising=False)
-    reset_settings()
+    wiring.reload_settings()
     assert process_limit(40) == 40
     assert process_limit(3) == 3
     assert process_limit(500) == 200  # a snapshot can never exceed the ceiling
@@ -30,8 +30,8 @@ def test_an_operator_limit_lowers_every_run_and_cannot_raise_the_ceiling(
     deployment: pytest.MonkeyPatch,
 ) -> None:
     deployment.setenv("PAWL_MAX_CONCURRENCY_LIMIT", "8")
-    reset_settings()
+    wiring.reload_settings()
     assert process_limit(40) == 8 and process_limit(3) == 3
     deployment.setenv("PAWL_MAX_CONCURRENCY_LIMIT", "5000")
-    reset_settings()
+    wiring.reload_settings()
     assert process_limit(500) == 200

@@ -129,17 +129,23 @@ def _refusal(response: Any) -> dict[str, Any]:
     return dict(response.json)
 
 
-def test_0251_baseline_refused(tenant_a: Api, drain: Callable[[], None], base_run: str) -> None:
-    unknown = "evrun_0123456789abcdef"
-    answer = _refusal(
-        start(tenant_a, CANDIDATE, evalModes=["golden", "regression"], baselineRunId=unknown)
+#: A well-formed run id that no tenant has.
+UNKNOWN_RUN = "evrun_0123456789abcdef"
+
+
+def _baseline_refusal(tenant: Api, baseline: str) -> dict[str, Any]:
+    """The refusal of a regression start of CANDIDATE against ``baseline``."""
+    return _refusal(
+        start(tenant, CANDIDATE, evalModes=["golden", "regression"], baselineRunId=baseline)
     )
-    assert unknown not in str(answer)
+
+
+def test_0251_baseline_refused(tenant_a: Api, drain: Callable[[], None], base_run: str) -> None:
+    answer = _baseline_refusal(tenant_a, UNKNOWN_RUN)
+    assert UNKNOWN_RUN not in str(answer)
     assert tenant_a.post("/v2/eval-suites", suite()).status == 201
     other = completed_run(tenant_a, drain, "acme.tests.evals.basic@1.0.0")
-    other_suite = _refusal(
-        start(tenant_a, CANDIDATE, evalModes=["golden", "regression"], baselineRunId=other)
-    )
+    other_suite = _baseline_refusal(tenant_a, other)
     assert other not in str(other_suite)
     assert other_suite == answer
 
@@ -148,17 +154,8 @@ def test_0251_baseline_uniform(
     tenant_a: Api, tenant_b: Api, drain: Callable[[], None], base_run: str
 ) -> None:
     foreign = completed_run(tenant_b, drain, BASE)
-    unknown = _refusal(
-        start(
-            tenant_a,
-            CANDIDATE,
-            evalModes=["golden", "regression"],
-            baselineRunId="evrun_0123456789abcdef",
-        )
-    )
-    refused = _refusal(
-        start(tenant_a, CANDIDATE, evalModes=["golden", "regression"], baselineRunId=foreign)
-    )
+    unknown = _baseline_refusal(tenant_a, UNKNOWN_RUN)
+    refused = _baseline_refusal(tenant_a, foreign)
     assert refused == unknown
     assert foreign not in str(refused)
     assert_envelope(tenant_a.get(f"/v2/runs/{foreign}"), 404, "not_found")
@@ -240,21 +237,12 @@ def test_oversized_metadata_and_a_wrong_content_type_are_refused(tenant_a: Api) 
 def test_a_v1_run_and_an_unfinished_run_are_refused_the_same_way(
     tenant_a: Api, base_run: str
 ) -> None:
-    unknown = _refusal(
-        start(
-            tenant_a,
-            CANDIDATE,
-            evalModes=["golden", "regression"],
-            baselineRunId="evrun_0123456789abcdef",
-        )
-    )
+    unknown = _baseline_refusal(tenant_a, UNKNOWN_RUN)
     evaluation = tenant_a.get("/api/v1/evals").json["data"][0]
     v1_run = tenant_a.post(f"/api/v1/evals/{evaluation['id']}/runs", {"wait": True})
     assert v1_run.status == 201 and v1_run.json["status"] == "completed", v1_run
     queued = start(tenant_a, BASE)  # never drained: stays queued
     assert queued.status == 201
     for baseline in (v1_run.json["id"], queued.json["runId"]):
-        refused = _refusal(
-            start(tenant_a, CANDIDATE, evalModes=["golden", "regression"], baselineRunId=baseline)
-        )
+        refused = _baseline_refusal(tenant_a, baseline)
         assert refused == unknown
