@@ -133,7 +133,15 @@ def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
     return _guarded(args, err, work)
 
 
-def print_outcome(out: Console, err: Console, formation: dict[str, Any], verb: str) -> int:
+def print_outcome(
+    out: Console,
+    err: Console,
+    formation: dict[str, Any],
+    verb: str,
+    unchanged: frozenset[str] = frozenset(),
+) -> int:
+    """The formation after a deploy. A resource's ``status`` is its last lifecycle step
+    (``created`` since the first deploy); one the plan left alone reads ``unchanged``."""
     status = formation["status"]
     style = "green" if status == "active" else "red"
     out.print(
@@ -144,7 +152,8 @@ def print_outcome(out: Console, err: Console, formation: dict[str, Any], verb: s
         if resource["status"] != "deleted":
             out.print(
                 f"  {resource['logical_id']} ({resource['resource_type']}) "
-                f"{resource['physical_resource_id']} {resource['status']}"
+                f"{resource['physical_resource_id']} "
+                f"{'unchanged' if resource['logical_id'] in unchanged else resource['status']}"
             )
     for name, value in (formation.get("outputs") or {}).items():
         out.print(f"  output {escape(name)} = {escape(json.dumps(value))}")
@@ -162,13 +171,16 @@ def print_outcome(out: Console, err: Console, formation: dict[str, Any], verb: s
 def cmd_apply(args: argparse.Namespace, out: Console, err: Console) -> int:
     def work(client: PawlClient, target: Target) -> int:
         existing = client.find_formation(target.name, target.project_id)
+        scope = {"project_id": target.project_id} if target.project_id else {}
         if existing is None:
-            body = {**_body(target), "name": target.name}
-            if target.project_id:
-                body["project_id"] = target.project_id
+            body = {**_body(target), "name": target.name, **scope}
             return print_outcome(out, err, client.create_formation(body), "apply (create)")
+        plan = client.plan_formation({**_body(target), "name": target.name, **scope})
+        unchanged = frozenset(
+            change["logical_id"] for change in plan["changes"] if change["action"] == "unchanged"
+        )
         updated = client.update_formation(existing["id"], _body(target))
-        return print_outcome(out, err, updated, "apply (update)")
+        return print_outcome(out, err, updated, "apply (update)", unchanged)
 
     return _guarded(args, err, work)
 

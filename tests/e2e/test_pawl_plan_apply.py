@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,7 +45,11 @@ def test_plan_apply_update_and_a_failed_deploy(
     assert "~ update    SupportAgent (agent)" in diff and "answer_v2" in diff
     assert "1 to update, 0 to delete, 6 unchanged" in diff
     assert cli.main(_pawl(server, "apply", str(EXAMPLE), "--param", V2)) == 0
-    assert "apply (update)" in capsys.readouterr().out
+    updated = capsys.readouterr().out
+    assert "apply (update)" in updated
+    assert re.search(r"SupportAgent \(agent\) agt_\w+ updated", updated)
+    assert re.search(r"SupportCases \(dataset\) dset_\w+ unchanged", updated)
+    assert " created" not in updated  # an update applies no create here
 
     # A deploy the platform refuses part-way: exit 1, the reason on stderr.
     broken = yaml.safe_load(EXAMPLE.read_text())
