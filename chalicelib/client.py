@@ -159,26 +159,9 @@ class PawlClient:
     ) -> None:
         self.close()
 
-    def _request(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Json | None = None,
-        params: dict[str, str | int] | None = None,
-        content: bytes | None = None,
-        content_type: str | None = None,
-    ) -> Any:
-        response = self._send(
-            method, path, body=body, params=params, content=content, content_type=content_type
-        )
-        if response.status_code >= 400:
-            raise _error_of(response)
-        return response.json() if response.content else None
-
     def import_items(self, dataset_id: str, jsonl: bytes) -> Json:
         """Add the items of a JSON Lines body to a dataset, all or none (``items:import``)."""
-        result: Json = self._request(
+        result: Json = self.send(
             "POST",
             f"/api/v1/datasets/{dataset_id}/items:import",
             content=jsonl,
@@ -210,11 +193,14 @@ class PawlClient:
         path: str,
         *,
         body: Json | None = None,
-        params: Mapping[str, str] | None = None,
+        params: Mapping[str, str | int] | None = None,
         content: bytes | None = None,
         content_type: str | None = None,
     ) -> Any:
-        """Any operation by method and path (``pawl <operation>``): its JSON, or None."""
+        """Any operation by method and path: its JSON (text if not JSON), or None when empty.
+
+        An answer of 400 or more raises :class:`ApiError`; no answer, :class:`ServerUnreachable`.
+        """
         response = self._send(
             method, path, body=body, params=params, content=content, content_type=content_type
         )
@@ -230,11 +216,11 @@ class PawlClient:
     # --- tenancy --------------------------------------------------------------------------
 
     def health(self) -> Json:
-        result: Json = self._request("GET", "/health")
+        result: Json = self.send("GET", "/health")
         return result
 
     def create_project(self, name: str) -> Json:
-        result: Json = self._request("POST", "/api/v1/projects", body={"name": name})
+        result: Json = self.send("POST", "/api/v1/projects", body={"name": name})
         return result
 
     def find_project(self, name: str) -> Json | None:
@@ -256,34 +242,34 @@ class PawlClient:
     def create_api_key(self, project_id: str, name: str) -> Json:
         """A new key for the project; its secret (``key``) is only in this answer."""
         body = {"project_id": project_id, "name": name}
-        result: Json = self._request("POST", "/api/v1/api-keys", body=body)
+        result: Json = self.send("POST", "/api/v1/api-keys", body=body)
         return result
 
     # --- catalog --------------------------------------------------------------------------
 
     def create_agent(self, body: Json) -> Json:
-        result: Json = self._request("POST", "/api/v1/agents", body=body)
+        result: Json = self.send("POST", "/api/v1/agents", body=body)
         return result
 
     def update_agent(self, agent_id: str, changes: Json) -> Json:
         """A PUT that changes the agent's behaviour creates its next version."""
-        result: Json = self._request("PUT", f"/api/v1/agents/{agent_id}", body=changes)
+        result: Json = self.send("PUT", f"/api/v1/agents/{agent_id}", body=changes)
         return result
 
     def create_dataset(self, body: Json) -> Json:
-        result: Json = self._request("POST", "/api/v1/datasets", body=body)
+        result: Json = self.send("POST", "/api/v1/datasets", body=body)
         return result
 
     def add_item(self, dataset_id: str, item: Json) -> Json:
-        result: Json = self._request("POST", f"/api/v1/datasets/{dataset_id}/items", body=item)
+        result: Json = self.send("POST", f"/api/v1/datasets/{dataset_id}/items", body=item)
         return result
 
     def create_eval(self, body: Json) -> Json:
-        result: Json = self._request("POST", "/api/v1/evals", body=body)
+        result: Json = self.send("POST", "/api/v1/evals", body=body)
         return result
 
     def get_eval(self, eval_id: str) -> Json:
-        result: Json = self._request("GET", f"/api/v1/evals/{eval_id}")
+        result: Json = self.send("GET", f"/api/v1/evals/{eval_id}")
         return result
 
     # --- formations -----------------------------------------------------------------------
@@ -292,19 +278,19 @@ class PawlClient:
         params: dict[str, str | int] = {"name": name}
         if project_id:
             params["project_id"] = project_id
-        found: list[Json] = self._request("GET", "/api/v1/formations", params=params)["data"]
+        found: list[Json] = self.send("GET", "/api/v1/formations", params=params)["data"]
         return found[0] if found else None
 
     def plan_formation(self, body: Json) -> Json:
-        result: Json = self._request("POST", "/api/v1/formations/plan", body=body)
+        result: Json = self.send("POST", "/api/v1/formations/plan", body=body)
         return result
 
     def create_formation(self, body: Json) -> Json:
-        result: Json = self._request("POST", "/api/v1/formations", body=body)
+        result: Json = self.send("POST", "/api/v1/formations", body=body)
         return result
 
     def update_formation(self, formation_id: str, body: Json) -> Json:
-        result: Json = self._request("PUT", f"/api/v1/formations/{formation_id}", body=body)
+        result: Json = self.send("PUT", f"/api/v1/formations/{formation_id}", body=body)
         return result
 
     # --- runs -----------------------------------------------------------------------------
@@ -329,10 +315,10 @@ class PawlClient:
             body["metadata"] = metadata
         if max_concurrency is not None:
             body["max_concurrency"] = max_concurrency
-        return Run.model_validate(self._request("POST", f"/api/v1/evals/{eval_id}/runs", body=body))
+        return Run.model_validate(self.send("POST", f"/api/v1/evals/{eval_id}/runs", body=body))
 
     def get_run(self, eval_id: str, run_id: str) -> Run:
-        return Run.model_validate(self._request("GET", f"/api/v1/evals/{eval_id}/runs/{run_id}"))
+        return Run.model_validate(self.send("GET", f"/api/v1/evals/{eval_id}/runs/{run_id}"))
 
     def iter_runs(self, eval_id: str) -> Iterator[Run]:
         """The eval's runs, newest first, one page at a time."""
@@ -376,7 +362,7 @@ class PawlClient:
             params: dict[str, str | int] = {"limit": limit}
             if cursor:
                 params["cursor"] = cursor
-            listing = self._request("GET", path, params=params)
+            listing = self.send("GET", path, params=params)
             yield from listing["data"]
             cursor = listing.get("next_cursor")
             if not cursor:
