@@ -26,12 +26,16 @@ class SpendTally:
     by_source: dict[str, _SourceTotal] = field(default_factory=dict)
 
     def add(self, result: EvalResult) -> None:
-        for entry in result.usage:
-            total = self.by_source.setdefault(entry.source, _SourceTotal())
+        self.add_usage([entry.model_dump() for entry in result.usage])
+
+    def add_usage(self, usage: list[dict[str, Any]]) -> None:
+        """A result row's usage as stored (settle's lean rows read it so)."""
+        for entry in usage:
+            total = self.by_source.setdefault(entry["source"], _SourceTotal())
             total.calls += 1
-            total.input_tokens += entry.input_tokens
-            total.output_tokens += entry.output_tokens
-            total.cost_usd += entry.cost_usd
+            total.input_tokens += entry.get("input_tokens", 0)
+            total.output_tokens += entry.get("output_tokens", 0)
+            total.cost_usd += entry.get("cost_usd", 0.0)
 
     def result(self) -> dict[str, Any]:
         """``{"by_source": {source: {calls, input_tokens, output_tokens, cost_usd}}, "total"}``."""
