@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from chalicelib.local import snapshot
 from chalicelib.local.journal import (
     Journal,
     JournalClosed,
@@ -16,7 +17,6 @@ from chalicelib.local.journal import (
     segment_numbers,
     segment_path,
 )
-from chalicelib.local import snapshot
 from chalicelib.local.journal_wsgi import DROPPED_HEADERS, classify, replay_environ
 from chalicelib.local.journal_wsgi import _record_of as record_of
 from chalicelib.local.standin_state import snapshot_in_background
