@@ -1,4 +1,4 @@
-"""Fan-out: freeze a queued run's item set and enqueue one message per (item, trial).
+"""Fan-out: freeze a queued run's item set and enqueue its (item, trial) work, several per message.
 
 The HTTP request that started the run only wrote the run and one fan-out message. A
 fan-out worker pages the dataset by ``created_key`` up to the run's own creation (an item
@@ -48,7 +48,7 @@ def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
         )
         if page:
             runs.put_run_items(state.id, page)
-            messages.send_items(messages.item_messages(state.id, page, snapshot.trials))
+            messages.send_work(state.id, messages.item_work(page, snapshot.trials))
             counted += len(page)
             in_chunk += len(page)
             after = last_key
@@ -83,8 +83,7 @@ def missing_work(state: RunState) -> Iterator[tuple[FrozenItem, int]]:
 
 def enqueue_missing(state: RunState) -> int:
     """Re-enqueue the work of a fanned-out run that has no result yet. Returns how many."""
-    bodies = (messages.item_message(state.id, item, trial) for item, trial in missing_work(state))
-    sent = messages.send_items(bodies)
+    sent = messages.send_work(state.id, missing_work(state))
     if sent:
         runs.touch(state.id)
     else:
