@@ -124,7 +124,10 @@ def _shared_client(policy: OutboundPolicy) -> httpx.Client:
     with _lock:
         if _client is None or _client_policy != policy:
             # Pooled connections were vetted under the old policy: never reuse them.
-            limits = httpx.Limits(max_connections=64, max_keepalive_connections=32)
+            # Every call a run may have in flight keeps its connection between calls: a
+            # smaller keep-alive pool closes and reopens (and re-vets) connections all run long.
+            pooled = max(64, get_settings().max_concurrency_limit)
+            limits = httpx.Limits(max_connections=pooled, max_keepalive_connections=pooled)
             _client = httpx.Client(
                 transport=_VettingTransport(policy, limits),
                 follow_redirects=False,
