@@ -235,9 +235,9 @@ class ProcessCpu:
 @contextmanager
 def py_spy(out: str) -> Iterator[None]:
     """py-spy sampling this process while the block runs (100 Hz, threads holding the GIL)."""
+    sampler = ["py-spy", "record", "--pid", str(os.getpid()), "--gil", "--nonblocking"]
     process = subprocess.Popen(
-        ["py-spy", "record", "--pid", str(os.getpid()), "--gil", "--nonblocking"]
-        + ["--rate", "100", "--format", "raw", "--output", out],
+        [*sampler, "--rate", "100", "--format", "raw", "--output", out],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
