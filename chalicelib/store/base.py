@@ -25,7 +25,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.settings import get_settings
-from chalicelib.store import item_size
+from chalicelib.store import direct_json, item_size
 
 #: The ``cause_response_code`` of a single-item write whose condition did not hold.
 CONDITION_FAILED = "ConditionalCheckFailedException"
@@ -123,7 +123,7 @@ def connection() -> Connection:
                     max_retry_attempts=5,
                     max_pool_connections=64,
                 )
-                conn.client  # noqa: B018 - create the client once, under the lock
+                direct_json.install(conn.client)  # creates the client once, under the lock
                 _shared = conn
             shared = _shared
     return shared
