@@ -23,7 +23,9 @@ from chalicelib.store import results, runs
 
 log = logging.getLogger("pawl.engine.fanout")
 
-PAGE_ITEMS = 100
+#: Dataset items read, frozen and enqueued at a time: one Query, eight BatchWriteItems and
+#: (at one trial) two SendMessageBatch calls of ten messages of ten work items.
+PAGE_ITEMS = 200
 CHUNK_ITEMS = 2000
 
 
