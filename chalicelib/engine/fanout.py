@@ -69,18 +69,13 @@ def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
 
 
 def missing_work(state: RunState) -> Iterator[tuple[FrozenItem, int]]:
-    """(item, trial) pairs of the frozen set with no result, merging two sorted streams."""
-    recorded = results.iter_result_keys(state.id)
-    next_recorded = next(recorded, None)
+    """(item, trial) pairs of the frozen set with no result."""
+    recorded = set(results.iter_result_keys(state.id))
     for page in runs.iter_run_item_pages(state.id):
         for item in page:
             for trial in range(1, state.snapshot.trials + 1):
-                key = result_key(item.dataset_item_id, trial)
-                while next_recorded is not None and next_recorded < key:
-                    next_recorded = next(recorded, None)
-                if next_recorded == key:
-                    continue
-                yield item, trial
+                if result_key(item.dataset_item_id, trial) not in recorded:
+                    yield item, trial
 
 
 def enqueue_missing(state: RunState) -> int:

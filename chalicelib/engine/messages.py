@@ -18,9 +18,6 @@ from chalicelib import queues
 from chalicelib.domain.runs import FrozenItem, WorkItem
 from chalicelib.settings import get_settings
 
-#: A frozen item rides in its message only below this size; a larger one is read from
-#: the run's frozen set by the worker (SQS bills per 64 KB and caps a batch's total).
-INLINE_ITEM_BYTES = 16 * 1024
 #: Work items per message: a worker's batch of ``ITEM_BATCH_MESSAGES`` messages then holds
 #: at most 90 items, which one BatchGetItem reads and two transactions record.
 WORK_PER_MESSAGE = 10
@@ -39,12 +36,11 @@ class FanoutMessage(BaseModel):
 
 def _work_entry(item: FrozenItem, trial: int) -> str:
     """One work item of a message, JSON-encoded; the item itself only when small enough."""
-    encoded = item.model_dump(mode="json")
-    carried = json.dumps(encoded)
+    carried = item.carried()
     head = json.dumps({"dataset_item_id": item.dataset_item_id, "trial": trial})
-    if len(carried) <= INLINE_ITEM_BYTES:
+    if carried is not None:
         return f'{head[:-1]}, "item": {carried}}}'  # the item's JSON, not encoded again
-    return head
+    return head  # too large: the worker reads it from the run's frozen set
 
 
 def _body(run_id: str, entries: list[str]) -> str:

@@ -11,7 +11,7 @@ import pytest
 from chalicelib import aws
 from chalicelib.settings import get_settings
 from chalicelib.store import runs as run_store
-from chalicelib.store.models import GenerationModel, ResultModel
+from chalicelib.store.models import FrozenItemModel, GenerationModel, ResultModel
 from tests.support import agents
 from tests.support.drain import deliver, drain_queues, receive
 from tests.support.runs import (
@@ -276,3 +276,29 @@ def test_large_output_round_trips_through_s3(
     assert row.output is None and row.output_s3_key
     listed = aws.client("s3").list_objects_v2(Bucket=get_settings().bucket)["Contents"]
     assert [o["Key"] for o in listed] == [row.output_s3_key]
+
+
+def test_small_items_are_frozen_many_to_a_row_and_large_ones_alone(
+    api: Any, app: Any, project: Any, plugins: Plugins
+) -> None:
+    large = "q" * 20_000
+    suite = make_suite(
+        api, project, [*[(f"echo:{i}", str(i)) for i in range(5)], (f"echo:{large}", large)]
+    )
+    run = _start(api, suite)
+    _fan_out(app)
+    rows = list(FrozenItemModel.query(run["id"]))
+    pages = [row for row in rows if row.items is not None]
+    singles = [row for row in rows if row.items is None]
+    assert len(pages) == 1 and len(pages[0].items) == 5  # one write for the small ones
+    assert [row.dataset_item_id for row in singles] == [suite.items[5]["id"]]
+    frozen = [item for page in run_store.iter_run_item_pages(run["id"]) for item in page]
+    assert sorted(item.dataset_item_id for item in frozen) == sorted(i["id"] for i in suite.items)
+    # By id: the large one from its row, a small one from its page.
+    wanted = [suite.items[5]["id"], suite.items[2]["id"]]
+    found = run_store.batch_get_run_items(run["id"], wanted)
+    assert found[wanted[0]].input == [{"role": "user", "content": f"echo:{large}"}]
+    assert found[wanted[1]].input == [{"role": "user", "content": "echo:2"}]
+    drain_queues(app)
+    done = _run(api, suite, run["id"])
+    assert done["status"] == "completed" and done["aggregate_scores"]["pass_rate"] == 1.0
