@@ -9,7 +9,8 @@ Through the API and the CLI, as a user would:
 1. a project, an HTTP agent, a dataset of N items (metadata ``kind``: 8 groups) seeded
    with ``pawl datasets import FILE.jsonl`` (the bulk import), an eval grouped by
    ``kind`` with a ``contains`` scorer;
-2. a baseline run of the eval (unless ``--no-baseline``; not measured);
+2. a baseline run of the eval (not measured; skipped with ``--no-baseline`` and for sizes
+   above ``--baseline-up-to``, 10,000 by default: at 100k it would double the work);
 3. the measured run naming that baseline (``wait: false``), and while it executes 20 run
    starts of a one-item eval, each timed from request to answer;
 4. when the run is terminal: items/s (the run's own created → finished stamps), CPU
@@ -21,6 +22,7 @@ Through the API and the CLI, as a user would:
    settle (``settle_run``'s own time and pawl's RSS peak while it ran).
 
     .venv/bin/python bench/scale.py [--sizes 1000 10000] [--include-100k] [--no-baseline]
+        [--baseline-up-to 10000]
         [--item-workers 4] [--concurrency 40] [--snapshot-interval 10]
 
 The machine's load average is printed with the table: wall-clock figures on a shared
@@ -134,13 +136,13 @@ class Serve:
 
 @contextmanager
 def pawl_serve(
-    state_dir: Path, agent_port: int, workers: int, snapshot_interval: float
+    state_dir: Path, agent_ports: list[int], workers: int, snapshot_interval: float
 ) -> Iterator[Serve]:
     """``pawl serve`` on a free port, stopped with SIGINT (as Ctrl-C) at the end."""
     counters = state_dir.parent / "counters.json"
     env = {
         **os.environ,
-        "PAWL_ALLOW_PRIVATE_URLS": f"loopback:{agent_port}",
+        "PAWL_ALLOW_PRIVATE_URLS": "loopback:" + ",".join(map(str, agent_ports)),
         "PAWL_BENCH_COUNTERS": str(counters),
     }
     command = [sys.executable, str(BENCH / "serve_instrumented.py"), "--port", "0"]
@@ -269,14 +271,15 @@ def _run_with_starts(api: Api, big: str, small: str, size: int, out: Measured) -
 
 
 def measure(size: int, args: Any) -> Measured:
-    out = Measured(items=size, baseline=not args.no_baseline)
+    with_baseline = not args.no_baseline and size <= args.baseline_up_to
+    out = Measured(items=size, baseline=with_baseline)
     with ExitStack() as stack:
         agent_url, _ = stack.enter_context(agent_process())
         state = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pawl-scale-")))
         args.work_dir = state
         serve = stack.enter_context(
             pawl_serve(
-                state / "state", urlsplit(agent_url).port or 0, args.item_workers, args.snapshot
+                state / "state", [urlsplit(agent_url).port or 0], args.item_workers, args.snapshot
             )
         )
         api = Api(serve.url, serve.admin_key)
@@ -285,7 +288,7 @@ def measure(size: int, args: Any) -> Measured:
         small = _eval(api, project["id"], f"start-{size}", 1, agent_url, args)
         print(f"N={size:,}: seeded", flush=True)
         body: dict[str, Any] = {}
-        if not args.no_baseline:
+        if with_baseline:
             # The starts are timed during the baseline run (same size), so the measured
             # run's CPU and calls are its own.
             baseline = _run_with_starts(api, big, small, size, out)
@@ -294,7 +297,7 @@ def measure(size: int, args: Any) -> Measured:
         calls_before = serve.calls()
         cpu_before = {p: _proc_cpu_s(p) for p in (serve.pid, serve.standin_pid)}
         settles_before = len(serve.settles())
-        if args.no_baseline:
+        if not with_baseline:
             done = _run_with_starts(api, big, small, size, out)
         else:
             run = api.call("POST", f"/api/v1/evals/{big}/runs", body)
@@ -352,6 +355,12 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
     parser.add_argument("--include-100k", action="store_true", help="add a 100,000-item run")
     parser.add_argument("--no-baseline", action="store_true", help="skip the baseline run")
+    parser.add_argument(
+        "--baseline-up-to",
+        type=int,
+        default=10_000,
+        help="larger sizes run once, without a baseline (a baseline doubles the work)",
+    )
     parser.add_argument("--item-workers", type=int, default=4)
     parser.add_argument("--concurrency", type=int, default=40)
     parser.add_argument(
