@@ -111,12 +111,12 @@ def promptfoo(exe: str, url: str, items: int, concurrency: int, work: Path) -> O
 
 def inspect(exe: str, url: str, items: int, concurrency: int, work: Path) -> Outcome:
     task = Path(__file__).with_name("inspect_task.py")
-    command = [exe, "eval", str(task), "--model", "mockllm/model"]
+    command = [exe, "eval", task.name, "--model", "mockllm/model"]  # Inspect wants it relative
     command += ["--max-samples", str(concurrency), "--max-connections", str(concurrency)]
     command += ["-T", f"url={url}", "-T", f"items={items}", "--display", "none"]
     command += ["--log-dir", str(work / "inspect-logs"), "--no-log-samples"]
     env = {**os.environ, "INSPECT_LOG_LEVEL": "warning"}
-    return _timed_command(command, work, env)
+    return _timed_command(command, task.parent, env)
 
 
 class Pawl:
