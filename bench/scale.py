@@ -136,7 +136,11 @@ class Serve:
 
 @contextmanager
 def pawl_serve(
-    state_dir: Path, agent_ports: list[int], workers: int, snapshot_interval: float
+    state_dir: Path,
+    agent_ports: list[int],
+    workers: int,
+    snapshot_interval: float,
+    log_dir: Path | None = None,
 ) -> Iterator[Serve]:
     """``pawl serve`` on a free port, stopped with SIGINT (as Ctrl-C) at the end."""
     counters = state_dir.parent / "counters.json"
@@ -148,7 +152,9 @@ def pawl_serve(
     command = [sys.executable, str(BENCH / "serve_instrumented.py"), "--port", "0"]
     command += ["--state-dir", str(state_dir), "--item-workers", str(workers)]
     command += ["--snapshot-interval", str(snapshot_interval), "--no-schedules"]
-    log = (state_dir.parent / "serve.log").open("w")
+    log_dir = log_dir or state_dir.parent
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log = (log_dir / "serve.log").open("w")
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=log, text=True)
     try:
         assert process.stdout is not None
@@ -279,7 +285,11 @@ def measure(size: int, args: Any) -> Measured:
         args.work_dir = state
         serve = stack.enter_context(
             pawl_serve(
-                state / "state", [urlsplit(agent_url).port or 0], args.item_workers, args.snapshot
+                state / "state",
+                [urlsplit(agent_url).port or 0],
+                args.item_workers,
+                args.snapshot,
+                args.log_dir and args.log_dir / f"{size}",
             )
         )
         api = Api(serve.url, serve.admin_key)
@@ -361,6 +371,7 @@ def main() -> None:
         default=10_000,
         help="larger sizes run once, without a baseline (a baseline doubles the work)",
     )
+    parser.add_argument("--log-dir", type=Path, help="keep pawl serve's log there, per size")
     parser.add_argument("--item-workers", type=int, default=4)
     parser.add_argument("--concurrency", type=int, default=40)
     parser.add_argument(

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, islice
 from typing import Any, TypeVar
 
 from chalicelib.domain.runs import RunState
 from chalicelib.engine import lifecycle
+from chalicelib.engine.readahead import read_ahead
 from chalicelib.engine.spend import SpendTally
 from chalicelib.stats import (
     BaselineComparator,
@@ -83,7 +84,9 @@ def _labels(item_ids: list[str], group_by: str | None) -> dict[str, str | None]:
 
 def item_trials(run_id: str, spend: SpendTally | None = None) -> Iterator[Trials]:
     """A run's trials grouped per item, in item order; ``spend`` sums every row's usage."""
-    rows: Iterable[OutcomeRow] = outcome_rows.iter_outcome_rows(run_id)
+    # The next page is read while this one is reduced (engine.readahead).
+    pages = read_ahead(outcome_rows.iter_outcome_pages(run_id))
+    rows: Iterable[OutcomeRow] = chain.from_iterable(pages)
     if spend is not None:
         rows = _tapped(rows, spend.add_usage)
     return group_consecutive(trial_outcome(row) for row in rows)
@@ -104,10 +107,16 @@ def _item_id(trials: Trials) -> str:
 def labelled_pairs(
     current: Iterator[Trials], baseline: Iterator[Trials], group_by: str | None
 ) -> Iterator[tuple[Trials | None, Trials | None, str | None]]:
-    """Both runs' items merge-joined in item order, each item labelled once (in pages)."""
+    """Both runs' items merge-joined in item order, each item labelled once (in pages).
+
+    The join and the next page's labels are worked out in a thread while the caller
+    reduces this page."""
     pairs = merge_join(current, baseline, key=_item_id)
-    for page in _pages(pairs, LABEL_PAGE):
-        labels = _labels([_item_id(here or there or []) for here, there in page], group_by)
+    labelled = (
+        (page, _labels([_item_id(here or there or []) for here, there in page], group_by))
+        for page in _pages(pairs, LABEL_PAGE)
+    )
+    for page, labels in read_ahead(labelled):
         for here, there in page:
             yield here, there, labels.get(_item_id(here or there or []))
 

@@ -51,8 +51,8 @@ def _row(item: dict[str, Any]) -> OutcomeRow:
     )
 
 
-def iter_outcome_rows(run_id: str) -> Iterator[OutcomeRow]:
-    """Every result of a run in key order (item, then trial), one page in memory at a time."""
+def iter_outcome_pages(run_id: str) -> Iterator[list[OutcomeRow]]:
+    """Every result of a run in key order (item, then trial), a Query page at a time."""
     table = ResultModel._get_connection()
     start_key: dict[str, Any] | None = None
     while True:
@@ -62,11 +62,16 @@ def iter_outcome_rows(run_id: str) -> Iterator[OutcomeRow]:
             attributes_to_get=OUTCOME_ATTRIBUTES,
             exclusive_start_key=start_key,
         )
-        for item in page.get("Items", []):
-            yield _row(item)
+        yield [_row(item) for item in page.get("Items", [])]
         start_key = page.get("LastEvaluatedKey")
         if not start_key:
             return
+
+
+def iter_outcome_rows(run_id: str) -> Iterator[OutcomeRow]:
+    """Every result of a run in key order, one page in memory at a time."""
+    for page in iter_outcome_pages(run_id):
+        yield from page
 
 
 def batch_get_metadata(item_ids: Iterable[str]) -> dict[str, dict[str, Any] | None]:
