@@ -73,9 +73,9 @@ def install(client: Any) -> bool:
     """Serialize ``client``'s item operations directly. False (and a log line) if the
     client is not built the way this was written for (botocore changed): then nothing
     changes. A validating client (``parameter_validation``) keeps validating."""
-    outer = getattr(client, "_serializer", None)
+    outer: Any = getattr(client, "_serializer", None)
     validating = isinstance(outer, ParamValidationDecorator)
-    inner = getattr(outer, "_serializer", None) if validating else outer
+    inner: Any = getattr(outer, "_serializer", None) if validating else outer
     if type(inner) is not JSONSerializer:
         log.warning("botocore's DynamoDB client is not as expected: its own serializer stays")
         return False
