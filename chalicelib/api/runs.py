@@ -89,7 +89,7 @@ def create_run(call: Call[StartRun, Any]) -> EvalRun:
 def list_runs(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List an eval's runs, newest first."""
     evaluation = _visible_eval(call)
-    return page(*runs.list_runs(evaluation.id, call.query.limit, call.query.cursor))
+    return page(runs.list_runs(evaluation.id, call.query.window()))
 
 
 @endpoint(
@@ -127,8 +127,8 @@ def _with_live_item_ids(page_results: list[EvalResult]) -> list[EvalResult]:
 def list_results(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List a run's results in item order (trials of an item together)."""
     state = _run_of(call)
-    found, cursor = results.list_results(state.id, call.query.limit, call.query.cursor)
-    return page(_with_live_item_ids(found), cursor)
+    found = results.list_results(state, call.query.window())
+    return page(found.with_items(_with_live_item_ids(found.items)))
 
 
 @endpoint(

@@ -65,7 +65,7 @@ def create_webhook(call: Call[CreateWebhook, Any]) -> CreatedWebhook:
 def list_webhooks(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's webhooks, oldest first (never their secrets)."""
     project_id = call.caller.listing_project(call.query.project_id)
-    return page(*store.list_webhooks(project_id, call.query.limit, call.query.cursor))
+    return page(store.list_webhooks(project_id, call.query.window()))
 
 
 def _visible_webhook(call: Call[Any, Any]) -> Webhook:
@@ -103,4 +103,4 @@ def delete_webhook(call: Call[Any, Any]) -> None:
 def list_deliveries(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List a webhook's deliveries, newest first, with their attempts and last outcome."""
     webhook = _visible_webhook(call)
-    return page(*store.list_deliveries(webhook.id, call.query.limit, call.query.cursor))
+    return page(store.list_deliveries(webhook.id, call.query.window()))

@@ -21,6 +21,7 @@ from chalicelib.plugins.manager import plugins
 from chalicelib.settings import get_settings
 from chalicelib.store import tenancy
 from chalicelib.store import webhooks as store
+from chalicelib.store.pagination import Window
 from chalicelib.webhooks import signing
 from chalicelib.webhooks.sink import delivery_id
 from chalicelib.workers.webhook_delivery import deliver_webhooks
@@ -131,7 +132,7 @@ def drain(handler: Callable[[dict[str, Any], Any], Any] = deliver_webhooks) -> l
 
 
 def deliveries(hook_id: str) -> list[Delivery]:
-    return store.list_deliveries(hook_id, 100, None)[0]
+    return store.list_deliveries(hook_id, Window(limit=100)).items
 
 
 def test_success_is_signed_and_carries_the_envelope(project_id: str) -> None:
