@@ -45,7 +45,7 @@ def _visible_eval(call: Call[Any, Any]) -> Eval:
 
 def _run_of(call: Call[Any, Any]) -> RunState:
     evaluation = _visible_eval(call)
-    run_id = call.path["run_id"]
+    run_id = call.path["eval_run_id"]
     state = runs.find_run(run_id)
     if state is None or state.run.eval_id != evaluation.id:
         raise not_found("eval_run", run_id)
@@ -94,7 +94,7 @@ def list_runs(call: Call[Any, ListQuery]) -> dict[str, Any]:
 
 @endpoint(
     bp,
-    "/api/v1/evals/{eval_id}/runs/{run_id}",
+    "/api/v1/evals/{eval_id}/runs/{eval_run_id}",
     "GET",
     response=EvalRun,
     tag=TAG,
@@ -117,7 +117,7 @@ def _with_live_item_ids(page_results: list[EvalResult]) -> list[EvalResult]:
 
 @endpoint(
     bp,
-    "/api/v1/evals/{eval_id}/runs/{run_id}/results",
+    "/api/v1/evals/{eval_id}/runs/{eval_run_id}/results",
     "GET",
     query=ListQuery,
     response=Page[EvalResult],
@@ -133,7 +133,7 @@ def list_results(call: Call[Any, ListQuery]) -> dict[str, Any]:
 
 @endpoint(
     bp,
-    "/api/v1/evals/{eval_id}/runs/{run_id}/cancel",
+    "/api/v1/evals/{eval_id}/runs/{eval_run_id}/cancel",
     "POST",
     response=EvalRun,
     tag=TAG,

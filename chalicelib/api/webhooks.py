@@ -13,7 +13,13 @@ from pydantic import Field, field_validator
 from chalicelib.api.ai_providers import MAX_URL_LENGTH, UrlText
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
-from chalicelib.domain.webhooks import CreatedWebhook, Delivery, EventPattern, Webhook
+from chalicelib.domain.webhooks import (
+    CreatedWebhook,
+    Delivery,
+    EventPattern,
+    Webhook,
+    canonical_event,
+)
 from chalicelib.engine import webhooks as catalog
 from chalicelib.ids import ProjectId
 from chalicelib.store import webhooks as store
@@ -32,8 +38,10 @@ class CreateWebhook(RequestBody):
     @field_validator("events")
     @classmethod
     def _unique_events(cls, events: list[EventPattern]) -> list[EventPattern]:
-        # A repeated pattern adds nothing: keep the first of each, in the caller's order.
-        return list(dict.fromkeys(events))
+        # A repeated pattern adds nothing (``eval_runs.x`` repeats ``eval_run.x``): keep the
+        # first of each, as the caller spelt it, in the caller's order.
+        first = {canonical_event(e): e for e in reversed(events)}
+        return list(dict.fromkeys(first[canonical_event(e)] for e in events))
 
 
 @endpoint(

@@ -170,6 +170,25 @@ def test_only_subscribed_webhooks_of_the_project_receive(project_id: str) -> Non
     assert deliveries(failed_only.id) == [] and deliveries(foreign.id) == []
 
 
+def test_soats_eval_runs_spelling_subscribes_and_delivers_the_canonical_name(
+    project_id: str,
+) -> None:
+    receiver = Receiver([200])
+    with serve(receiver) as server:
+        completed = subscribe(project_id, server.url, ["eval_runs.completed"], receiver)
+        everything = store.create_webhook(project_id, server.url, ["eval_runs.*"], "s" * 20)
+        failed_only = store.create_webhook(project_id, server.url, ["eval_runs.failed"], "s" * 20)
+        plugins().deliver_event(run_event(project_id, "eval_run.completed"))
+        drain()
+    assert {r.headers[signing.EVENT_HEADER] for r in server.requests} == {"eval_run.completed"}
+    assert {r.json()["event"] for r in server.requests} == {"eval_run.completed"}
+    assert [d.status for d in deliveries(completed.id)] == ["succeeded"]
+    assert [d.event for d in deliveries(completed.id) + deliveries(everything.id)] == [
+        "eval_run.completed"
+    ] * 2
+    assert deliveries(failed_only.id) == []
+
+
 def test_two_failures_then_success_takes_three_attempts(project_id: str) -> None:
     receiver = Receiver([500, 500, 200])
     with serve(receiver) as server:
