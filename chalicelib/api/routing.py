@@ -43,8 +43,13 @@ class ListQuery(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     limit: int = Field(50, ge=1, le=100)
-    cursor: str | None = None
-    offset: int = Field(0, ge=0, json_schema_extra={"maximum": pagination.MAX_OFFSET})
+    cursor: str | None = Field(None, description="next_cursor of the previous page")
+    offset: int = Field(
+        0,
+        ge=0,
+        json_schema_extra={"maximum": pagination.MAX_OFFSET},
+        description="items to skip (not with cursor; deeper pages: follow next_cursor)",
+    )
 
     @model_validator(mode="after")
     def _one_position(self) -> ListQuery:
