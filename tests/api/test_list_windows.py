@@ -1,4 +1,4 @@
-"""List windows: SOAT's ``limit``/``offset`` and ``{data, total, limit, offset}`` beside pawl's cursor.
+"""List windows: SOAT's ``limit``/``offset``, ``{data, total, limit, offset}``, and the cursor.
 
 The refusals are swept over every list route of the route table, so a new list cannot
 skip them; the semantics (what ``offset`` and ``total`` mean, what a cursor carries) are
@@ -94,7 +94,7 @@ def test_offset_total_and_the_cursor_agree(api: Any, project: dict[str, Any]) ->
     # The cursor carries the position and the total counted when the listing began.
     make_item(api, dataset["id"], "late")
     after = _items(api, dataset["id"], f"limit=3&cursor={middle['next_cursor']}")
-    assert [i["id"] for i in after["data"]] == created[5:7] + [after["data"][2]["id"]]
+    assert [i["id"] for i in after["data"]] == [*created[5:7], after["data"][2]["id"]]
     assert (after["total"], after["offset"]) == (7, 5)
     recounted = _items(api, dataset["id"], "limit=1")
     assert recounted["total"] == 8

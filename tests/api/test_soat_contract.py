@@ -8,8 +8,8 @@ validate against the document's response schema for it. pawl's additions (more f
 
 Where pawl deliberately answers otherwise, :data:`DIFFERENCES` names the operation, the
 field and the schema keyword it breaks, with the reason (each recorded in
-``docs/soat-compatibility.md``). A difference listed here but no longer seen fails the
-test too, so the list cannot outlive what it excuses.
+``docs/decisions.md``, "SOAT wire compatibility"). A difference listed here but no longer
+seen fails the test too, so the list cannot outlive what it excuses.
 """
 
 from __future__ import annotations

@@ -77,10 +77,8 @@ class Spec:
         success = op["responses"][status]
         pointer = None
         if "content" in success:
-            pointer = "/".join(
-                ["#", "paths", _escape(path), method, "responses", status, "content"]
-                + [_escape("application/json"), "schema"]
-            )
+            where = ["paths", _escape(path), method, "responses", status, "content"]
+            pointer = "/".join(["#", *where, _escape("application/json"), "schema"])
         body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
         return Operation(
             op["operationId"],
