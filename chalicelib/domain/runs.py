@@ -81,7 +81,12 @@ class EvalRun(Resource):
 
     @field_serializer("status", when_used="json")
     def _status_on_wire(self, status: str) -> str:
-        return WIRE_CANCELED if status == CANCELLED else status
+        return status_on_wire(status)
+
+
+def status_on_wire(status: str) -> str:
+    """A run status as ``/api/v1`` spells it (``cancelled`` is SOAT's ``canceled``)."""
+    return WIRE_CANCELED if status == CANCELLED else status
 
 
 def status_from_wire(status: Any) -> Any:
