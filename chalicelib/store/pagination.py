@@ -152,6 +152,9 @@ def page_of(source: Source, window: Window, convert: Callable[[Any], D]) -> List
     last one.
     """
     position = decode_cursor(window.cursor, source.key_attrs)
+    if position is not None and position.total is None and window.counted:
+        # A cursor from a reader that did not count: count now, once.
+        position = Position(position.last_key, position.offset, source.count())
     if position is None:
         total = source.count() if window.counted else None
         position = Position(None, 0, total)
@@ -172,7 +175,7 @@ def page_of(source: Source, window: Window, convert: Callable[[Any], D]) -> List
 
 
 def listing_of(items: Sequence[D], window: Window) -> Listing[D]:
-    """A window over a list already in memory (a single project, a formation's events)."""
+    """A window over a list already in memory (a scoped key's project, a formation by name)."""
     position = decode_cursor(window.cursor, frozenset())
     start = position.offset if position is not None else window.offset
     end = start + window.limit
