@@ -111,29 +111,29 @@ class Spec:
             schema = node
         return schema
 
-    def example(self, schema: dict[str, Any], *, required_only: bool = False) -> Any:
+    def example(self, schema: dict[str, Any]) -> Any:
         """A value of ``schema`` made of the document's own examples where it gives them.
 
-        An object gets its properties that carry an example, and its required ones
-        (``required_only``: the required ones alone); a union its first choice.
+        An object gets its properties that carry an example and its required ones; a
+        union its first choice; a required field with no example a plain value of its type.
         """
         schema = self.resolve(schema)
         if "example" in schema:
             return schema["example"]
         if "allOf" in schema:
-            return self.example(schema["allOf"][0], required_only=required_only)
+            return self.example(schema["allOf"][0])
         if "oneOf" in schema:
-            return self.example(schema["oneOf"][0], required_only=required_only)
+            return self.example(schema["oneOf"][0])
         if "enum" in schema:
             return schema["enum"][0]
         if schema.get("type") == "array":
-            return [self.example(schema["items"], required_only=required_only)]
+            return [self.example(schema["items"])]
         if schema.get("type") == "object" or "properties" in schema:
             required = set(schema.get("required", ()))
             return {
-                name: self.example(prop, required_only=required_only)
+                name: self.example(prop)
                 for name, prop in schema.get("properties", {}).items()
-                if name in required or (not required_only and "example" in self.resolve(prop))
+                if name in required or "example" in self.resolve(prop)
             }
         return _PLAIN.get(schema.get("type", "string"), "example")
 
