@@ -8,6 +8,7 @@ progress, the settle claim, the activity clock).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import (
@@ -210,6 +211,11 @@ class Generation(Resource):
     created_at: str
 
 
+#: A frozen item rides in its work message only up to this size (its JSON); a larger one
+#: is read by id from the run's frozen set (SQS bills per 64 KB and caps a batch's total).
+INLINE_ITEM_BYTES = 16 * 1024
+
+
 class FrozenItem(BaseModel):
     """A dataset item as a run froze it: what each of its results keeps a copy of."""
 
@@ -217,6 +223,11 @@ class FrozenItem(BaseModel):
     input: list[dict[str, Any]]
     expected_output: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def carried(self) -> str | None:
+        """The item as JSON when it is small enough to ride in a message, else None."""
+        encoded = json.dumps(self.model_dump(mode="json"))
+        return encoded if len(encoded) <= INLINE_ITEM_BYTES else None
 
 
 class WorkItem(BaseModel):
