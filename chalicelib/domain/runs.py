@@ -11,7 +11,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_serializer
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    field_validator,
+    model_serializer,
+)
 
 from chalicelib.domain.base import Resource
 from chalicelib.domain.catalog import EvalSettings
@@ -21,6 +29,9 @@ RUNNING = "running"
 COMPLETED = "completed"
 FAILED = "failed"
 CANCELLED = "cancelled"
+#: How ``/api/v1`` spells CANCELLED: SOAT's enum says ``canceled``. Rows, the engine and
+#: ``/v2`` (OpenWOP) keep ``cancelled``; only a run's JSON says ``canceled``.
+WIRE_CANCELED = "canceled"
 
 ACTIVE_STATUSES = frozenset({QUEUED, RUNNING})
 TERMINAL_STATUSES = frozenset({COMPLETED, FAILED, CANCELLED})
@@ -63,6 +74,25 @@ class EvalRun(Resource):
     started_at: str | None = None
     finished_at: str | None = None
     created_at: str
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _status_from_wire(cls, status: Any) -> Any:
+        return status_from_wire(status)
+
+    @field_serializer("status", when_used="json")
+    def _status_on_wire(self, status: str) -> str:
+        return status_on_wire(status)
+
+
+def status_on_wire(status: str) -> str:
+    """A run status as ``/api/v1`` spells it (``cancelled`` is SOAT's ``canceled``)."""
+    return WIRE_CANCELED if status == CANCELLED else status
+
+
+def status_from_wire(status: Any) -> Any:
+    """A run status as the engine names it (``canceled`` on the wire is ``cancelled``)."""
+    return CANCELLED if status == WIRE_CANCELED else status
 
 
 class RunState(BaseModel):

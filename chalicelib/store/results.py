@@ -30,6 +30,7 @@ from chalicelib.domain.runs import (
     EvalResult,
     RecordedError,
     ResultRecord,
+    RunState,
     ScoreEntry,
     UsageEntry,
     result_key,
@@ -37,11 +38,11 @@ from chalicelib.domain.runs import (
 from chalicelib.store import blobs, generations
 from chalicelib.store.base import serialized_writes, transact_write
 from chalicelib.store.models import ResultModel, RunModel
-from chalicelib.store.pagination import page_of
+from chalicelib.store.pagination import Listing, Partition, Window, page_of
 
 log = logging.getLogger("pawl.store.results")
 
-_RESULT_KEYS = {"run_id", "result_key"}
+_RESULT_KEYS = frozenset({"run_id", "result_key"})
 _BATCH_GET = 100
 #: TransactWriteItems accepts 100 operations and 4 MB; stay clear of both.
 _TXN_MAX_OPS = 99
@@ -299,19 +300,25 @@ def existing_keys(run_id: str, result_keys: Iterable[str]) -> set[str]:
     return found
 
 
-def list_results(
-    run_id: str, limit: int, cursor: str | None
-) -> tuple[list[EvalResult], str | None]:
-    """One page of a run's results, in item then trial order, outputs read back whole."""
-    return page_of(
-        lambda last, n: ResultModel.query(
-            run_id, limit=n, last_evaluated_key=last, consistent_read=True
-        ),
-        cursor,
-        _RESULT_KEYS,
-        from_model,
-        limit,
-    )
+@dataclass(frozen=True)
+class _RunResults(Partition):
+    """A run's result rows, counted by the run's own counters (no COUNT query)."""
+
+    recorded: int = 0
+
+    def count(self) -> int:
+        return self.recorded
+
+
+def list_results(run: RunState, window: Window) -> Listing[EvalResult]:
+    """One page of a run's results, in item then trial order, outputs read back whole.
+
+    The total is the run's ``completed_count + errored_count``, which the recording
+    transaction keeps equal to its result rows.
+    """
+    recorded = run.run.completed_count + run.run.errored_count
+    rows = _RunResults(ResultModel, run.id, _RESULT_KEYS, consistent=True, recorded=recorded)
+    return page_of(rows, window, from_model)
 
 
 def iter_scored(run_id: str) -> Iterator[EvalResult]:

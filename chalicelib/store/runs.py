@@ -35,14 +35,14 @@ from chalicelib.domain.runs import (
 from chalicelib.errors import not_found
 from chalicelib.store.base import serialized_writes, transaction
 from chalicelib.store.models import DatasetItemModel, FrozenItemModel, RunModel
-from chalicelib.store.pagination import page_of
+from chalicelib.store.pagination import Listing, Partition, Window, page_of
 
 ACTIVE_MARK = "1"
 #: The range key prefix of a frozen page row (item ids start with their type prefix).
 FROZEN_PAGE_PREFIX = "page#"
 #: A frozen page row closes before its items' JSON passes this (DynamoDB's limit: 400 KB).
 FROZEN_PAGE_BYTES = 300 * 1024
-_EVAL_INDEX_KEYS = {"id", "eval_id", "created_key"}
+_EVAL_INDEX_KEYS = frozenset({"id", "eval_id", "created_key"})
 _BATCH_GET = 100
 
 
@@ -202,17 +202,10 @@ def get_run(run_id: str) -> RunState:
     return state
 
 
-def list_runs(eval_id: str, limit: int, cursor: str | None) -> tuple[list[EvalRun], str | None]:
+def list_runs(eval_id: str, window: Window) -> Listing[EvalRun]:
     """Runs of one eval, newest first."""
-    return page_of(
-        lambda last, n: RunModel.by_eval.query(
-            eval_id, limit=n, last_evaluated_key=last, scan_index_forward=False
-        ),
-        cursor,
-        _EVAL_INDEX_KEYS,
-        _public,
-        limit,
-    )
+    newest_first = Partition(RunModel.by_eval, eval_id, _EVAL_INDEX_KEYS, forward=False)
+    return page_of(newest_first, window, _public)
 
 
 # --- transitions ------------------------------------------------------------------------------

@@ -95,7 +95,7 @@ def test_cancel_before_fan_out_drops_everything(
     suite = make_suite(api, project, [("echo:a", "a")])
     run = _start(api, suite, tool_context={"token": "s3cret"})
     cancelled = api.post(f"{suite.run_path(run['id'])}/cancel")
-    assert cancelled.status == 200 and cancelled.json["status"] == "cancelled"
+    assert cancelled.status == 200 and cancelled.json["status"] == "canceled"
     assert cancelled.json["aggregate_scores"] is None and cancelled.json["passed"] is None
     assert cancelled.json["finished_at"]
     drain_queues(app)
@@ -120,14 +120,14 @@ def test_cancel_while_items_are_in_flight(
     worker.start()
     assert agents.ENTERED.acquire(timeout=20)  # the item is executing in the agent now
     cancelled = api.post(f"{suite.run_path(run['id'])}/cancel").json
-    assert cancelled["status"] == "cancelled" and cancelled["completed_count"] == 0
+    assert cancelled["status"] == "canceled" and cancelled["completed_count"] == 0
     agents.RELEASE.set()
     worker.join(30)
     # The claimed item ran to completion and recounted the run; the rest were dropped.
     deliver(app, "execute_items", get_settings().item_queue, others)
     drain_queues(app)
     done = _run(api, suite, run["id"])
-    assert done["status"] == "cancelled" and done["completed_count"] == 1
+    assert done["status"] == "canceled" and done["completed_count"] == 1
     assert done["aggregate_scores"] is None and done["passed"] is None
     assert len(agents.CALLS) == 1 and plugins.events.events == []
     assert_counters_match_rows(done)

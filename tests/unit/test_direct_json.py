@@ -132,7 +132,7 @@ def test_a_validating_client_keeps_validating() -> None:
         _serializer = ParamValidationDecorator(ParamValidator(), JSONSerializer())
 
     client = Client()
-    assert direct_json.install(client) is True
+    assert direct_json.install_serializer(client) is True
     assert isinstance(client._serializer, ParamValidationDecorator)
     assert isinstance(client._serializer._serializer, direct_json.DirectJSONSerializer)
 
@@ -142,5 +142,69 @@ def test_an_unexpected_client_is_left_alone() -> None:
         _serializer = QuerySerializer()  # not the JSON protocol's
 
     client = Client()
-    assert direct_json.install(client) is False
+    assert direct_json.install_serializer(client) is False
+    assert direct_json.install_parser(client) is False  # no endpoint at all
     assert type(client._serializer) is QuerySerializer
+
+
+ANSWERS: list[tuple[str, int, dict[str, Any]]] = [
+    (
+        "Query",
+        200,
+        {
+            "Items": [ITEM, {"k": {"M": {"a": {"L": [{"N": "2"}, {"NULL": True}]}}}}],
+            "Count": 2,
+            "ScannedCount": 2,
+            "LastEvaluatedKey": {"run_id": {"S": "evrun_1"}},
+            "ConsumedCapacity": {"TableName": "t", "CapacityUnits": 1.5},
+        },
+    ),
+    (
+        "BatchGetItem",
+        200,
+        {
+            "Responses": {"t-runs": [ITEM], "t-results": []},
+            "UnprocessedKeys": {"t-results": {"Keys": [ITEM], "ConsistentRead": True}},
+        },
+    ),
+    ("GetItem", 200, {"Item": ITEM}),
+    ("GetItem", 200, {}),
+    ("TransactWriteItems", 200, {}),
+    ("UpdateItem", 200, {"Attributes": ITEM}),
+    ("GetItem", 200, {"Item": {"k": {"B": "AP8="}}}),  # binary: botocore's (decodes it)
+    ("DescribeTable", 200, {"Table": {"TableName": "t", "CreationDateTime": 1.7e9}}),
+    (
+        "TransactWriteItems",
+        400,
+        {
+            "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+            "Message": "Transaction cancelled",
+            "CancellationReasons": [{"Code": "ConditionalCheckFailed"}, {"Code": "None"}],
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("operation", "status", "answer"), ANSWERS)
+def test_the_answer_is_what_botocore_parses(
+    operation: str, status: int, answer: dict[str, Any]
+) -> None:
+    import json
+
+    from botocore.parsers import JSONParser
+
+    model = SERVICE.operation_model(operation)
+    response = {
+        "body": json.dumps(answer).encode(),
+        "headers": {"x-amzn-requestid": "req-1", "Content-Type": "application/x-amz-json-1.0"},
+        "status_code": status,
+    }
+    expected = JSONParser().parse(dict(response), model.output_shape)
+    assert direct_json.DirectJSONParser().parse(dict(response), model.output_shape) == expected
+
+
+def test_the_shared_connection_parses_directly(api: Any) -> None:
+    from chalicelib.store.base import connection
+
+    factory = connection().client._endpoint._response_parser_factory
+    assert isinstance(factory.create_parser("json"), direct_json.DirectJSONParser)
