@@ -97,13 +97,17 @@ class StartProbe:
     def __init__(self, api: Api, eval_id: str, every_s: float) -> None:
         self.api, self.eval_id, self.every_s = api, eval_id, every_s
         self.latencies: list[float] = []
+        self.failures: list[str] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
     def _loop(self) -> None:
         while not self._stop.wait(self.every_s):
             started = time.perf_counter()
-            self.api.post(f"/api/v1/evals/{self.eval_id}/runs", {})
+            try:
+                self.api.post(f"/api/v1/evals/{self.eval_id}/runs", {})
+            except RuntimeError as failed:  # a start that failed is a finding, not the end
+                self.failures.append(str(failed)[:200])
             self.latencies.append(time.perf_counter() - started)
 
     def __enter__(self) -> StartProbe:
@@ -121,7 +125,8 @@ class StartProbe:
         p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
         return (
             f"{len(ordered)} starts: median {statistics.median(ordered) * 1000:.0f} ms, "
-            f"p99 {p99 * 1000:.0f} ms, max {ordered[-1] * 1000:.0f} ms"
+            f"p99 {p99 * 1000:.0f} ms, max {ordered[-1] * 1000:.0f} ms; "
+            f"{len(self.failures)} failed {self.failures[:2]}"
         )
 
 

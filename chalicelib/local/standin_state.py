@@ -26,6 +26,7 @@ round-trips every attribute type through it.
 from __future__ import annotations
 
 import base64
+import gc
 import os
 import time
 from dataclasses import dataclass, field
@@ -211,6 +212,7 @@ def _write_and_exit_status(state_dir: Path, region: str, bucket: str, cut: int) 
     """In the forked child: only this thread exists, so take no lock and log nothing (a
     lock another thread held at the fork stays held here forever)."""
     try:
+        gc.disable()  # a collection would only touch (and so copy) the parent's pages
         document = dump(region, bucket)
         document["journal_from"] = cut
         document["taken_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
