@@ -17,6 +17,11 @@ stand-in during it, the AWS calls it made, and this process's resident memory: b
 the settle and its peak during it (sampled every 20 ms). pawl's memory is the figure the
 issue bounds; the stand-in holds every table in memory, which grows with N whatever
 pawl does.
+
+Measured (2026-12-01, 2 shared cores at load 5-8, grouped, with a baseline):
+
+    N=10,000  settle   7.0 s; CPU pawl  1.3 s, stand-in  3.3 s; pawl RSS 104 -> 138 MB
+    N=100,000 settle 149.0 s; CPU pawl 15.1 s, stand-in 45.2 s; pawl RSS 107 -> 141 MB
 """
 
 from __future__ import annotations
