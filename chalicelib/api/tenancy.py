@@ -12,8 +12,8 @@ from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, 
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.tenancy import ApiKey, CreatedApiKey, Project
 from chalicelib.engine import ai_providers
-from chalicelib.ids import AiProviderId, ProjectId
-from chalicelib.store import tenancy
+from chalicelib.ids import AiProviderId, PolicyId, ProjectId
+from chalicelib.store import policies, tenancy
 
 bp = Blueprint(__name__)
 
@@ -29,9 +29,27 @@ class UpdateProject(RequestBody):
     default_ai_provider_id: AiProviderId | None = Field(None, description="null clears it")
 
 
+POLICY_IDS = Field(
+    default_factory=list,
+    max_length=policies.MAX_POLICIES_PER_KEY,
+    description="IAM policies bounding the key within its project (docs/iam.md); "
+    "none: the key reaches all of its project",
+)
+
+
 class CreateApiKey(RequestBody):
     project_id: ProjectId
     name: str = NAME
+    policy_ids: list[PolicyId] = POLICY_IDS
+
+
+class UpdateApiKey(RequestBody):
+    name: str | None = Field(None, min_length=1, max_length=200)
+    policy_ids: list[PolicyId] | None = Field(
+        None,
+        max_length=policies.MAX_POLICIES_PER_KEY,
+        description="replaces the key's policies; [] detaches them all (full project access)",
+    )
 
 
 @endpoint(
@@ -115,10 +133,14 @@ def update_project(call: Call[UpdateProject, Any]) -> Project:
     operation_id="createApiKey",
 )
 def create_api_key(call: Call[CreateApiKey, Any]) -> CreatedApiKey:
-    """Create a project-scoped API key (admin). The secret ``key`` is shown only here."""
+    """Create a project-scoped API key (admin), optionally bounded by policies.
+
+    The secret ``key`` is shown only here.
+    """
     call.caller.require_admin()
     tenancy.get_project(call.body.project_id)
-    return tenancy.create_api_key(call.body.project_id, call.body.name)
+    policies.check_attachable(call.body.policy_ids)
+    return tenancy.create_api_key(call.body.project_id, call.body.name, call.body.policy_ids)
 
 
 @endpoint(
@@ -153,6 +175,25 @@ def _visible_key(call: Call[Any, Any]) -> ApiKey:
 def get_api_key(call: Call[Any, Any]) -> ApiKey:
     """Get an API key (never its secret)."""
     return _visible_key(call)
+
+
+@endpoint(
+    bp,
+    "/api/v1/api-keys/{key_id}",
+    "PUT",
+    body=UpdateApiKey,
+    response=ApiKey,
+    tag="api-keys",
+    operation_id="updateApiKey",
+)
+def update_api_key(call: Call[UpdateApiKey, Any]) -> ApiKey:
+    """Rename an API key and/or replace its policies (admin)."""
+    call.caller.require_admin()
+    refuse_nulls(call.body, "name", "policy_ids")
+    current = tenancy.get_api_key(call.path["key_id"])
+    if call.body.policy_ids is not None:
+        policies.check_attachable(call.body.policy_ids)
+    return tenancy.update_api_key(current, call.body.name, call.body.policy_ids)
 
 
 @endpoint(

@@ -11,19 +11,25 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
-from chalicelib.iam.srn import WILDCARD, InvalidSrn, check_pattern
+from chalicelib.iam.srn import PATTERN_REGEX, WILDCARD, InvalidSrn, check_pattern
 
 #: ``module:Verb``; either half may be a whole-segment ``*``, or the action is ``*`` alone.
 _MODULE = re.compile(r"[a-z][a-z0-9-]{0,40}")
 _VERB = re.compile(r"[A-Z][A-Za-z0-9]{0,80}")
 
+#: What :func:`check_action_pattern` accepts, for the JSON Schema.
+ACTION_REGEX = rf"^(\*|({_MODULE.pattern}|\*):({_VERB.pattern}|\*))$"
+
+CONDITION_OPERATORS = ("StringEquals", "StringNotEquals", "StringLike")
 ConditionOperator = Literal["StringEquals", "StringNotEquals", "StringLike"]
 
 RESOURCE_TYPE_KEY = "soat:ResourceType"
 RESOURCE_TAG_PREFIX = "soat:ResourceTag/"
-_TAG_KEY = re.compile(r"[^\s/]{1,128}")
+_TAG_KEY = re.compile(r"[A-Za-z0-9_.:@+=-]{1,128}")
+#: What :func:`check_condition_key` accepts, for the JSON Schema.
+CONDITION_KEY_REGEX = rf"^(soat:ResourceType|soat:ResourceTag/{_TAG_KEY.pattern})$"
 
 #: Bounds that keep one document's evaluation cheap and its row well under 400 KB.
 MAX_STATEMENTS = 100
@@ -69,14 +75,52 @@ def check_condition_key(key: str) -> str:
     )
 
 
-ActionPattern = Annotated[str, AfterValidator(check_action_pattern)]
-ResourcePattern = Annotated[str, AfterValidator(_check_resource_pattern)]
+# The checks run as validators (their messages say what is wrong); the same rules as
+# regular expressions go into the OpenAPI document.
+ActionPattern = Annotated[
+    str,
+    AfterValidator(check_action_pattern),
+    WithJsonSchema({"type": "string", "pattern": ACTION_REGEX}),
+]
+ResourcePattern = Annotated[
+    str,
+    AfterValidator(_check_resource_pattern),
+    WithJsonSchema({"type": "string", "pattern": PATTERN_REGEX}),
+]
 ConditionKey = Annotated[str, AfterValidator(check_condition_key)]
 ConditionValue = Annotated[str, Field(max_length=256)]
 ConditionValues = (
     ConditionValue
     | Annotated[list[ConditionValue], Field(min_length=1, max_length=MAX_CONDITION_VALUES)]
 )
+_VALUES_SCHEMA: dict[str, object] = {
+    "anyOf": [
+        {"type": "string", "maxLength": 256},
+        {
+            "type": "array",
+            "items": {"type": "string", "maxLength": 256},
+            "minItems": 1,
+            "maxItems": MAX_CONDITION_VALUES,
+        },
+    ]
+}
+_CONDITION_SCHEMA = {
+    "anyOf": [
+        {
+            "type": "object",
+            "properties": {
+                operator: {
+                    "type": "object",
+                    "propertyNames": {"pattern": CONDITION_KEY_REGEX},
+                    "additionalProperties": _VALUES_SCHEMA,
+                }
+                for operator in CONDITION_OPERATORS
+            },
+            "additionalProperties": False,
+        },
+        {"type": "null"},
+    ]
+}
 
 
 class _Strict(BaseModel):
@@ -97,8 +141,12 @@ class Statement(_Strict):
         description="SRNs the statement covers (srn:<project>:<type>:<id>, whole-segment *); "
         'default ["*"]',
     )
-    condition: dict[ConditionOperator, dict[ConditionKey, ConditionValues]] | None = Field(
+    condition: Annotated[
+        dict[ConditionOperator, dict[ConditionKey, ConditionValues]] | None,
+        WithJsonSchema(_CONDITION_SCHEMA),
+    ] = Field(
         None,
+        exclude_if=lambda value: value is None,  # shown as written: absent, not null
         description="operator -> {condition key -> value or values}; every entry must hold",
     )
 

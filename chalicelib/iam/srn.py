@@ -92,6 +92,23 @@ def _check_segment(segment: str, shown: str) -> None:
         raise InvalidSrn(f"{shown!r}: segment {segment!r} is empty or has characters an id has not")
 
 
+def _id_regex(kind: str) -> str:
+    return f"{ids.PREFIXES[kind]}_{ids.ID_BODY}"
+
+
+def _pattern_regex() -> str:
+    """What :func:`check_pattern` accepts, as one regular expression (for the JSON Schema)."""
+    any_id = r"[A-Za-z0-9_-]{1,80}"
+    typed = [r"\*:(" + any_id + r"|\*)"] + [
+        f"{name}:({_id_regex(kind)}|\\*)" for name, kind in RESOURCE_TYPES.items()
+    ]
+    return rf"^(\*|srn:({_id_regex('project')}|\*):({'|'.join(typed)}))$"
+
+
+#: A resource pattern of a policy, as a regular expression (JSON Schema ``pattern``).
+PATTERN_REGEX = _pattern_regex()
+
+
 def check_pattern(pattern: str) -> str:
     """A resource pattern of a policy: ``*`` alone, or an SRN with whole-segment wildcards."""
     if pattern != WILDCARD:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -10,9 +11,23 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from chalicelib import ids
-from chalicelib.iam.document import PolicyDocument, check_action_pattern
+from chalicelib.iam.document import (
+    ACTION_REGEX,
+    CONDITION_KEY_REGEX,
+    PolicyDocument,
+    check_action_pattern,
+    check_condition_key,
+)
 from chalicelib.iam.evaluate import Decision, action_matches, decide, names_project
-from chalicelib.iam.srn import RESOURCE_TYPES, InvalidSrn, matches, parse_srn, srn
+from chalicelib.iam.srn import (
+    PATTERN_REGEX,
+    RESOURCE_TYPES,
+    InvalidSrn,
+    check_pattern,
+    matches,
+    parse_srn,
+    srn,
+)
 
 P, Q = "proj_A", "proj_B"
 EVAL_1, EVAL_2 = srn(P, "eval", "eval_1"), srn(P, "eval", "eval_2")
@@ -317,3 +332,31 @@ def test_deny_always_overrides_allow(
 def test_a_concrete_resource_covers_only_itself(named: str, asked: str, action: str) -> None:
     expected = Decision.ALLOW if named == asked else Decision.IMPLICIT_DENY
     assert decide([doc(allow([action], [named]))], action, asked) is expected
+
+
+# --- the OpenAPI document states the same rules as the validators -----------------------------
+
+
+@given(st.from_regex(ACTION_REGEX, fullmatch=True))
+def test_every_action_the_schema_allows_is_accepted(pattern: str) -> None:
+    assert check_action_pattern(pattern) == pattern
+
+
+@given(st.from_regex(PATTERN_REGEX, fullmatch=True))
+def test_every_resource_pattern_the_schema_allows_is_accepted(pattern: str) -> None:
+    assert check_pattern(pattern) == pattern
+
+
+@given(st.from_regex(CONDITION_KEY_REGEX, fullmatch=True))
+def test_every_condition_key_the_schema_allows_is_accepted(key: str) -> None:
+    assert check_condition_key(key) == key
+
+
+@given(st.text("srn:proj_Aeval*-1", max_size=30))
+def test_what_the_validators_accept_the_schema_allows(text: str) -> None:
+    try:
+        check_pattern(text)
+    except InvalidSrn:
+        assert not re.fullmatch(PATTERN_REGEX, text)
+    else:
+        assert re.fullmatch(PATTERN_REGEX, text)
