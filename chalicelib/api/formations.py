@@ -15,6 +15,7 @@ from pydantic import Field, create_model
 
 from chalicelib import clock, ids
 from chalicelib.api import formation_deploy as deploying
+from chalicelib.api.access import on, on_collection
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import target_project
 from chalicelib.api.formation_plan import Prepared, plan, prepare, stored_template
@@ -154,6 +155,7 @@ def _deploy(formation: Formation, version: int, prepared: Prepared, kind: str) -
     bp,
     "/api/v1/formations",
     "POST",
+    access=on_collection("formations:CreateFormation", "formation"),
     body=CreateFormation,
     published_body=_published(CreateFormation),
     response=Formation,
@@ -181,7 +183,15 @@ def create_formation(call: Call[CreateFormation, Any]) -> Formation:
     return _deploy(formation, version, prepared, "create")
 
 
-@endpoint(bp, "/api/v1/formations", "GET", query=FormationQuery, response=Page[Formation], tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/formations",
+    "GET",
+    access=on_collection("formations:ListFormations", "formation"),
+    query=FormationQuery,
+    response=Page[Formation],
+    tag=TAG,
+)
 def list_formations(call: Call[Any, FormationQuery]) -> dict[str, Any]:
     """List a project's formations, oldest first (or the one named ``name``)."""
     project_id = call.caller.listing_project(call.query.project_id)
@@ -191,7 +201,14 @@ def list_formations(call: Call[Any, FormationQuery]) -> dict[str, Any]:
     return page(*store.list_formations(project_id, call.query.limit, call.query.cursor))
 
 
-@endpoint(bp, "/api/v1/formations/{formation_id}", "GET", response=Formation, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/formations/{formation_id}",
+    "GET",
+    access=on("formations:GetFormation", "formation_id"),
+    response=Formation,
+    tag=TAG,
+)
 def get_formation(call: Call[Any, Any]) -> Formation:
     """Get a formation, its resources, outputs and (when failed) why."""
     return visible_formation(call.caller, call.path["formation_id"])[0]
@@ -201,6 +218,7 @@ def get_formation(call: Call[Any, Any]) -> Formation:
     bp,
     "/api/v1/formations/{formation_id}",
     "PUT",
+    access=on("formations:UpdateFormation", "formation_id"),
     body=UpdateFormation,
     response=Formation,
     tag=TAG,
@@ -235,7 +253,14 @@ def agent_history_blocker(record: FormationResource) -> str | None:
     return None
 
 
-@endpoint(bp, "/api/v1/formations/{formation_id}", "DELETE", status=204, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/formations/{formation_id}",
+    "DELETE",
+    access=on("formations:DeleteFormation", "formation_id"),
+    status=204,
+    tag=TAG,
+)
 def delete_formation(call: Call[Any, Any]) -> None:
     """Delete the formation and every resource it manages, except retained ones.
 
@@ -266,6 +291,7 @@ def delete_formation(call: Call[Any, Any]) -> None:
     bp,
     "/api/v1/formations/plan",
     "POST",
+    access=on_collection("formations:PlanFormation", "formation"),
     body=PlanFormation,
     published_body=_published(PlanFormation),
     response=Plan,
@@ -297,6 +323,7 @@ def plan_formation(call: Call[PlanFormation, Any]) -> Plan:
     bp,
     "/api/v1/formations/{formation_id}/events",
     "GET",
+    access=on("formations:ListFormationEvents", "formation_id"),
     query=ListQuery,
     response=Page[FormationOperation],
     tag=TAG,

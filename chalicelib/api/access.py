@@ -1,0 +1,211 @@
+"""Who may call a route: its IAM action and the SRN it acts on, declared once beside it.
+
+Every route passes an :class:`Access` to :func:`chalicelib.api.routing.endpoint`; routing
+runs :func:`authorize` after authentication and *before* the body is parsed, so a caller
+without the action learns nothing from a malformed body. A denial keeps the shape of the
+route (``docs/iam.md``, "What a denial looks like"):
+
+- a list of a project's resources answers ``200`` with an empty page: the check asks
+  whether the caller may list in the project at all (the SRN ``srn:<project>:<type>:*``,
+  which a statement naming single resources does not match);
+- a read of one resource (or of its items, runs, versions) is the same ``404`` a missing
+  id gets;
+- a write, a create or an action is ``403 FORBIDDEN``, except on a resource of a project
+  none of the caller's policies name: ``404``, what a read would get.
+
+Items and runs have no SRN of their own: they are reached through the parent in the path
+(``dataset_id``, ``eval_id``), which is the resource their routes declare. The SRN is
+built from the path and the caller's project, never from a read: the check costs no AWS
+call, and a resource of another project then fails the handler's own visibility check
+(``Caller.check_visible``: 404) exactly as before. A further grant on a resource the body
+names (curating a generation: ``generations:GetGeneration`` on it) is :class:`BodyGrant`,
+checked once the body is valid.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from chalicelib import ids
+from chalicelib.api.auth import Caller
+from chalicelib.errors import Forbidden, NotFound
+
+#: How a route refuses a caller without its action.
+Shape = Literal["list", "read", "write"]
+
+#: SRN resource types of the path parameters that are not the id kind's own name.
+_SRN_TYPES = {
+    "api_key": "api-key",
+    "ai_provider": "ai-provider",
+    "trigger_firing": "trigger-firing",
+}
+
+
+def srn_type(path_parameter: str) -> str:
+    """The SRN resource type a path parameter names (``provider_id`` -> ``ai-provider``)."""
+    kind = ids.PATH_PARAMETER_KINDS[path_parameter]
+    return _SRN_TYPES.get(kind, kind)
+
+
+@dataclass(frozen=True)
+class BodyGrant:
+    """A further action on a resource the (valid) body names, e.g. the generation curated.
+
+    ``hidden``: a denial reads as that resource missing (404; a read half), else 403.
+    """
+
+    action: str
+    resource_type: str
+    field: str
+    hidden: bool = True
+
+
+@dataclass(frozen=True)
+class Access:
+    """A route's action and how its SRN is found.
+
+    ``target``: ``path`` (the resource the path parameter ``param`` names), ``collection``
+    (the project's resources of ``resource_type``: lists and creates), ``project`` (the
+    caller's project itself) or ``public`` (no key: no check).
+    """
+
+    action: str | None
+    target: Literal["path", "collection", "project", "public"]
+    resource_type: str = ""
+    param: str | None = None
+    also: tuple[BodyGrant, ...] = ()
+
+
+def on(
+    action: str, param: str, *, resource_type: str = "", also: tuple[BodyGrant, ...] = ()
+) -> Access:
+    """The resource (or the parent of the items) the path parameter ``param`` names."""
+    return Access(action, "path", resource_type or srn_type(param), param, also)
+
+
+def on_collection(action: str, resource_type: str, *, also: tuple[BodyGrant, ...] = ()) -> Access:
+    """A project's ``resource_type`` resources: a list, or a create into the project."""
+    return Access(action, "collection", resource_type, None, also)
+
+
+def on_project(action: str) -> Access:
+    """The caller's project itself (what ``/v2/discovery`` describes)."""
+    return Access(action, "project", "project")
+
+
+#: A route that takes no key (health, the OpenAPI documents, the signed inbound webhook).
+PUBLIC = Access(None, "public")
+
+
+def shape_of(method: str, access: Access) -> Shape:
+    if method != "GET":
+        return "write"
+    return "list" if access.target == "collection" else "read"
+
+
+# --- SHIM until the iam core (branch i14-policies) lands: deleted on merge ------------------
+
+
+def srn(project: str, resource_type: str, resource_id: str) -> str:
+    return f"srn:{project}:{resource_type}:{resource_id}"
+
+
+def _allows(caller: Caller, action: str, resource: str, context: dict[str, str]) -> bool:
+    return True
+
+
+def _names_project(caller: Caller, project: str) -> bool:
+    return True
+
+
+# --- end of shim ----------------------------------------------------------------------------
+
+
+class EmptyList(Exception):
+    """A list the caller may not read: routing answers it with an empty page (200)."""
+
+
+def _body_project(raw: bytes) -> Any:
+    """The ``project_id`` a create's body names, read before (and whatever) its validation."""
+    try:
+        decoded = json.loads(raw) if raw.strip() else None
+    except ValueError:
+        return None
+    return decoded.get("project_id") if isinstance(decoded, dict) else None
+
+
+def _target(access: Access, caller: Caller, path: dict[str, str]) -> tuple[str, str, str]:
+    """``(project, resource type, resource id)`` of the SRN the route acts on."""
+    project = caller.project_id or ""
+    if access.target == "path":
+        assert access.param is not None
+        resource_id = path[access.param]
+        if access.resource_type == "project":
+            project = resource_id  # a project's SRN names itself
+        return project, access.resource_type, resource_id
+    if access.target == "project":
+        return project, "project", project
+    return project, access.resource_type, "*"
+
+
+def authorize(
+    access: Access,
+    shape: Shape,
+    caller: Caller,
+    path: dict[str, str],
+    raw_body: bytes,
+    query: Any = None,
+) -> None:
+    """Raise the route's denial unless ``caller`` may perform its action (one evaluation).
+
+    ``query``: a list's parsed query (its ``project_id``, checked against the key's scope).
+    """
+    if access.action is None or caller.is_admin:
+        return
+    if shape == "write" and access.target == "collection":
+        requested = _body_project(raw_body)
+        if isinstance(requested, str):
+            caller.check_target_project(requested)
+    project, resource_type, resource_id = _target(access, caller, path)
+    if shape == "list":
+        project = caller.listing_project(getattr(query, "project_id", None))
+    resource = srn(project, resource_type, resource_id)
+    if _allows(caller, access.action, resource, {"soat:ResourceType": resource_type}):
+        return
+    if shape == "list":
+        raise EmptyList()
+    kind = ids.PATH_PARAMETER_KINDS.get(access.param or "", resource_type)
+    hidden = NotFound(f"{kind} {resource_id} not found", resource_type=kind, id=resource_id)
+    if shape == "read":
+        raise hidden
+    if access.target == "path" and not _names_project(caller, project):
+        raise hidden
+    raise Forbidden(
+        f"this API key may not {access.action} on {resource}",
+        action=access.action,
+        resource=resource,
+    )
+
+
+def authorize_body(access: Access, caller: Caller, body: Any) -> None:
+    """The further grants on the resources a valid body names (after :func:`authorize`)."""
+    if caller.is_admin:
+        return
+    for grant in access.also:
+        resource_id = getattr(body, grant.field, None)
+        if not isinstance(resource_id, str):
+            continue
+        resource = srn(caller.project_id or "", grant.resource_type, resource_id)
+        context = {"soat:ResourceType": grant.resource_type}
+        if _allows(caller, grant.action, resource, context):
+            continue
+        kind = grant.resource_type.replace("-", "_")
+        if grant.hidden:
+            raise NotFound(f"{kind} {resource_id} not found", resource_type=kind, id=resource_id)
+        raise Forbidden(
+            f"this API key may not {grant.action} on {resource}",
+            action=grant.action,
+            resource=resource,
+        )
