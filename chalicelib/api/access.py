@@ -68,7 +68,9 @@ class Access:
 
     ``target``: ``path`` (the resource the path parameter ``param`` names), ``collection``
     (the project's resources of ``resource_type``: lists and creates), ``project`` (the
-    caller's project itself) or ``public`` (no key: no check).
+    caller's project itself: what has no SRN type of its own) or ``public`` (no key: no
+    check). ``missing``: what a read's denial says is not found, when that is not the
+    resource the path names (``/v2``'s ``run not found``).
     """
 
     action: str | None
@@ -76,6 +78,7 @@ class Access:
     resource_type: str = ""
     param: str | None = None
     also: tuple[BodyGrant, ...] = ()
+    missing: str = ""
 
 
 def on(
@@ -90,9 +93,13 @@ def on_collection(action: str, resource_type: str, *, also: tuple[BodyGrant, ...
     return Access(action, "collection", resource_type, None, also)
 
 
-def on_project(action: str) -> Access:
-    """The caller's project itself (what ``/v2/discovery`` describes)."""
-    return Access(action, "project", "project")
+def on_project(action: str, *, param: str | None = None, missing: str = "") -> Access:
+    """The caller's project itself: ``/v2/discovery``, and what has no SRN type of its own
+    (decisions, trigger firings, ``/v2`` suites and runs) authorizes as its project.
+
+    ``param``: the path parameter naming the resource, for the 404 a denied read gets.
+    """
+    return Access(action, "project", "project", param, missing=missing)
 
 
 #: A route that takes no key (health, the OpenAPI documents, the signed inbound webhook).
@@ -176,8 +183,7 @@ def authorize(
         return
     if shape == "list":
         raise EmptyList()
-    kind = ids.PATH_PARAMETER_KINDS.get(access.param or "", resource_type)
-    hidden = NotFound(f"{kind} {resource_id} not found", resource_type=kind, id=resource_id)
+    hidden = _hidden(access, path, resource_type, resource_id)
     if shape == "read":
         raise hidden
     if access.target == "path" and not _names_project(caller, project):
@@ -186,6 +192,17 @@ def authorize(
         f"this API key may not {access.action} on {resource}",
         action=access.action,
         resource=resource,
+    )
+
+
+def _hidden(access: Access, path: dict[str, str], resource_type: str, resource_id: str) -> NotFound:
+    """The 404 a missing resource gets, for a caller that may not know whether it exists."""
+    if access.missing:
+        return NotFound(f"{access.missing} not found")
+    if access.param is not None:
+        resource_type, resource_id = ids.PATH_PARAMETER_KINDS[access.param], path[access.param]
+    return NotFound(
+        f"{resource_type} {resource_id} not found", resource_type=resource_type, id=resource_id
     )
 
 

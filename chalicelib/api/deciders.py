@@ -12,7 +12,7 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import Field, field_validator
 
-from chalicelib.api.access import on, on_collection
+from chalicelib.api.access import on, on_collection, on_project
 from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.deciders.decide import decide
@@ -231,7 +231,7 @@ def create_decision(call: Call[CreateDecision, Any]) -> Decision:
     bp,
     "/api/v1/decisions/{decision_id}",
     "GET",
-    access=on("deciders:GetDecision", "decision_id"),
+    access=on_project("deciders:GetDecision", param="decision_id"),
     response=Decision,
     tag=TAG,
     operation_id="getDecision",

@@ -14,7 +14,7 @@ from chalice import Blueprint
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from chalicelib.api import plugin_schemas
-from chalicelib.api.access import PUBLIC, BodyGrant, on, on_collection
+from chalicelib.api.access import PUBLIC, BodyGrant, on, on_collection, on_project
 from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ProjectListQuery, Reply, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
@@ -290,7 +290,7 @@ def fire_trigger(call: Call[FireTrigger, Any]) -> TriggerFiring:
     bp,
     "/api/v1/trigger-firings",
     "GET",
-    access=on_collection("triggers:ListTriggerFirings", "trigger-firing"),
+    access=on_collection("triggers:ListTriggerFirings", "trigger"),
     query=FiringListQuery,
     response=Page[TriggerFiring],
     tag=TAG,
@@ -306,7 +306,7 @@ def list_trigger_firings(call: Call[Any, FiringListQuery]) -> dict[str, Any]:
     bp,
     "/api/v1/trigger-firings/{firing_id}",
     "GET",
-    access=on("triggers:GetTriggerFiring", "firing_id"),
+    access=on_project("triggers:GetTriggerFiring", param="firing_id"),
     response=TriggerFiring,
     tag=TAG,
 )

@@ -11,7 +11,7 @@ from typing import Any
 
 from chalice import Blueprint
 
-from chalicelib.api.access import PUBLIC, on, on_collection, on_project
+from chalicelib.api.access import PUBLIC, on_project
 from chalicelib.api.routing import Call, Reply, endpoint
 from chalicelib.api.v2 import envelope, reads, responses, runs, suites
 from chalicelib.api.v2.bodies import CreateRun, SuiteDocument
@@ -65,7 +65,7 @@ def discovery(call: Call[Any, Any]) -> dict[str, Any]:
 @v2_endpoint(
     "/v2/eval-suites",
     "POST",
-    access=on_collection("openwop:RegisterSuite", "eval-suite"),
+    access=on_project("openwop:RegisterSuite"),
     body=SuiteDocument,
     status=201,
     response=responses.SUITE_REF,
@@ -92,7 +92,7 @@ def _versions_body(suite_id: str, found: list[dict[str, Any]]) -> dict[str, Any]
 @v2_endpoint(
     "/v2/eval-suites/{suiteId}",
     "GET",
-    access=on("openwop:GetSuite", "suiteId", resource_type="eval-suite"),
+    access=on_project("openwop:GetSuite", missing="suite"),
     response=responses.VERSIONS,
 )
 def list_suite_versions(call: Call[Any, Any]) -> dict[str, Any]:
@@ -107,7 +107,7 @@ def list_suite_versions(call: Call[Any, Any]) -> dict[str, Any]:
 @v2_endpoint(
     "/v2/eval-suites/{suiteId}/{version}",
     "GET",
-    access=on("openwop:GetSuite", "suiteId", resource_type="eval-suite"),
+    access=on_project("openwop:GetSuite", missing="suite version"),
     response=responses.SUITE,
 )
 def get_suite_version(call: Call[Any, Any]) -> dict[str, Any]:
@@ -140,7 +140,7 @@ def _created(v2: dict[str, Any], status: str = "queued") -> dict[str, Any]:
 @v2_endpoint(
     "/v2/runs",
     "POST",
-    access=on_collection("openwop:CreateRun", "run"),
+    access=on_project("openwop:CreateRun"),
     body=CreateRun,
     status=201,
     response=responses.CREATED,
@@ -169,7 +169,7 @@ def create_run(call: Call[CreateRun, Any]) -> Any:
 @v2_endpoint(
     "/v2/runs/{runId}",
     "GET",
-    access=on("openwop:GetRun", "runId", resource_type="run"),
+    access=on_project("openwop:GetRun", missing="run"),
     response=responses.RUN,
 )
 def get_run(call: Call[Any, Any]) -> dict[str, Any]:
@@ -180,7 +180,7 @@ def get_run(call: Call[Any, Any]) -> dict[str, Any]:
 @v2_endpoint(
     "/v2/runs/{runId}/events",
     "GET",
-    access=on("openwop:GetRun", "runId", resource_type="run"),
+    access=on_project("openwop:GetRun", missing="run"),
     response=responses.EVENTS,
 )
 def list_events(call: Call[Any, Any]) -> dict[str, Any]:
@@ -192,7 +192,7 @@ def list_events(call: Call[Any, Any]) -> dict[str, Any]:
 @v2_endpoint(
     "/v2/runs/{runId}/eval-summary",
     "GET",
-    access=on("openwop:GetRun", "runId", resource_type="run"),
+    access=on_project("openwop:GetRun", missing="run"),
     response=responses.SUMMARY,
 )
 def get_eval_summary(call: Call[Any, Any]) -> dict[str, Any]:
