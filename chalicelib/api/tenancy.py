@@ -175,4 +175,4 @@ def get_api_key(call: Call[Any, Any]) -> ApiKey:
 def delete_api_key(call: Call[Any, Any]) -> None:
     """Revoke an API key."""
     key = _visible_key(call)
-    tenancy.delete_api_key(key.id)
+    tenancy.delete_api_key(key)
