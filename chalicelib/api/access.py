@@ -31,6 +31,7 @@ from typing import Any, Literal
 from chalicelib import ids
 from chalicelib.api.auth import Caller
 from chalicelib.errors import Forbidden, NotFound
+from chalicelib.iam.srn import RESOURCE_TYPES, srn
 
 #: How a route refuses a caller without its action.
 Shape = Literal["list", "read", "write"]
@@ -112,24 +113,6 @@ def shape_of(method: str, access: Access) -> Shape:
     return "list" if access.target == "collection" else "read"
 
 
-# --- SHIM until the iam core (branch i14-policies) lands: deleted on merge ------------------
-
-
-def srn(project: str, resource_type: str, resource_id: str) -> str:
-    return f"srn:{project}:{resource_type}:{resource_id}"
-
-
-def _allows(caller: Caller, action: str, resource: str, context: dict[str, str]) -> bool:
-    return True
-
-
-def _names_project(caller: Caller, project: str) -> bool:
-    return True
-
-
-# --- end of shim ----------------------------------------------------------------------------
-
-
 class EmptyList(Exception):
     """A list the caller may not read: routing answers it with an empty page (200)."""
 
@@ -179,14 +162,14 @@ def authorize(
     if shape == "list":
         project = caller.listing_project(getattr(query, "project_id", None))
     resource = srn(project, resource_type, resource_id)
-    if _allows(caller, access.action, resource, {"soat:ResourceType": resource_type}):
+    if caller.allows(access.action, resource):
         return
     if shape == "list":
         raise EmptyList()
     hidden = _hidden(access, path, resource_type, resource_id)
     if shape == "read":
         raise hidden
-    if access.target == "path" and not _names_project(caller, project):
+    if access.target == "path" and not caller.policies_name_project(project):
         raise hidden
     raise Forbidden(
         f"this API key may not {access.action} on {resource}",
@@ -212,13 +195,12 @@ def authorize_body(access: Access, caller: Caller, body: Any) -> None:
         return
     for grant in access.also:
         resource_id = getattr(body, grant.field, None)
-        if not isinstance(resource_id, str):
-            continue
+        kind = RESOURCE_TYPES[grant.resource_type]
+        if not isinstance(resource_id, str) or not ids.is_id(kind, resource_id):
+            continue  # names nothing of this type: the handler refuses it (400/404)
         resource = srn(caller.project_id or "", grant.resource_type, resource_id)
-        context = {"soat:ResourceType": grant.resource_type}
-        if _allows(caller, grant.action, resource, context):
+        if caller.allows(grant.action, resource):
             continue
-        kind = grant.resource_type.replace("-", "_")
         if grant.hidden:
             raise NotFound(f"{kind} {resource_id} not found", resource_type=kind, id=resource_id)
         raise Forbidden(

@@ -24,11 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from chalicelib.iam.srn import RESOURCE_TYPES
-
 from chalicelib import ids
 from chalicelib.api import routing
 from chalicelib.api.routing import RouteSpec
+from chalicelib.iam.document import PolicyDocument
+from chalicelib.iam.srn import RESOURCE_TYPES
+from chalicelib.store import policies, tenancy
 from tests.security import test_what_held as held
 from tests.security.test_what_held import (
     LIST_QUERIES,
@@ -68,8 +69,8 @@ DESTRUCTIVE = [
     ("DELETE", "/api/v1/ai-providers/{provider_id}"),
     ("DELETE", "/api/v1/api-keys/{key_id}"),
 ]
-#: Query strings a destructive call needs (the agent has run history: only force deletes it).
-DESTRUCTIVE_QUERY = {("DELETE", "/api/v1/agents/{agent_id}"): "?force=true"}
+#: The victim's agent stays referenced by the eval its /v2 run made: a spare one is deleted.
+SPARE_AGENT = "spare_agent_id"
 #: What a foreign key gets where the route acts on the caller's own project, not the
 #: victim's: /v2 discovery and suite registration, the project list, and the admin-only
 #: project create.
@@ -189,12 +190,10 @@ def foreign_expect(spec: RouteSpec, body: Any) -> Expect:
     return refusal(spec, 404)
 
 
-def path_of(spec: RouteSpec, world: World, destructive: bool = False) -> str:
+def path_of(spec: RouteSpec, world: World) -> str:
     path = _fill(spec.path, world.victim.ids)
     if spec.method == "GET" and spec.path in LIST_QUERIES:
         path += f"?project_id={world.project}"
-    if destructive:
-        path += DESTRUCTIVE_QUERY.get((spec.method, spec.path), "")
     return path
 
 
@@ -230,14 +229,9 @@ def key_with(world: World, statements: list[dict[str, Any]]) -> str:
     document = {"statement": statements}
     wanted = json.dumps(document, sort_keys=True)
     if wanted not in world.keys:
-        n = len(world.keys)
-        policy = world.api.post("/api/v1/policies", {"name": f"matrix-{n}", "document": document})
-        body = {
-            "project_id": world.project,
-            "name": f"matrix-{n}",
-            "policy_ids": [policy.json["id"]],
-        }
-        world.keys[wanted] = _created(world.api.post("/api/v1/api-keys", body))["key"]
+        name = f"matrix-{len(world.keys)}"
+        policy = policies.create_policy(name, None, PolicyDocument.model_validate(document))
+        world.keys[wanted] = tenancy.create_api_key(world.project, name, [policy.id]).key
     return world.keys[wanted]
 
 
@@ -264,8 +258,10 @@ def run_destructive(world: World) -> list[str]:
     failures = []
     for method, template in DESTRUCTIVE:
         spec = routing.route(method, template)
+        if "{agent_id}" in template:
+            world.victim.ids["agent_id"] = world.victim.ids[SPARE_AGENT]
         key = key_with(world, POLICY_PRINCIPALS["allowed on this resource"](spec, world))
-        path = path_of(spec, world, destructive=True)
+        path = path_of(spec, world)
         response = world.api.as_key(key).request(method, path, None)
         problem = check(response, Expect(spec.status))
         if problem:
@@ -279,6 +275,9 @@ def build_world(api: Any, victim: Victim) -> tuple[World, str]:
     # A queued run (no worker drains it here): the one a cancel can act on.
     queued = _created(api.post(f"/api/v1/evals/{victim.ids['eval_id']}/runs", {}))
     victim.ids["run_id"] = queued["id"]
+    spare = {"project_id": victim.ids["project_id"], "name": "spare", "type": "http"}
+    spare["config"] = {"url": "http://example.com/agent"}
+    victim.ids[SPARE_AGENT] = _created(api.post("/api/v1/agents", spare))["id"]
     return World(api, victim, other["id"], {}), foreign["key"]
 
 
