@@ -171,10 +171,23 @@ def authorize(
         raise hidden
     if access.target == "path" and not caller.policies_name_project(project):
         raise hidden
-    raise Forbidden(
-        f"this API key may not {access.action} on {resource}",
-        action=access.action,
-        resource=resource,
+    raise _forbidden(access.action, resource)
+
+
+def require(access: Access, caller: Caller, path: dict[str, str]) -> None:
+    """:func:`authorize` for a call made on the caller's behalf (a formation deploying its
+    resources): every denial is a 403 naming the action and the SRN, whatever the route's
+    shape, so a denied read is never taken for a resource that is gone."""
+    if access.action is None or caller.is_admin:
+        return
+    resource = srn(*_target(access, caller, path))
+    if not caller.allows(access.action, resource):
+        raise _forbidden(access.action, resource)
+
+
+def _forbidden(action: str, resource: str) -> Forbidden:
+    return Forbidden(
+        f"this API key may not {action} on {resource}", action=action, resource=resource
     )
 
 
@@ -203,8 +216,4 @@ def authorize_body(access: Access, caller: Caller, body: Any) -> None:
             continue
         if grant.hidden:
             raise NotFound(f"{kind} {resource_id} not found", resource_type=kind, id=resource_id)
-        raise Forbidden(
-            f"this API key may not {grant.action} on {resource}",
-            action=grant.action,
-            resource=resource,
-        )
+        raise _forbidden(grant.action, resource)

@@ -7,6 +7,7 @@ of a broad allow.)
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -190,3 +191,28 @@ def test_a_key_without_policies_keeps_its_whole_project(
     plain = api.as_key(tenancy.create_api_key(mine.project["id"], "plain").key)
     assert len(plain.get("/api/v1/evals").json["data"]) == 2
     assert plain.post(mine.runs_path, {"wait": True}).status == 201
+
+
+def test_a_formation_deploys_only_what_its_key_may_create(
+    api: Any, project: dict[str, Any]
+) -> None:
+    project_id = project["id"]
+    template = {"resources": {"Cases": {"type": "dataset", "properties": {"name": "cases"}}}}
+    body = {"project_id": project_id, "name": "stack", "template": template}
+    formations_only = key_with(api, project_id, allow(["formations:*"], f"srn:{project_id}:*:*"))
+    refused = formations_only.post("/api/v1/formations", body)
+    assert (refused.status, refused.code) == (403, "FORBIDDEN"), refused
+    assert "evaluations:CreateDataset" in refused.json["error"]["message"]
+    assert api.get(f"/api/v1/formations?project_id={project_id}").json["data"] == []
+    assert api.get(f"/api/v1/datasets?project_id={project_id}").json["data"] == []
+    builder = key_with(
+        api,
+        project_id,
+        allow(["formations:*", "evaluations:CreateDataset"], f"srn:{project_id}:*:*"),
+    )
+    created = builder.post("/api/v1/formations", body)
+    assert created.status == 201 and created.json["status"] == "active", created
+    # Deleting it deletes the dataset: that needs evaluations:DeleteDataset too.
+    refused_delete = builder.delete(f"/api/v1/formations/{created.json['id']}")
+    assert refused_delete.code == "FORMATION_DELETE_FAILED", refused_delete
+    assert "evaluations:DeleteDataset" in json.dumps(refused_delete.json)
