@@ -87,10 +87,12 @@ class Caller:
             raise NotFound(f"{kind} {resource_id} not found", resource_type=kind, id=resource_id)
 
     def check_target_project(self, project_id: str) -> None:
-        """A write naming another project in its body: 403 ``API_KEY_PROJECT_SCOPE``."""
+        """A call naming another project: 403 ``API_KEY_PROJECT_SCOPE``, naming both."""
         if not self.can_see(project_id):
             raise ProjectScopeForbidden(
-                "this API key is scoped to another project", project_id=project_id
+                f"this API key is scoped to project {self.project_id}, not {project_id}",
+                project_id=project_id,
+                key_project_id=self.project_id,
             )
 
     def listing_project(self, requested: str | None) -> str:

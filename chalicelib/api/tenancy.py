@@ -7,6 +7,7 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import Field
 
+from chalicelib.api.access import on, on_collection
 from chalicelib.api.common import refuse_nulls
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
@@ -56,6 +57,7 @@ class UpdateApiKey(RequestBody):
     bp,
     "/api/v1/projects",
     "POST",
+    access=on_collection("projects:CreateProject", "project"),
     body=CreateProject,
     response=Project,
     status=201,
@@ -72,6 +74,7 @@ def create_project(call: Call[CreateProject, Any]) -> Project:
     bp,
     "/api/v1/projects",
     "GET",
+    access=on_collection("projects:ListProjects", "project"),
     query=ListQuery,
     response=Page[Project],
     tag="projects",
@@ -89,6 +92,7 @@ def list_projects(call: Call[Any, ListQuery]) -> dict[str, Any]:
     bp,
     "/api/v1/projects/{project_id}",
     "GET",
+    access=on("projects:GetProject", "project_id"),
     response=Project,
     tag="projects",
     operation_id="getProject",
@@ -104,6 +108,7 @@ def get_project(call: Call[Any, Any]) -> Project:
     bp,
     "/api/v1/projects/{project_id}",
     "PUT",
+    access=on("projects:UpdateProject", "project_id"),
     body=UpdateProject,
     response=Project,
     tag="projects",
@@ -126,6 +131,7 @@ def update_project(call: Call[UpdateProject, Any]) -> Project:
     bp,
     "/api/v1/api-keys",
     "POST",
+    access=on_collection("api-keys:CreateApiKey", "api-key"),
     body=CreateApiKey,
     response=CreatedApiKey,
     status=201,
@@ -147,6 +153,7 @@ def create_api_key(call: Call[CreateApiKey, Any]) -> CreatedApiKey:
     bp,
     "/api/v1/api-keys",
     "GET",
+    access=on_collection("api-keys:ListApiKeys", "api-key"),
     query=ProjectListQuery,
     response=Page[ApiKey],
     tag="api-keys",
@@ -168,6 +175,7 @@ def _visible_key(call: Call[Any, Any]) -> ApiKey:
     bp,
     "/api/v1/api-keys/{key_id}",
     "GET",
+    access=on("api-keys:GetApiKey", "key_id"),
     response=ApiKey,
     tag="api-keys",
     operation_id="getApiKey",
@@ -200,6 +208,7 @@ def update_api_key(call: Call[UpdateApiKey, Any]) -> ApiKey:
     bp,
     "/api/v1/api-keys/{key_id}",
     "DELETE",
+    access=on("api-keys:DeleteApiKey", "key_id"),
     status=204,
     tag="api-keys",
     operation_id="deleteApiKey",
