@@ -69,13 +69,13 @@ class Access:
 
     ``target``: ``path`` (the resource the path parameter ``param`` names), ``collection``
     (the project's resources of ``resource_type``: lists and creates), ``project`` (the
-    caller's project itself: what has no SRN type of its own) or ``public`` (no key: no
-    check). ``missing``: what a read's denial says is not found, when that is not the
-    resource the path names (``/v2``'s ``run not found``).
+    caller's project itself: what has no SRN type of its own), ``public`` (no key: no
+    check) or ``admin`` (the admin key only). ``missing``: what a read's denial says is not
+    found, when that is not the resource the path names (``/v2``'s ``run not found``).
     """
 
     action: str | None
-    target: Literal["path", "collection", "project", "public"]
+    target: Literal["path", "collection", "project", "public", "admin"]
     resource_type: str = ""
     param: str | None = None
     also: tuple[BodyGrant, ...] = ()
@@ -105,6 +105,14 @@ def on_project(action: str, *, param: str | None = None, missing: str = "") -> A
 
 #: A route that takes no key (health, the OpenAPI documents, the signed inbound webhook).
 PUBLIC = Access(None, "public")
+
+
+def admin_only(action: str, resource_type: str) -> Access:
+    """A route only the admin key may call (policies, a key's policies): any other key is
+    ``403 FORBIDDEN`` before the body is parsed, whatever its policies allow. The action is
+    named for the documentation; it is never evaluated (the admin key bypasses policies).
+    """
+    return Access(action, "admin", resource_type)
 
 
 def shape_of(method: str, access: Access) -> Shape:
@@ -154,6 +162,8 @@ def authorize(
     """
     if access.action is None or caller.is_admin:
         return
+    if access.target == "admin":
+        raise Forbidden("this operation needs the admin key", action=access.action)
     if shape == "write" and access.target == "collection":
         requested = _body_project(raw_body)
         if isinstance(requested, str):
@@ -180,6 +190,8 @@ def require(access: Access, caller: Caller, path: dict[str, str]) -> None:
     shape, so a denied read is never taken for a resource that is gone."""
     if access.action is None or caller.is_admin:
         return
+    if access.target == "admin":
+        raise Forbidden("this operation needs the admin key", action=access.action)
     resource = srn(*_target(access, caller, path))
     if not caller.allows(access.action, resource):
         raise _forbidden(access.action, resource)

@@ -1,7 +1,8 @@
 """IAM policies (``/api/v1/policies``): global documents the admin manages and attaches to keys.
 
-Every route needs the admin key: a project key may neither read nor change the policies
-that bound it. Shapes and operation ids follow SOAT's Policies module (``docs/iam.md``).
+Every route needs the admin key (``admin_only``: any other key is 403 before its body is
+read): a project key may neither read nor change the policies that bound it. Shapes and
+operation ids follow SOAT's Policies module (``docs/iam.md``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import Field
 
+from chalicelib.api.access import admin_only
 from chalicelib.api.common import refuse_nulls
 from chalicelib.api.routing import Call, ListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
@@ -40,6 +42,7 @@ class UpdatePolicy(RequestBody):
     bp,
     "/api/v1/policies",
     "GET",
+    access=admin_only("policies:ListPolicies", "policy"),
     query=ListQuery,
     response=Page[Policy],
     tag="policies",
@@ -47,7 +50,6 @@ class UpdatePolicy(RequestBody):
 )
 def list_policies(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List the deployment's policies (admin)."""
-    call.caller.require_admin()
     return page(*policies.list_policies(call.query.limit, call.query.cursor))
 
 
@@ -55,6 +57,7 @@ def list_policies(call: Call[Any, ListQuery]) -> dict[str, Any]:
     bp,
     "/api/v1/policies",
     "POST",
+    access=admin_only("policies:CreatePolicy", "policy"),
     body=CreatePolicy,
     response=Policy,
     status=201,
@@ -63,7 +66,6 @@ def list_policies(call: Call[Any, ListQuery]) -> dict[str, Any]:
 )
 def create_policy(call: Call[CreatePolicy, Any]) -> Policy:
     """Create a policy (admin); attach it to API keys with their ``policy_ids``."""
-    call.caller.require_admin()
     body = call.body
     return policies.create_policy(body.name, body.description, body.document)
 
@@ -72,13 +74,13 @@ def create_policy(call: Call[CreatePolicy, Any]) -> Policy:
     bp,
     "/api/v1/policies/{policy_id}",
     "GET",
+    access=admin_only("policies:GetPolicy", "policy"),
     response=Policy,
     tag="policies",
     operation_id="getPolicy",
 )
 def get_policy(call: Call[Any, Any]) -> Policy:
     """Get a policy (admin)."""
-    call.caller.require_admin()
     return policies.get_policy(call.path["policy_id"])
 
 
@@ -86,6 +88,7 @@ def get_policy(call: Call[Any, Any]) -> Policy:
     bp,
     "/api/v1/policies/{policy_id}",
     "PUT",
+    access=admin_only("policies:UpdatePolicy", "policy"),
     body=UpdatePolicy,
     response=Policy,
     tag="policies",
@@ -93,7 +96,6 @@ def get_policy(call: Call[Any, Any]) -> Policy:
 )
 def update_policy(call: Call[UpdatePolicy, Any]) -> Policy:
     """Rename, describe or replace the document of a policy (admin); keys see it at once."""
-    call.caller.require_admin()
     refuse_nulls(call.body, "name", "document")
     current = policies.get_policy(call.path["policy_id"])
     description = (
@@ -106,11 +108,11 @@ def update_policy(call: Call[UpdatePolicy, Any]) -> Policy:
     bp,
     "/api/v1/policies/{policy_id}",
     "DELETE",
+    access=admin_only("policies:DeletePolicy", "policy"),
     status=204,
     tag="policies",
     operation_id="deletePolicy",
 )
 def delete_policy(call: Call[Any, Any]) -> None:
     """Delete a policy no API key uses (admin); 409 ``POLICY_IN_USE`` names the keys."""
-    call.caller.require_admin()
     policies.delete_policy(call.path["policy_id"])

@@ -7,7 +7,7 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import Field
 
-from chalicelib.api.access import on, on_collection
+from chalicelib.api.access import admin_only, on, on_collection
 from chalicelib.api.common import refuse_nulls
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
@@ -30,18 +30,15 @@ class UpdateProject(RequestBody):
     default_ai_provider_id: AiProviderId | None = Field(None, description="null clears it")
 
 
-POLICY_IDS = Field(
-    default_factory=list,
-    max_length=policies.MAX_POLICIES_PER_KEY,
-    description="IAM policies bounding the key within its project (docs/iam.md); "
-    "none: the key reaches all of its project",
-)
-
-
 class CreateApiKey(RequestBody):
     project_id: ProjectId
     name: str = NAME
-    policy_ids: list[PolicyId] = POLICY_IDS
+    policy_ids: list[PolicyId] = Field(
+        default_factory=list,
+        max_length=policies.MAX_POLICIES_PER_KEY,
+        description="IAM policies bounding the key within its project (docs/iam.md); "
+        "none: the key reaches all of its project",
+    )
 
 
 class UpdateApiKey(RequestBody):
@@ -189,6 +186,7 @@ def get_api_key(call: Call[Any, Any]) -> ApiKey:
     bp,
     "/api/v1/api-keys/{key_id}",
     "PUT",
+    access=admin_only("api-keys:UpdateApiKey", "api-key"),
     body=UpdateApiKey,
     response=ApiKey,
     tag="api-keys",
@@ -196,7 +194,6 @@ def get_api_key(call: Call[Any, Any]) -> ApiKey:
 )
 def update_api_key(call: Call[UpdateApiKey, Any]) -> ApiKey:
     """Rename an API key and/or replace its policies (admin)."""
-    call.caller.require_admin()
     refuse_nulls(call.body, "name", "policy_ids")
     current = tenancy.get_api_key(call.path["key_id"])
     if call.body.policy_ids is not None:

@@ -140,6 +140,9 @@ def test_a_project_key_may_not_touch_policies(api: Any, project_key: str) -> Non
         scoped.get("/api/v1/policies"),
         scoped.get(f"/api/v1/policies/{policy['id']}"),
         scoped.post("/api/v1/policies", {"name": "mine", "document": RUN_ONE}),
+        # Refused before the body is read: a malformed one gets the same 403.
+        scoped.post("/api/v1/policies", {"colour": "red"}),
+        scoped.put(f"/api/v1/policies/{policy['id']}", {"document": "nonsense"}),
         scoped.put(f"/api/v1/policies/{policy['id']}", {"name": "mine"}),
         scoped.delete(f"/api/v1/policies/{policy['id']}"),
     ):
@@ -247,6 +250,10 @@ def test_only_the_admin_attaches_policies(api: Any, project: dict[str, Any]) -> 
     restricted = api.as_key(created["key"])
     freed = restricted.put(f"/api/v1/api-keys/{created['id']}", {"policy_ids": []})
     assert freed.status == 403 and freed.code == "FORBIDDEN"
+    # Even a key without policies (full access to its project) may not attach or detach.
+    unbounded = api.as_key(_key(api, project).json["key"])
+    grab = unbounded.put(f"/api/v1/api-keys/{created['id']}", {"policy_ids": []})
+    assert grab.status == 403 and grab.code == "FORBIDDEN"
     assert api.get(f"/api/v1/api-keys/{created['id']}").json["policy_ids"] == [policy]
     row = ApiKeyModel.get(created["id"], consistent_read=True)
     assert list(row.policy_ids or []) == [policy]

@@ -108,8 +108,15 @@ def secured_routes() -> list[RouteSpec]:
 
 
 def is_destructive(spec: RouteSpec) -> bool:
+    """An allowed call would change the resource (an admin-only route refuses every key)."""
+    if is_admin_only(spec):
+        return False
     no_body = spec.body is None and not spec.raw_body
     return spec.method == "DELETE" or (spec.method == "POST" and no_body)
+
+
+def is_admin_only(spec: RouteSpec) -> bool:
+    return spec.access.target == "admin"
 
 
 def refusal(spec: RouteSpec, status: int, code: str | None = None) -> Expect:
@@ -119,6 +126,8 @@ def refusal(spec: RouteSpec, status: int, code: str | None = None) -> Expect:
 
 def route_srn(spec: RouteSpec, world: World) -> str:
     access, project = spec.access, world.project
+    if access.target == "admin":
+        return "*"  # the widest grant a policy can make still does not reach them
     if access.target == "collection":
         return f"srn:{project}:{access.resource_type}:*"
     if access.target == "project":
@@ -172,6 +181,8 @@ def names_victim(statements: list[dict[str, Any]], project: str) -> bool:
 
 def denial(spec: RouteSpec, statements: list[dict[str, Any]], project: str) -> Expect:
     """The refusal iam.md gives the route's shape."""
+    if is_admin_only(spec):
+        return refusal(spec, 403)
     if spec.shape == "list":
         return Expect(200, data=True)
     if spec.shape == "read":
@@ -183,6 +194,8 @@ def denial(spec: RouteSpec, statements: list[dict[str, Any]], project: str) -> E
 
 def foreign_expect(spec: RouteSpec, body: Any) -> Expect:
     own = FOREIGN_OWN.get((spec.method, spec.path))
+    if is_admin_only(spec):
+        return refusal(spec, 403)
     if own is not None:
         return refusal(spec, own)
     if spec.shape == "list" or (isinstance(body, dict) and "project_id" in body):
@@ -246,7 +259,7 @@ def run_case(world: World, spec: RouteSpec, principal: str, foreign_key: str) ->
         return check(call(world, foreign_key, spec, body), foreign_expect(spec, body))
     statements = POLICY_PRINCIPALS[principal](spec, world)
     key = key_with(world, statements)
-    if principal != "allowed on this resource":
+    if principal != "allowed on this resource" or is_admin_only(spec):
         return check(call(world, key, spec, bad_body), denial(spec, statements, world.project))
     reference = call(world, world.victim.key, spec, bad_body)
     if reference.status in (401, 403, 404):

@@ -102,6 +102,8 @@ def test_a_path_target_names_a_parameter_of_its_path() -> None:
 
 def _resource(spec: RouteSpec) -> str:
     access = spec.access
+    if access.target == "admin":
+        return "(the admin key only)"
     if access.target == "collection":
         return f"`srn:<project>:{access.resource_type}:*`"
     if access.target == "project":
@@ -111,6 +113,8 @@ def _resource(spec: RouteSpec) -> str:
 
 
 def _denied(spec: RouteSpec) -> str:
+    if spec.access.target == "admin":
+        return "403, to every key but the admin key"
     if spec.shape == "list":
         return "200, empty page"
     if spec.shape == "read":
