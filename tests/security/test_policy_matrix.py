@@ -69,6 +69,9 @@ DESTRUCTIVE = [
     ("DELETE", "/api/v1/ai-providers/{provider_id}"),
     ("DELETE", "/api/v1/api-keys/{key_id}"),
 ]
+#: What an allowed call needs besides the route's own action: deleting the victim's
+#: formation deletes the dataset it declares, which its key must be allowed too.
+ALSO_NEEDED = {("DELETE", "/api/v1/formations/{formation_id}"): "evaluations:DeleteDataset"}
 #: The victim's agent stays referenced by the eval its /v2 run made: a spare one is deleted.
 SPARE_AGENT = "spare_agent_id"
 #: What a foreign key gets where the route acts on the caller's own project, not the
@@ -154,12 +157,21 @@ def deny(action: str, resource: str) -> dict[str, Any]:
     return {"effect": "Deny", "action": [action], "resource": [resource]}
 
 
+def allowed_here(spec: RouteSpec, world: World) -> list[dict[str, Any]]:
+    assert spec.access.action is not None
+    statements = [allow(spec.access.action, route_srn(spec, world))]
+    also = ALSO_NEEDED.get((spec.method, spec.path))
+    if also:
+        statements.append(allow(also, f"srn:{world.project}:*:*"))
+    return statements
+
+
 #: principal -> (the policy statements of its key for a route, or None: not a policy key).
 Statements = Callable[[RouteSpec, World], list[dict[str, Any]]]
 POLICY_PRINCIPALS: dict[str, Statements] = {
     "deny-all": lambda spec, w: [deny("*", "*")],
     "allowed on another resource": lambda spec, w: [allow(spec.access.action, other_srn(spec, w))],
-    "allowed on this resource": lambda spec, w: [allow(spec.access.action, route_srn(spec, w))],
+    "allowed on this resource": lambda spec, w: allowed_here(spec, w),
     "deny overrides allow": lambda spec, w: [
         allow("*", "*"),
         deny(spec.access.action, route_srn(spec, w)),
