@@ -11,9 +11,16 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, WithJsonSchema
 
-from chalicelib.iam.srn import PATTERN_REGEX, WILDCARD, InvalidSrn, check_pattern
+from chalicelib.iam.srn import (
+    PATTERN_REGEX,
+    WILDCARD,
+    InvalidSrn,
+    Srn,
+    check_pattern,
+    parse_pattern,
+)
 
 #: ``module:Verb``; either half may be a whole-segment ``*``, or the action is ``*`` alone.
 _MODULE = re.compile(r"[a-z][a-z0-9-]{0,40}")
@@ -149,6 +156,16 @@ class Statement(_Strict):
         exclude_if=lambda value: value is None,  # shown as written: absent, not null
         description="operator -> {condition key -> value or values}; every entry must hold",
     )
+    #: ``resource`` parsed once, when the statement is validated: evaluation compares
+    #: segments and never parses a pattern again.
+    _parsed_resources: tuple[Srn | None, ...] = PrivateAttr(default=())
+
+    def model_post_init(self, context: object, /) -> None:
+        self._parsed_resources = tuple(parse_pattern(p) for p in self.resource)
+
+    @property
+    def parsed_resources(self) -> tuple[Srn | None, ...]:
+        return self._parsed_resources
 
 
 class PolicyDocument(_Strict):

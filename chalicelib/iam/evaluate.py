@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from chalicelib.iam.document import RESOURCE_TYPE_KEY, PolicyDocument, Statement
-from chalicelib.iam.srn import WILDCARD, Srn, matches, parse_srn
+from chalicelib.iam.srn import WILDCARD, Srn, covers, parse_srn
 
 __all__ = ["Decision", "action_matches", "decide", "names_project"]
 
@@ -58,11 +58,11 @@ def names_project(documents: Iterable[PolicyDocument], project_id: str) -> bool:
     missing resource (404), not a refusal (403) that would confirm the resource exists.
     """
     return any(
-        pattern == WILDCARD or parse_srn(pattern).project_id in (WILDCARD, project_id)
+        pattern is None or pattern.project_id in (WILDCARD, project_id)
         for document in documents
         for statement in document.statement
         if statement.effect == "Allow"
-        for pattern in statement.resource
+        for pattern in statement.parsed_resources
     )
 
 
@@ -80,7 +80,7 @@ def _statement_matches(
 ) -> bool:
     return (
         any(action_matches(p, action) for p in statement.action)
-        and any(matches(p, resource) for p in statement.resource)
+        and any(covers(p, resource) for p in statement.parsed_resources)
         and all(
             _condition_holds(operator, key, expected, values.get(key))
             for operator, entries in (statement.condition or {}).items()

@@ -116,21 +116,25 @@ def check_pattern(pattern: str) -> str:
     return pattern
 
 
-def matches(pattern: str, resource: Srn) -> bool:
-    """Whether a (checked) resource pattern covers ``resource``.
+def parse_pattern(pattern: str) -> Srn | None:
+    """A (checked) resource pattern, parsed once: None for ``*`` alone (every resource)."""
+    return None if pattern == WILDCARD else parse_srn(pattern)
+
+
+def covers(pattern: Srn | None, resource: Srn) -> bool:
+    """Whether a parsed pattern covers ``resource``, segment by segment.
 
     A ``*`` in the pattern covers any segment; a ``*`` in the resource (a question about
     every resource of a kind) is covered only by a ``*`` in the pattern, so a policy that
     names single datasets does not grant a question about all of them.
     """
-    if pattern == WILDCARD:
-        return True
-    wanted = parse_srn(pattern)
-    return all(
-        want in (WILDCARD, have)
-        for want, have in (
-            (wanted.project_id, resource.project_id),
-            (wanted.resource_type, resource.resource_type),
-            (wanted.resource_id, resource.resource_id),
-        )
+    return pattern is None or (
+        pattern.project_id in (WILDCARD, resource.project_id)
+        and pattern.resource_type in (WILDCARD, resource.resource_type)
+        and pattern.resource_id in (WILDCARD, resource.resource_id)
     )
+
+
+def matches(pattern: str, resource: Srn) -> bool:
+    """Whether a (checked) resource pattern covers ``resource`` (see :func:`covers`)."""
+    return covers(parse_pattern(pattern), resource)
