@@ -122,7 +122,14 @@ def shape_of(method: str, access: Access) -> Shape:
 
 
 class EmptyList(Exception):
-    """A list the caller may not read: routing answers it with an empty page (200)."""
+    """A list the caller may not read: routing answers it with an empty page (200).
+
+    ``query``: the list's parsed query (where the empty page says it is).
+    """
+
+    def __init__(self, query: Any) -> None:
+        super().__init__("the caller may not list these resources")
+        self.query = query
 
 
 def _body_project(raw: bytes) -> Any:
@@ -175,7 +182,7 @@ def authorize(
     if caller.allows(access.action, resource):
         return
     if shape == "list":
-        raise EmptyList()
+        raise EmptyList(query)
     hidden = _hidden(access, path, resource_type, resource_id)
     if shape == "read":
         raise hidden

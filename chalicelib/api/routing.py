@@ -274,8 +274,8 @@ def endpoint(
             raw = _raw_bytes(request.raw_body) if method in {"POST", "PUT", "PATCH"} else b""
             try:
                 parsed_query = _authorized_query(spec, caller, path_params, raw, request)
-            except authorization.EmptyList:
-                return json_response(page([], None))
+            except authorization.EmptyList as denied:
+                return json_response(empty_page(denied.query))
             parsed_body = _parse_body(raw, body) if body is not None else None
             authorization.authorize_body(access, caller, parsed_body)
             call: Call[Any, Any] = Call(
@@ -315,6 +315,11 @@ def parse_body(decoded: dict[str, Any], model: type[B]) -> B:
         return model.model_validate(decoded)
     except ValidationError as exc:
         raise validation_error_from_pydantic(exc) from exc
+
+
+def empty_page(query: Any) -> dict[str, Any]:
+    """The answer to a list the caller may not read: a page with nothing on it."""
+    return page([], None)
 
 
 def page(items: list[Any], next_cursor: str | None) -> dict[str, Any]:
