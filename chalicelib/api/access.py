@@ -80,6 +80,8 @@ class Access:
     param: str | None = None
     also: tuple[BodyGrant, ...] = ()
     missing: str = ""
+    #: A GET on the project that lists (its usage events): denied, an empty page.
+    listing: bool = False
 
 
 def on(
@@ -94,13 +96,17 @@ def on_collection(action: str, resource_type: str, *, also: tuple[BodyGrant, ...
     return Access(action, "collection", resource_type, None, also)
 
 
-def on_project(action: str, *, param: str | None = None, missing: str = "") -> Access:
-    """The caller's project itself: ``/v2/discovery``, and what has no SRN type of its own
-    (decisions, trigger firings, ``/v2`` suites and runs) authorizes as its project.
+def on_project(
+    action: str, *, param: str | None = None, missing: str = "", listing: bool = False
+) -> Access:
+    """The project itself: ``/v2/discovery``, a project's usage, and what has no SRN type of
+    its own (decisions, trigger firings, ``/v2`` suites and runs) authorizes as its project.
 
     ``param``: the path parameter naming the resource, for the 404 a denied read gets.
+    ``listing``: the route lists (denied: an empty page). The project is the one the query
+    names (``?project_id=``, checked against the key's scope) or the key's own.
     """
-    return Access(action, "project", "project", param, missing=missing)
+    return Access(action, "project", "project", param, missing=missing, listing=listing)
 
 
 #: A route that takes no key (health, the OpenAPI documents, the signed inbound webhook).
@@ -118,7 +124,7 @@ def admin_only(action: str, resource_type: str) -> Access:
 def shape_of(method: str, access: Access) -> Shape:
     if method != "GET":
         return "write"
-    return "list" if access.target == "collection" else "read"
+    return "list" if access.target == "collection" or access.listing else "read"
 
 
 class EmptyList(Exception):
@@ -165,7 +171,8 @@ def authorize(
 ) -> None:
     """Raise the route's denial unless ``caller`` may perform its action (one evaluation).
 
-    ``query``: a list's parsed query (its ``project_id``, checked against the key's scope).
+    ``query``: a GET's parsed query (a ``project_id`` it names is checked against the key's
+    scope and is the project of a list or of a project-wide read).
     """
     if access.action is None or caller.is_admin:
         return
@@ -176,8 +183,9 @@ def authorize(
         if isinstance(requested, str):
             caller.check_target_project(requested)
     project, resource_type, resource_id = _target(access, caller, path)
-    if shape == "list":
+    if query is not None and access.target in ("collection", "project"):
         project = caller.listing_project(getattr(query, "project_id", None))
+        resource_id = project if access.target == "project" else resource_id
     resource = srn(project, resource_type, resource_id)
     if caller.allows(access.action, resource):
         return

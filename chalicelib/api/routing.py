@@ -183,11 +183,11 @@ def _authorized_query(
 ) -> Any:
     """The parsed query, once the caller is known to hold the route's action.
 
-    A write is refused before its query or body is parsed; a list's query is parsed first,
-    since the project it names is the one whose listing is checked.
+    A write is refused before its query or body is parsed; a GET's query is parsed first,
+    since the project it names is the one whose listing (or usage) is checked.
     """
     params = _single_values(request.query_params)
-    if spec.shape == "list":
+    if spec.method == "GET":
         parsed = _parse_query(params, spec.query)
         authorization.authorize(spec.access, spec.shape, caller, path, raw, parsed)
         return parsed
