@@ -210,8 +210,9 @@ def foreign_expect(spec: RouteSpec, body: Any) -> Expect:
         return refusal(spec, 403)
     if own is not None:
         return refusal(spec, own)
-    if spec.shape == "list" or (isinstance(body, dict) and "project_id" in body):
-        return refusal(spec, 403, SCOPE)
+    names_victim_project = spec.method == "GET" and spec.path in LIST_QUERIES
+    if names_victim_project or (isinstance(body, dict) and "project_id" in body):
+        return refusal(spec, 403, SCOPE)  # ?project_id= or a body naming the victim's
     return refusal(spec, 404)
 
 
