@@ -50,7 +50,7 @@ class UpdatePolicy(RequestBody):
 )
 def list_policies(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List the deployment's policies (admin)."""
-    return page(*policies.list_policies(call.query.limit, call.query.cursor))
+    return page(policies.list_policies(call.query.window()))
 
 
 @endpoint(

@@ -16,11 +16,11 @@ from chalicelib.iam.document import PolicyDocument
 from chalicelib.store import project_scoped
 from chalicelib.store.models import PolicyModel
 from chalicelib.store.names import GLOBAL_SCOPE, claiming_name
-from chalicelib.store.pagination import page_of
+from chalicelib.store.pagination import Listing, TableScan, Window, page_of
 from chalicelib.store.transactions import LabelledTxn, TxnRefused, labelled_transaction
 
 KIND = "policy"
-_ID_KEYS = {"id"}
+_ID_KEYS = frozenset({"id"})
 #: The most policies one key may carry: AWS's managed-policy quota per identity, and it
 #: keeps a key's write (its row plus one update per policy) inside one transaction.
 MAX_POLICIES_PER_KEY = 10
@@ -64,14 +64,8 @@ def get_policy(policy_id: str) -> Policy:
     return _policy(project_scoped.get_or_404(PolicyModel, KIND, policy_id))
 
 
-def list_policies(limit: int, cursor: str | None) -> tuple[list[Policy], str | None]:
-    return page_of(
-        lambda last, n: PolicyModel.scan(limit=n, last_evaluated_key=last),
-        cursor,
-        _ID_KEYS,
-        _policy,
-        limit,
-    )
+def list_policies(window: Window) -> Listing[Policy]:
+    return page_of(TableScan(PolicyModel, _ID_KEYS), window, _policy)
 
 
 def update_policy(

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from chalicelib import ids
@@ -55,7 +55,7 @@ SCOPE = "API_KEY_PROJECT_SCOPE"
 #: order (each still finds what it acts on), each expecting the route's own status.
 DESTRUCTIVE = [
     ("POST", "/api/v1/triggers/{trigger_id}/rotate-secret"),
-    ("POST", "/api/v1/evals/{eval_id}/runs/{run_id}/cancel"),
+    ("POST", "/api/v1/evals/{eval_id}/runs/{eval_run_id}/cancel"),
     ("DELETE", "/api/v1/generations/{generation_id}/content"),
     ("DELETE", "/api/v1/datasets/{dataset_id}/items/{item_id}"),
     ("DELETE", "/api/v1/triggers/{trigger_id}"),
@@ -100,6 +100,8 @@ class World:
     victim: Victim
     other_project: str
     keys: dict[str, str]
+    #: Another resource id of each SRN type (none of them exists).
+    others: dict[str, str] = field(default_factory=dict)
 
     @property
     def project(self) -> str:
@@ -146,7 +148,9 @@ def other_srn(spec: RouteSpec, world: World) -> str:
     resource_type = spec.access.resource_type
     if resource_type == "project":
         return f"srn:{world.other_project}:project:{world.other_project}"
-    return f"srn:{world.project}:{resource_type}:{ids.new_id(RESOURCE_TYPES[resource_type])}"
+    if resource_type not in world.others:  # one per type: the same key serves every case
+        world.others[resource_type] = ids.new_id(RESOURCE_TYPES[resource_type])
+    return f"srn:{world.project}:{resource_type}:{world.others[resource_type]}"
 
 
 def allow(action: str, resource: str) -> dict[str, Any]:
@@ -300,7 +304,7 @@ def build_world(api: Any, victim: Victim) -> tuple[World, str]:
     foreign = _created(api.post("/api/v1/api-keys", {"project_id": other["id"], "name": "f"}))
     # A queued run (no worker drains it here): the one a cancel can act on.
     queued = _created(api.post(f"/api/v1/evals/{victim.ids['eval_id']}/runs", {}))
-    victim.ids["run_id"] = queued["id"]
+    victim.ids["eval_run_id"] = queued["id"]
     spare = {"project_id": victim.ids["project_id"], "name": "spare", "type": "http"}
     spare["config"] = {"url": "http://example.com/agent"}
     victim.ids[SPARE_AGENT] = _created(api.post("/api/v1/agents", spare))["id"]
