@@ -75,7 +75,7 @@ def registered_models() -> list[type[Model]]:
 
 def _import_all_models() -> None:
     # Imported for their @register side effect; kept here so bind() sees every table.
-    from chalicelib.store import formation_models, models  # noqa: F401
+    from chalicelib.store import formation_models, models, usage_models  # noqa: F401
 
 
 def bind(force: bool = False) -> None:
