@@ -8,17 +8,17 @@ another project matches nothing, like one that does not exist.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
 from chalice import Blueprint
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from chalicelib.api.routing import Call, ListQuery, endpoint, page
 from chalicelib.domain.base import Page
 from chalicelib.domain.usage import GroupBy, UsageAggregate, UsageEvent
 from chalicelib.engine import usage as rollups
-from chalicelib.errors import ValidationFailed
 from chalicelib.ids import EvalId, EvalRunId, ProjectId
 from chalicelib.store import usage
 from chalicelib.store.usage import UsageFilter
@@ -26,6 +26,21 @@ from chalicelib.store.usage import UsageFilter
 bp = Blueprint(__name__)
 
 TAG = "usage"
+
+
+_ISO_8601 = re.compile(
+    r"\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})?)?"
+)
+
+
+def _iso_8601(value: Any) -> Any:
+    """Only an ISO 8601 date or date-time: pydantic alone would read ``0.5`` as a Unix time."""
+    if not isinstance(value, str) or not _ISO_8601.fullmatch(value):
+        raise ValueError("must be an ISO 8601 date-time, such as 2026-07-01T00:00:00Z")
+    return value
+
+
+Moment = Annotated[datetime, BeforeValidator(_iso_8601)]
 
 
 class _Filters(BaseModel):
@@ -41,8 +56,8 @@ class _Filters(BaseModel):
     )
     eval_id: EvalId | None = None
     eval_run_id: EvalRunId | None = None
-    since: datetime | None = Field(None, alias="from", description="Inclusive (ISO 8601)")
-    until: datetime | None = Field(None, alias="to", description="Inclusive (ISO 8601)")
+    since: Moment | None = Field(None, alias="from", description="Inclusive (ISO 8601)")
+    until: Moment | None = Field(None, alias="to", description="Inclusive (ISO 8601)")
 
 
 class UsageEventsQuery(_Filters, ListQuery):
@@ -60,9 +75,8 @@ def _utc(moment: datetime | None) -> datetime | None:
 
 
 def _filter(query: _Filters) -> UsageFilter:
+    # ``from`` after ``to`` is an empty window: it matches nothing (no refusal).
     since, until = _utc(query.since), _utc(query.until)
-    if since is not None and until is not None and since > until:
-        raise ValidationFailed("from must not be after to", field="from")
     return UsageFilter(
         source=query.source,
         eval_id=query.eval_id,
