@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.progress import track
 
 from chalicelib.client import ApiError, Json, PawlClient, Run, RunWaitTimeout, ServerUnreachable
+from chalicelib.demo import judge, spend
 from chalicelib.demo.cases import dataset_items, eval_scorers
 from chalicelib.demo.comparison import make_console, print_comparison
 from chalicelib.demo.progress import DEFAULT_RUN_TIMEOUT_S, follow_run
@@ -52,6 +53,8 @@ class DemoOptions:
     report_path: Path = DEFAULT_REPORT
     quick: bool = False
     run_timeout_s: float = DEFAULT_RUN_TIMEOUT_S
+    #: The demo judge's base URL (``demo.judge``): the eval adds an ``llm_judge`` scorer.
+    judge_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -113,12 +116,30 @@ def _dataset(client: PawlClient, console: Console, quick: bool) -> Json:
     return dataset
 
 
-def _eval(client: PawlClient, console: Console, agent: Json, dataset: Json) -> Json:
+def _judge_scorers(client: PawlClient, judge_url: str | None) -> list[Json]:
+    """The demo judge as an ``llm_judge`` scorer (none without a judge)."""
+    if judge_url is None:
+        return []
+    body = {"name": "demo-judge", "base_url": judge_url, "default_model": judge.MODEL}
+    provider = _with_free_name(lambda b: client.send("POST", "/api/v1/ai-providers", body=b), body)
+    return [
+        {
+            "type": "llm_judge",
+            "prompt": judge.PROMPT,
+            "ai_provider_id": provider["id"],
+            "pass_threshold": judge.PASS_THRESHOLD,
+        }
+    ]
+
+
+def _eval(
+    client: PawlClient, console: Console, agent: Json, dataset: Json, judge_url: str | None
+) -> Json:
     body = {
         "name": "support-quality",
         "agent_id": agent["id"],
         "dataset_id": dataset["id"],
-        "scorers": eval_scorers(),
+        "scorers": eval_scorers() + _judge_scorers(client, judge_url),
         "pass_threshold": PASS_THRESHOLD,
         "group_by": GROUP_BY,
         "max_regression": MAX_REGRESSION,
@@ -152,10 +173,13 @@ def _walkthrough(
     with PawlClient(url, project_key) as client:
         agent = _agent(client, console)
         dataset = _dataset(client, console, options.quick)
-        evaluation = _eval(client, console, agent, dataset)
+        evaluation = _eval(client, console, agent, dataset, options.judge_url)
         eval_id, timeout_s = evaluation["id"], options.run_timeout_s
         baseline = _run(client, console, eval_id, 1, timeout_s)
         candidate = _run(client, console, eval_id, 2, timeout_s, baseline_run_id=baseline.id)
+        problems = spend.print_spend(client, console, eval_id, [baseline, candidate])
+    if problems:
+        raise DemoFailed(f"the usage API disagrees with the runs' usage: {'; '.join(problems)}")
     return evaluation, baseline, candidate
 
 
