@@ -13,8 +13,8 @@ from rich.console import Console
 
 from chalicelib.client import PawlClient, Run
 
-#: Each run's cost is rounded to a millionth of a dollar; two runs may differ by two.
-COST_TOLERANCE = 2.5e-6
+#: Each run's and each rollup's cost is rounded to a millionth of a dollar.
+COST_TOLERANCE = 5e-6
 
 
 def runs_usage(runs: Iterable[Run]) -> dict[str, dict[str, float]]:
@@ -44,17 +44,32 @@ def mismatches(groups: list[dict[str, Any]], expected: dict[str, dict[str, float
     return problems
 
 
-def print_spend(client: PawlClient, console: Console, eval_id: str, runs: list[Run]) -> list[str]:
-    """Print the eval's spend by source from the usage API; returns any disagreement."""
-    params = {"group_by": "source", "eval_id": eval_id}
-    rolled = client.send("GET", "/api/v1/usage/aggregate", params=params)
-    for group in rolled["groups"]:
+def rolled_up(client: PawlClient, eval_ids: Iterable[str]) -> list[dict[str, Any]]:
+    """``/usage/aggregate?group_by=source`` of each eval, the groups summed over the evals."""
+    summed: dict[str, dict[str, Any]] = {}
+    for eval_id in eval_ids:
+        params = {"group_by": "source", "eval_id": eval_id}
+        for group in client.send("GET", "/api/v1/usage/aggregate", params=params)["groups"]:
+            into = summed.setdefault(str(group["key"]), {"key": group["key"]})
+            for figure in ("event_count", "input_tokens", "output_tokens", "cost_usd"):
+                into[figure] = into.get(figure, 0) + group[figure]
+    return [summed[key] for key in sorted(summed)]
+
+
+def print_spend(
+    client: PawlClient, console: Console, runs_by_eval: dict[str, list[Run]]
+) -> list[str]:
+    """Print the demo's spend by source from the usage API; returns any disagreement with
+    the runs' own usage."""
+    groups = rolled_up(client, runs_by_eval)
+    for group in groups:
         console.print(
             f"spend     {group['key']}: ${group['cost_usd']:.6f} over {group['event_count']} "
             f"calls ({group['input_tokens']} tokens in, {group['output_tokens']} out)",
             highlight=False,
         )
-    problems = mismatches(rolled["groups"], runs_usage(runs))
+    every_run = [run for runs in runs_by_eval.values() for run in runs]
+    problems = mismatches(groups, runs_usage(every_run))
     verdict = "equals the runs' own usage" if not problems else "; ".join(problems)
     console.print(f"spend     /usage/aggregate?group_by=source {verdict}", highlight=False)
     return problems

@@ -116,30 +116,38 @@ def _dataset(client: PawlClient, console: Console, quick: bool) -> Json:
     return dataset
 
 
-def _judge_scorers(client: PawlClient, judge_url: str | None) -> list[Json]:
-    """The demo judge as an ``llm_judge`` scorer (none without a judge)."""
-    if judge_url is None:
-        return []
-    body = {"name": "demo-judge", "base_url": judge_url, "default_model": judge.MODEL}
+def _tone_run(
+    client: PawlClient, console: Console, agent: Json, dataset: Json, options: DemoOptions
+) -> tuple[str, Run] | None:
+    """A second eval grading v2's tone with the demo judge (``llm_judge``), run once.
+
+    Its own eval, so the main eval needs nothing that lives only while the demo runs: the
+    demo judge is served by ``pawl demo`` alone.
+    """
+    if options.judge_url is None:
+        return None
+    body = {"name": "demo-judge", "base_url": options.judge_url, "default_model": judge.MODEL}
     provider = _with_free_name(lambda b: client.send("POST", "/api/v1/ai-providers", body=b), body)
-    return [
-        {
-            "type": "llm_judge",
-            "prompt": judge.PROMPT,
-            "ai_provider_id": provider["id"],
-            "pass_threshold": judge.PASS_THRESHOLD,
-        }
-    ]
+    scorer = {
+        "type": "llm_judge",
+        "prompt": judge.PROMPT,
+        "ai_provider_id": provider["id"],
+        "pass_threshold": judge.PASS_THRESHOLD,
+    }
+    tone = {"agent_id": agent["id"], "dataset_id": dataset["id"], "scorers": [scorer]}
+    evaluation = _with_free_name(client.create_eval, {"name": "support-tone", **tone})
+    console.print(
+        f"eval      {evaluation['id']}  scorers llm_judge (the demo's tone judge)", highlight=False
+    )
+    return evaluation["id"], _run(client, console, evaluation["id"], 2, options.run_timeout_s)
 
 
-def _eval(
-    client: PawlClient, console: Console, agent: Json, dataset: Json, judge_url: str | None
-) -> Json:
+def _eval(client: PawlClient, console: Console, agent: Json, dataset: Json) -> Json:
     body = {
         "name": "support-quality",
         "agent_id": agent["id"],
         "dataset_id": dataset["id"],
-        "scorers": eval_scorers() + _judge_scorers(client, judge_url),
+        "scorers": eval_scorers(),
         "pass_threshold": PASS_THRESHOLD,
         "group_by": GROUP_BY,
         "max_regression": MAX_REGRESSION,
@@ -173,11 +181,15 @@ def _walkthrough(
     with PawlClient(url, project_key) as client:
         agent = _agent(client, console)
         dataset = _dataset(client, console, options.quick)
-        evaluation = _eval(client, console, agent, dataset, options.judge_url)
+        evaluation = _eval(client, console, agent, dataset)
         eval_id, timeout_s = evaluation["id"], options.run_timeout_s
         baseline = _run(client, console, eval_id, 1, timeout_s)
         candidate = _run(client, console, eval_id, 2, timeout_s, baseline_run_id=baseline.id)
-        problems = spend.print_spend(client, console, eval_id, [baseline, candidate])
+        runs_by_eval = {eval_id: [baseline, candidate]}
+        tone = _tone_run(client, console, agent, dataset, options)
+        if tone is not None:
+            runs_by_eval[tone[0]] = [tone[1]]
+        problems = spend.print_spend(client, console, runs_by_eval)
     if problems:
         raise DemoFailed(f"the usage API disagrees with the runs' usage: {'; '.join(problems)}")
     return evaluation, baseline, candidate
