@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.api.test_usage import make_eval, queued_run
+from tests.support.runs import Plugins
 from tests.support.servers import Reply, Request, serve
 
 COST = 0.01
@@ -59,7 +60,7 @@ def _events_cost(api: Any, run_id: str) -> float:
 
 
 def test_a_queued_run_stops_at_its_budget_and_keeps_what_it_scored(
-    api: Any, project: dict[str, Any], project_key: str, app: Any
+    api: Any, project: dict[str, Any], project_key: str, app: Any, plugins: Plugins
 ) -> None:
     api = api.as_key(project_key)
     with serve(costly) as agent:
@@ -82,6 +83,7 @@ def test_a_queued_run_stops_at_its_budget_and_keeps_what_it_scored(
     }
     assert result_codes(api, evaluation, run["id"]) == ["BUDGET_EXCEEDED"] * 7 + ["scored"] * 3
     assert _events_cost(api, run["id"]) == 0.03
+    assert plugins.events.of(run["id"]) == ["eval_run.failed"]  # exactly one event
 
 
 def test_items_in_flight_finish_and_are_counted(
