@@ -100,7 +100,7 @@ def list_usage_events(call: Call[Any, UsageEventsQuery]) -> dict[str, Any]:
     query = call.query
     project_id = call.caller.listing_project(query.project_id)
     f = _filter(query)
-    return page(*usage.list_events(project_id, f, query.limit, query.cursor))
+    return page(usage.list_events(project_id, f, query.window()))
 
 
 @endpoint(

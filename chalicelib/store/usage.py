@@ -22,6 +22,7 @@ from chalicelib.domain.deciders import Decision
 from chalicelib.domain.runs import Generation, ResultRecord
 from chalicelib.domain.usage import SOURCE_DECIDER, UsageComponent, UsageEvent
 from chalicelib.errors import ValidationFailed
+from chalicelib.store.pagination import Listing, Window
 from chalicelib.store.project_scoped import creation_stamp
 from chalicelib.store.usage_models import UsageModel
 
@@ -224,46 +225,67 @@ def iter_events(project_id: str, f: UsageFilter) -> Iterator[UsageEvent]:
         yield from _events(row, f.source)
 
 
-def list_events(
-    project_id: str, f: UsageFilter, limit: int, cursor: str | None
-) -> tuple[list[UsageEvent], str | None]:
-    """One page of events, oldest first. The cursor names the row to resume in and how many
-    of its matching events were already returned."""
-    resume_at, skip = _decode_cursor(cursor)
+def list_events(project_id: str, f: UsageFilter, window: Window) -> Listing[UsageEvent]:
+    """One page of events, oldest first, by cursor or by ``offset``.
+
+    A row holds many events, so the cursor names the row to resume in and how many of its
+    matching events were already returned (with the page's position and the total).
+    ``total`` is counted once per listing, by reading the matching rows (as the aggregate
+    does); an ``offset`` skips events from the first matching row.
+    """
+    position = _decode_cursor(window.cursor)
+    total = position.total if position.total is not None else count_events(project_id, f)
+    before = position.before if window.cursor else window.offset
+    to_skip = 0 if window.cursor else window.offset
     page: list[UsageEvent] = []
-    for row in _rows(project_id, f, resume_at):
+    for row in _rows(project_id, f, position.row_key):
         events = _events(row, f.source)
-        if row.usage_key == resume_at:
-            events = events[skip:]
-        else:
-            skip = 0
-        room = limit - len(page)
-        page.extend(events[:room])
-        if len(page) >= limit:
-            return page, _encode_cursor(row.usage_key, skip + room)
-    return page, None
+        consumed = position.skip if row.usage_key == position.row_key else 0
+        dropped = min(to_skip, max(0, len(events) - consumed))
+        consumed, to_skip = consumed + dropped, to_skip - dropped
+        room = window.limit - len(page)
+        page.extend(events[consumed : consumed + room])
+        if len(page) >= window.limit:
+            after = _Position(row.usage_key, consumed + room, before + len(page), total)
+            return Listing(page, _encode_cursor(after), window.limit, before, total)
+    return Listing(page, None, window.limit, before, total)
 
 
-def _encode_cursor(usage_key: str, skip: int) -> str:
-    raw = json.dumps({"k": usage_key, "i": skip}, separators=(",", ":")).encode()
+def count_events(project_id: str, f: UsageFilter) -> int:
+    return sum(len(_events(row, f.source)) for row in _rows(project_id, f))
+
+
+@dataclass(frozen=True)
+class _Position:
+    row_key: str | None = None
+    skip: int = 0
+    before: int = 0
+    total: int | None = None
+
+
+def _encode_cursor(position: _Position) -> str:
+    value = {"k": position.row_key, "i": position.skip, "o": position.before, "t": position.total}
+    raw = json.dumps(value, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _decode_cursor(cursor: str | None) -> tuple[str | None, int]:
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _decode_cursor(cursor: str | None) -> _Position:
     if not cursor:
-        return None, 0
+        return _Position()
     try:
         value = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
     except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
         raise ValidationFailed("cursor is malformed", field="cursor") from exc
     if (
         not isinstance(value, dict)
-        or set(value) != {"k", "i"}
+        or set(value) != {"k", "i", "o", "t"}
         or not isinstance(value["k"], str)
         or not 0 < len(value["k"]) <= _MAX_CURSOR_KEY
-        or not isinstance(value["i"], int)
-        or isinstance(value["i"], bool)
-        or value["i"] < 0
+        or not all(_count(value[name]) for name in ("i", "o", "t"))
     ):
         raise ValidationFailed("cursor is malformed", field="cursor")
-    return value["k"], value["i"]
+    return _Position(value["k"], value["i"], value["o"], value["t"])

@@ -94,8 +94,10 @@ def every_event(api: Any, query: str, limit: int = 3) -> list[dict[str, Any]]:
         url = f"/api/v1/usage/events?{query}&limit={limit}"
         page = api.get(url + (f"&cursor={cursor}" if cursor else ""))
         assert page.status == 200, page
-        assert len(page.json["data"]) <= limit
+        assert len(page.json["data"]) <= limit and page.json["limit"] == limit
+        assert page.json["offset"] == len(events)  # where the page sits in the whole
         events += page.json["data"]
+        assert page.json["total"] >= len(events)
         cursor = page.json["next_cursor"]
         if cursor is None:
             return events
@@ -197,7 +199,13 @@ def test_a_real_eval_s_events_add_up_to_the_run_s_usage(
     judge_only = every_event(api, f"source=eval_judge&eval_id={evaluation['id']}", limit=5)
     assert [e["id"] for e in judge_only] == [e["id"] for e in judged]
     later = api.get("/api/v1/usage/events?from=2999-01-01T00:00:00Z").json
-    assert later == {"data": [], "next_cursor": None}
+    assert later == {"data": [], "total": 0, "limit": 50, "offset": 0, "next_cursor": None}
+    # SOAT's offset paging: the same events, from the same order.
+    by_offset = api.get(f"/api/v1/usage/events?eval_run_id={run['id']}&offset=5&limit=4").json
+    assert by_offset["total"] == 2 * ITEMS and by_offset["offset"] == 5
+    assert [e["id"] for e in by_offset["data"]] == [e["id"] for e in events[5:9]]
+    beyond = api.get(f"/api/v1/usage/events?eval_run_id={run['id']}&offset=99").json
+    assert beyond["data"] == [] and beyond["offset"] == 99
     inverted = "from=2999-01-01T00:00:00Z&to=2000-01-01T00:00:00Z&group_by=source"
     assert api.get(f"/api/v1/usage/aggregate?{inverted}").json["groups"] == []
     window = f"from={run['created_at']}&to=2999-01-01T00:00:00Z&eval_run_id={run['id']}"
@@ -215,7 +223,8 @@ def test_usage_is_project_scoped(
     theirs = api.as_key(other_key)
     # Another project's run or eval matches nothing, exactly like one that does not exist.
     for query in (f"eval_run_id={run['id']}", f"eval_id={evaluation['id']}", ""):
-        assert theirs.get(f"/api/v1/usage/events?{query}").json["data"] == []
+        listed = theirs.get(f"/api/v1/usage/events?{query}").json
+        assert listed["data"] == [] and listed["total"] == 0
         rolled = theirs.get(f"/api/v1/usage/aggregate?group_by=source&{query}").json
         assert rolled["groups"] == [] and rolled["totals"]["event_count"] == 0
     for path in ("/api/v1/usage/events", "/api/v1/usage/aggregate?group_by=source&"):

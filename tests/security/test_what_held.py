@@ -156,7 +156,7 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
         "dataset_id": suite.dataset["id"],
         "item_id": suite.items[0]["id"],
         "eval_id": suite.eval["id"],
-        "run_id": run["id"],
+        "eval_run_id": run["id"],
         "generation_id": generation["id"],
         "tool_id": tool["id"],
         "decider_id": decider["id"],
@@ -272,7 +272,7 @@ def sample_body(method: str, path: str, ids: dict[str, str]) -> dict[str, Any] |
             "template": STOLEN_TEMPLATE,
         },
         ("POST", "/api/v1/evals/{eval_id}/runs"): {"wait": True},
-        ("POST", "/api/v1/evals/{eval_id}/runs/{run_id}/cancel"): {},
+        ("POST", "/api/v1/evals/{eval_id}/runs/{eval_run_id}/cancel"): {},
         ("POST", "/api/v1/tools"): {
             "project_id": project,
             "name": "stolen",
@@ -358,7 +358,7 @@ def victim_state(api: Any, victim: Victim) -> str:
     for path in (
         "/api/v1/datasets/{dataset_id}/items",
         "/api/v1/evals/{eval_id}/runs",
-        "/api/v1/evals/{eval_id}/runs/{run_id}/results",
+        "/api/v1/evals/{eval_id}/runs/{eval_run_id}/results",
         "/api/v1/agents/{agent_id}/versions",
         "/api/v1/deciders/{decider_id}/versions",
         "/api/v1/generations/{generation_id}",
@@ -422,7 +422,7 @@ def test_a_foreign_key_filtering_by_the_victim_s_run_or_eval_sees_no_usage(
     outsider = api.as_key(other_key["key"])
     for query in (f"eval_run_id={victim.ids['run_id']}", f"eval_id={victim.ids['eval_id']}", ""):
         listed = outsider.get(f"/api/v1/usage/events?{query}")
-        assert listed.status == 200 and listed.json == {"data": [], "next_cursor": None}
+        assert listed.status == 200 and listed.json["data"] == [] and listed.json["total"] == 0
         rolled = outsider.get(f"/api/v1/usage/aggregate?group_by=eval_id&{query}").json
         assert rolled["groups"] == [] and rolled["totals"]["event_count"] == 0
 
