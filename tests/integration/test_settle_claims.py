@@ -104,12 +104,15 @@ def test_metering_a_full_batch_adds_no_aws_call(
     api: Any, app: Any, project: Any, plugins: Plugins, calls: DynamoCalls
 ) -> None:
     """Every item reports usage: its events ride in the batch's two transactions."""
-    suite = make_suite(api, project, [(f"paid:{i}", str(i)) for i in range(ITEM_BATCH_SIZE + 1)])
+    cases = [(f"paid:{i}", str(i)) for i in range(2 * ITEM_BATCH_SIZE)]
+    suite = make_suite(api, project, cases)
     run_id = api.post(suite.runs_path, {}).json["id"]
     deliver(app, "fan_out_run", get_settings().run_queue, receive(get_settings().run_queue, 1))
     queue = get_settings().item_queue
     calls.take()
-    assert deliver(app, "execute_items", queue, receive(queue, ITEM_BATCH_SIZE)) == []
+    batch = receive(queue, ITEM_BATCH_MESSAGES)
+    assert sum(len(messages.decode_work(m["Body"])) for m in batch) == ITEM_BATCH_SIZE
+    assert deliver(app, "execute_items", queue, batch) == []
     steady = Counter({"BatchGetItem": 1, "TransactWriteItems": 2, "GetItem": 1})
     assert calls.take() == steady
     events = list(usage.iter_events(project["id"], usage.UsageFilter(run_id=run_id)))
