@@ -420,7 +420,8 @@ def test_a_foreign_key_filtering_by_the_victim_s_run_or_eval_sees_no_usage(
     other = _created(api.post("/api/v1/projects", {"name": "other"}))
     other_key = _created(api.post("/api/v1/api-keys", {"project_id": other["id"], "name": "k"}))
     outsider = api.as_key(other_key["key"])
-    for query in (f"eval_run_id={victim.ids['eval_run_id']}", f"eval_id={victim.ids['eval_id']}", ""):
+    run_id, eval_id = victim.ids["eval_run_id"], victim.ids["eval_id"]
+    for query in (f"eval_run_id={run_id}", f"eval_id={eval_id}", ""):
         listed = outsider.get(f"/api/v1/usage/events?{query}")
         assert listed.status == 200 and listed.json["data"] == [] and listed.json["total"] == 0
         rolled = outsider.get(f"/api/v1/usage/aggregate?group_by=eval_id&{query}").json
