@@ -34,6 +34,8 @@ PREFIXES = {
     "formation_resource": "form_res",
     "formation_operation": "form_op",
     "policy": "pol",
+    "usage_event": "ue",
+    "usage_row": "urow",
 }
 
 

@@ -19,6 +19,7 @@ from chalicelib.api import (
     tenancy,
     tools,
     triggers,
+    usage,
     webhooks,
 )
 
@@ -38,4 +39,5 @@ BLUEPRINTS: list[Blueprint] = [
     webhooks.bp,
     triggers.bp,
     formations.bp,
+    usage.bp,
 ]

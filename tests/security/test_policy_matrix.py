@@ -223,7 +223,7 @@ def foreign_expect(spec: RouteSpec, body: Any) -> Expect:
 def path_of(spec: RouteSpec, world: World) -> str:
     path = _fill(spec.path, world.victim.ids)
     if spec.method == "GET" and spec.path in LIST_QUERIES:
-        path += f"?project_id={world.project}"
+        path = held._listing(path, world.project)
     return path
 
 
