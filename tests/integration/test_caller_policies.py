@@ -13,6 +13,7 @@ from chalicelib.iam.evaluate import Decision
 from chalicelib.iam.srn import srn
 from chalicelib.store import policies, tenancy
 from chalicelib.store.models import PolicyModel
+from chalicelib.store.pagination import Window
 from tests.conftest import ADMIN_KEY
 
 
@@ -110,4 +111,4 @@ def test_attaching_a_missing_policy_is_refused_before_any_write(projects: tuple[
         policies.check_attachable(["pol_missing"])
     with pytest.raises(ValidationFailed, match="policy pol_missing not found"):
         tenancy.create_api_key(mine, "ci", ["pol_missing"])
-    assert tenancy.list_api_keys(mine, 10, None)[0] == []
+    assert tenancy.list_api_keys(mine, Window(limit=10)).items == []
