@@ -19,19 +19,19 @@ from chalicelib.workers.queues import ITEM_BATCH_SIZE
 
 # --- measured: engine AWS calls per item (bench/run_throughput.py, queued run, 1,000 items)
 ENGINE_CALLS_PER_ITEM = {
-    ("sqs", "SendMessageBatch"): 0.100,  # fan-out enqueues items 10 per call (SQS's limit)
-    ("dynamodb", "BatchWriteItem"): 0.040,  # fan-out freezes run-items 25 per call
-    ("dynamodb", "TransactWriteItems"): 0.024,  # two per batch of 98 (49 results+generations)
-    ("dynamodb", "Query"): 0.014,  # fan-out pages the dataset; settle streams results
-    ("dynamodb", "BatchGetItem"): 0.011,  # one per batch: the run and its 98 result keys
-    ("dynamodb", "GetItem"): 0.008,
-    ("dynamodb", "UpdateItem"): 0.007,
+    ("dynamodb", "TransactWriteItems"): 0.029,  # two per batch of 90 (49 results+generations)
+    ("dynamodb", "BatchGetItem"): 0.013,  # one per batch: the run and its result keys
+    ("dynamodb", "GetItem"): 0.011,
+    ("dynamodb", "Query"): 0.010,  # fan-out pages the dataset (200 a page); settle streams
+    ("sqs", "SendMessageBatch"): 0.010,  # fan-out: 10 messages of 10 work items per call
+    ("dynamodb", "UpdateItem"): 0.008,
+    ("dynamodb", "BatchWriteItem"): 0.005,  # fan-out freezes a page of small items in a row
     ("dynamodb", "PutItem"): 0.001,
     ("sqs", "SendMessage"): 0.001,
 }
-#: Lambda's event source mapping: ReceiveMessage + DeleteMessageBatch, 10 records per call
-#: (the local pollers measured 0.292/item, empty long polls included; 0.2 is the floor).
-EVENT_SOURCE_SQS_PER_ITEM = 0.2
+#: Lambda's event source mapping: ReceiveMessage + DeleteMessageBatch, 10 messages of 10
+#: work items per call (the local pollers measured 0.05-0.06/item, empty polls included).
+EVENT_SOURCE_SQS_PER_ITEM = 0.02
 
 # --- the engine's shape and the deployed stack's, read from where they are defined
 ITEM_BATCH = ITEM_BATCH_SIZE
@@ -45,7 +45,7 @@ FUNCTION_MEMORY_GB = FUNCTION_MEMORY_MB / 1024
 # --- item sizes the engine writes, for a typical item (1 KB input, 1 KB output)
 RESULT_KB = 2.5  # results row: input + expected + output + scores + keys
 GENERATION_KB = 2.5  # generations row: input + output + usage
-RUN_ITEM_KB = 1.2  # run-items row: frozen input + expected
+RUN_ITEM_KB = 1.2  # an item's share of a run-items page row: frozen input + expected
 RUN_ROW_KB = 2.0  # runs row: counters, snapshot of the eval
 
 # --- AWS limits and on-demand list prices (us-east-1, checked when this was written)
@@ -84,7 +84,7 @@ def per_item(agent_latency_s: float = 1.0) -> PerItem:
     writes = (
         wcu(RESULT_KB, True) + wcu(GENERATION_KB, True)  # the batch transaction, per item
         + wcu(RUN_ROW_KB, True) / ITEM_BATCH  # its one run-counter update
-        + wcu(RUN_ITEM_KB)  # fan-out freezes the item
+        + RUN_ITEM_KB  # fan-out freezes the item (in a page row: rounded up once per page)
     )  # fmt: skip
     reads = (
         rcu(RUN_ITEM_KB)  # the batch reads its frozen items
@@ -125,7 +125,7 @@ def ceilings(agent_latency_s: float = 1.0) -> dict[str, float]:
         # one counter update per batch of 10, on the single runs row
         "run counter item": PARTITION_WCU_PER_S / wcu(RUN_ROW_KB, True) * ITEM_BATCH,
         # fan-out's frozen rows share the hash key run_id too
-        "run-items partition (fan-out)": PARTITION_WCU_PER_S / wcu(RUN_ITEM_KB),
+        "run-items partition (fan-out)": PARTITION_WCU_PER_S / RUN_ITEM_KB,
         # the mapping's invocations x a run's calls at once in each / how long a call lasts
         "Lambda (items mapping)": ITEM_MAX_CONCURRENCY * CALLS_AT_ONCE / agent_latency_s,
     }

@@ -17,7 +17,7 @@ not our code), so they are shown apart from the engine's own calls. Then the CPU
 per item of each process: pawl's (runtime, workers, API), the stand-in's and the agent's.
 
     .venv/bin/python bench/run_throughput.py [--items 1000] [--workers 4] [--agent http]
-        [--agent-delay-ms 0] [--concurrency 40]
+        [--agent-delay-ms 0] [--concurrency 40] [--py-spy FILE]
 
 ``--agent-delay-ms 200 --concurrency 40`` measures a latency-bound run (ideal: items x
 0.2 s / 40).
@@ -32,6 +32,7 @@ import argparse
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -232,6 +233,23 @@ class ProcessCpu:
 
 
 @contextmanager
+def py_spy(out: str) -> Iterator[None]:
+    """py-spy sampling this process while the block runs (100 Hz, threads holding the GIL)."""
+    sampler = ["py-spy", "record", "--pid", str(os.getpid()), "--gil", "--nonblocking"]
+    process = subprocess.Popen(
+        [*sampler, "--rate", "100", "--format", "raw", "--output", out],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    time.sleep(0.5)  # attached before the run starts
+    try:
+        yield
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+
+
+@contextmanager
 def instant_http_agent(delay_ms: float = 0.0) -> Iterator[tuple[str, int]]:
     """The instant agent in its own process: (url, pid)."""
     script = Path(__file__).with_name("instant_agent.py")
@@ -263,6 +281,12 @@ def main() -> None:
     )
     parser.add_argument("--agent-delay-ms", type=float, default=0.0, help="http agent latency")
     parser.add_argument("--concurrency", type=int, default=40, help="the evals' max_concurrency")
+    parser.add_argument(
+        "--py-spy",
+        metavar="FILE",
+        help="sample pawl's process with py-spy (GIL holder only) during the queued run and "
+        "write collapsed stacks to FILE",
+    )
     args = parser.parse_args()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto server's request log
     with ExitStack() as stack:
@@ -307,10 +331,13 @@ def _measure(args: argparse.Namespace, agent: dict[str, Any], children: dict[str
             cpu = ProcessCpu({**children, "AWS stand-in": runtime.standin.pid})
 
             counter.reset()
-            started = time.perf_counter()
-            run = api.post(f"/api/v1/evals/{queued_eval['id']}/runs", {})
-            accepted = time.perf_counter() - started
-            state = _wait_terminal(counter, run["id"], timeout_s=3600)
+            with ExitStack() as profiling:
+                if args.py_spy:
+                    profiling.enter_context(py_spy(args.py_spy))
+                started = time.perf_counter()
+                run = api.post(f"/api/v1/evals/{queued_eval['id']}/runs", {})
+                accepted = time.perf_counter() - started
+                state = _wait_terminal(counter, run["id"], timeout_s=3600)
             elapsed = _seconds_between(state.run.created_at, state.run.finished_at)
             assert state.status == "completed", state.run
             assert state.run.completed_count == args.items, state.run

@@ -34,8 +34,9 @@ EXIT_ERROR = 2
 METHODS = ("get", "post", "put", "patch", "delete")
 #: Flags every operation has; a body field of the same name is set through ``--body``.
 COMMON_FLAGS = frozenset({"server", "api-key", "output", "body", "help"})
-#: SOAT's CLI names the run of an eval ``--eval-run-id``; pawl's path calls it ``run_id``.
-FLAG_ALIASES = {"run_id": ("eval-run-id",)}
+#: Flags kept for commands written before the path parameter took SOAT's name
+#: (``eval_run_id``, ``--eval-run-id``): pawl's CLI said ``--run-id``.
+FLAG_ALIASES = {"eval_run_id": ("run-id",)}
 
 
 @dataclass(frozen=True)

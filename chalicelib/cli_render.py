@@ -65,6 +65,9 @@ def render(answer: Any, output: str, console: Console | None = None) -> None:
         console.print("(done: no content)")
     elif isinstance(answer, dict) and isinstance(answer.get("data"), list):
         console.print(_list_table(answer["data"]))
+        shown, first = len(answer["data"]), answer.get("offset", 0) + 1
+        if shown and isinstance(answer.get("total"), int):
+            console.print(f"{first}-{first + shown - 1} of {answer['total']}", highlight=False)
         if answer.get("next_cursor"):
             console.print(f"more: --cursor {answer['next_cursor']}", highlight=False)
     elif isinstance(answer, list):

@@ -17,9 +17,9 @@ from types import TracebackType
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from chalicelib.domain.runs import COMPLETED, TERMINAL_STATUSES
+from chalicelib.domain.runs import COMPLETED, TERMINAL_STATUSES, status_from_wire
 
 Json = dict[str, Any]
 
@@ -98,6 +98,11 @@ class Run(BaseModel):
     created_at: str | None = None
     started_at: str | None = None
     finished_at: str | None = None
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _status(cls, status: Any) -> Any:
+        return status_from_wire(status)
 
     @property
     def finished(self) -> bool:

@@ -110,7 +110,7 @@ PATH_PARAMETER_KINDS = {
     "dataset_id": "dataset",
     "item_id": "dataset_item",
     "eval_id": "eval",
-    "run_id": "eval_run",
+    "eval_run_id": "eval_run",
     "generation_id": "generation",
     "webhook_id": "webhook",
     "provider_id": "ai_provider",

@@ -115,8 +115,7 @@ def create_agent(call: Call[CreateAgent, Any]) -> Agent:
 def list_agents(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's agents, oldest first."""
     project_id = call.caller.listing_project(call.query.project_id)
-    found, cursor = agents.list_agents(project_id, call.query.limit, call.query.cursor)
-    return page([shown(agent) for agent in found], cursor)
+    return page(agents.list_agents(project_id, call.query.window()).map(shown))
 
 
 @endpoint(bp, "/api/v1/agents/{agent_id}", "GET", response=Agent, tag=TAG, operation_id="getAgent")
@@ -177,8 +176,7 @@ def delete_agent(call: Call[Any, DeleteAgentQuery]) -> None:
 def list_agent_versions(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List an agent's versions, oldest (1) first."""
     agent = visible_agent(call.caller, call.path["agent_id"])
-    found, cursor = agents.list_versions(agent.id, call.query.limit, call.query.cursor)
-    return page([shown(version) for version in found], cursor)
+    return page(agents.list_versions(agent.id, call.query.window()).map(shown))
 
 
 @endpoint(

@@ -103,7 +103,7 @@ def create_ai_provider(call: Call[CreateAiProvider, Any]) -> AiProvider:
 def list_ai_providers(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's AI providers, oldest first."""
     project_id = call.caller.listing_project(call.query.project_id)
-    return page(*store.list_providers(project_id, call.query.limit, call.query.cursor))
+    return page(store.list_providers(project_id, call.query.window()))
 
 
 @endpoint(bp, ITEM, "GET", response=AiProvider, tag=TAG, operation_id="getAiProvider")

@@ -89,7 +89,7 @@ def create_dataset(call: Call[CreateDataset, Any]) -> Dataset:
 def list_datasets(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's datasets, oldest first."""
     project_id = call.caller.listing_project(call.query.project_id)
-    return page(*datasets.list_datasets(project_id, call.query.limit, call.query.cursor))
+    return page(datasets.list_datasets(project_id, call.query.window()))
 
 
 @endpoint(
@@ -168,7 +168,7 @@ def create_item(call: Call[CreateItem, Any]) -> DatasetItem:
 def list_items(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List a dataset's items, oldest first."""
     dataset = visible_dataset(call.caller, call.path["dataset_id"])
-    return page(*datasets.list_items(dataset.id, call.query.limit, call.query.cursor))
+    return page(datasets.list_items(dataset.id, call.query.window()))
 
 
 @endpoint(bp, ITEM, "GET", response=DatasetItem, tag=TAG, operation_id="getDatasetItem")

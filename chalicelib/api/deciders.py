@@ -122,7 +122,7 @@ def create_decider(call: Call[CreateDecider, Any]) -> Decider:
 def list_deciders(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's deciders, oldest first."""
     project_id = call.caller.listing_project(call.query.project_id)
-    return page(*store.list_deciders(project_id, call.query.limit, call.query.cursor))
+    return page(store.list_deciders(project_id, call.query.window()))
 
 
 @endpoint(
@@ -170,7 +170,7 @@ def delete_decider(call: Call[Any, Any]) -> None:
 def list_decider_versions(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List a decider's versions, oldest first."""
     decider = visible_decider(call)
-    return page(*store.list_versions(decider.id, call.query.limit, call.query.cursor))
+    return page(store.list_versions(decider.id, call.query.window()))
 
 
 @endpoint(

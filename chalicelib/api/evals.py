@@ -152,7 +152,7 @@ def create_eval(call: Call[CreateEval, Any]) -> Eval:
 def list_evals(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's evals, oldest first."""
     project_id = call.caller.listing_project(call.query.project_id)
-    return page(*evals.list_evals(project_id, call.query.limit, call.query.cursor))
+    return page(evals.list_evals(project_id, call.query.window()))
 
 
 @endpoint(bp, "/api/v1/evals/{eval_id}", "GET", response=Eval, tag=TAG, operation_id="getEval")

@@ -31,7 +31,7 @@ from chalicelib.domain.formations import (
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.formations.template import Template, contains_expression
 from chalicelib.ids import ProjectId, id_pattern
-from chalicelib.store import agents
+from chalicelib.store import agents, pagination
 from chalicelib.store import formations as store
 
 bp = Blueprint(__name__)
@@ -187,8 +187,8 @@ def list_formations(call: Call[Any, FormationQuery]) -> dict[str, Any]:
     project_id = call.caller.listing_project(call.query.project_id)
     if call.query.name is not None:
         found = store.find_by_name(project_id, call.query.name)
-        return page([found[0]] if found else [], None)
-    return page(*store.list_formations(project_id, call.query.limit, call.query.cursor))
+        return page(pagination.listing_of([found[0]] if found else [], call.query.window()))
+    return page(store.list_formations(project_id, call.query.window()))
 
 
 @endpoint(bp, "/api/v1/formations/{formation_id}", "GET", response=Formation, tag=TAG)
@@ -304,4 +304,4 @@ def plan_formation(call: Call[PlanFormation, Any]) -> Plan:
 def list_formation_events(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """The formation's deploys (create, update, failed delete), oldest first, with events."""
     formation, _ = visible_formation(call.caller, call.path["formation_id"])
-    return page(store.list_operations(formation.id)[: call.query.limit], None)
+    return page(store.list_operations(formation.id, call.query.window()))

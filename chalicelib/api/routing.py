@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from chalice import Blueprint, Response
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from chalicelib import ids
 from chalicelib.api.auth import Caller, authenticate
@@ -28,6 +28,7 @@ from chalicelib.errors import (
 from chalicelib.ids import ProjectId
 from chalicelib.jsonvalues import json_input
 from chalicelib.settings import get_settings
+from chalicelib.store import pagination
 
 B = TypeVar("B", bound=BaseModel)
 Q = TypeVar("Q", bound=BaseModel)
@@ -38,11 +39,26 @@ class NoQuery(BaseModel):
 
 
 class ListQuery(BaseModel):
-    """``?limit=&cursor=`` on every list."""
+    """``?limit=`` and ``?cursor=`` or SOAT's ``?offset=`` (up to 10,000) on every list."""
 
     model_config = ConfigDict(extra="forbid")
     limit: int = Field(50, ge=1, le=100)
-    cursor: str | None = None
+    cursor: str | None = Field(None, description="next_cursor of the previous page")
+    offset: int = Field(
+        0,
+        ge=0,
+        json_schema_extra={"maximum": pagination.MAX_OFFSET},
+        description="items to skip (not with cursor; deeper pages: follow next_cursor)",
+    )
+
+    @model_validator(mode="after")
+    def _one_position(self) -> ListQuery:
+        given = self.offset if "offset" in self.model_fields_set else None
+        pagination.check_window(self.cursor, given)
+        return self
+
+    def window(self) -> pagination.Window:
+        return pagination.Window(self.limit, self.cursor, self.offset, counted=True)
 
 
 class ProjectListQuery(ListQuery):
@@ -281,8 +297,14 @@ def parse_body(decoded: dict[str, Any], model: type[B]) -> B:
         raise validation_error_from_pydantic(exc) from exc
 
 
-def page(items: list[Any], next_cursor: str | None) -> dict[str, Any]:
+def page(listing: pagination.Listing[Any]) -> dict[str, Any]:
+    """A list's answer (``Page``): the items, where they sit in the whole, the next cursor."""
     return {
-        "data": [i.model_dump(mode="json") if isinstance(i, BaseModel) else i for i in items],
-        "next_cursor": next_cursor,
+        "data": [
+            i.model_dump(mode="json") if isinstance(i, BaseModel) else i for i in listing.items
+        ],
+        "total": listing.total,
+        "limit": listing.limit,
+        "offset": listing.offset,
+        "next_cursor": listing.next_cursor,
     }

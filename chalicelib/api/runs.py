@@ -45,7 +45,7 @@ def _visible_eval(call: Call[Any, Any]) -> Eval:
 
 def _run_of(call: Call[Any, Any]) -> RunState:
     evaluation = _visible_eval(call)
-    run_id = call.path["run_id"]
+    run_id = call.path["eval_run_id"]
     state = runs.find_run(run_id)
     if state is None or state.run.eval_id != evaluation.id:
         raise not_found("eval_run", run_id)
@@ -89,12 +89,12 @@ def create_run(call: Call[StartRun, Any]) -> EvalRun:
 def list_runs(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List an eval's runs, newest first."""
     evaluation = _visible_eval(call)
-    return page(*runs.list_runs(evaluation.id, call.query.limit, call.query.cursor))
+    return page(runs.list_runs(evaluation.id, call.query.window()))
 
 
 @endpoint(
     bp,
-    "/api/v1/evals/{eval_id}/runs/{run_id}",
+    "/api/v1/evals/{eval_id}/runs/{eval_run_id}",
     "GET",
     response=EvalRun,
     tag=TAG,
@@ -117,7 +117,7 @@ def _with_live_item_ids(page_results: list[EvalResult]) -> list[EvalResult]:
 
 @endpoint(
     bp,
-    "/api/v1/evals/{eval_id}/runs/{run_id}/results",
+    "/api/v1/evals/{eval_id}/runs/{eval_run_id}/results",
     "GET",
     query=ListQuery,
     response=Page[EvalResult],
@@ -127,13 +127,13 @@ def _with_live_item_ids(page_results: list[EvalResult]) -> list[EvalResult]:
 def list_results(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List a run's results in item order (trials of an item together)."""
     state = _run_of(call)
-    found, cursor = results.list_results(state.id, call.query.limit, call.query.cursor)
-    return page(_with_live_item_ids(found), cursor)
+    found = results.list_results(state, call.query.window())
+    return page(found.with_items(_with_live_item_ids(found.items)))
 
 
 @endpoint(
     bp,
-    "/api/v1/evals/{eval_id}/runs/{run_id}/cancel",
+    "/api/v1/evals/{eval_id}/runs/{eval_run_id}/cancel",
     "POST",
     response=EvalRun,
     tag=TAG,

@@ -13,7 +13,7 @@ from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.tenancy import ApiKey, CreatedApiKey, Project
 from chalicelib.engine import ai_providers
 from chalicelib.ids import AiProviderId, ProjectId
-from chalicelib.store import tenancy
+from chalicelib.store import pagination, tenancy
 
 bp = Blueprint(__name__)
 
@@ -63,8 +63,9 @@ def list_projects(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List the projects the caller can reach (admin: all; scoped key: its own)."""
     if not call.caller.is_admin:
         assert call.caller.project_id is not None
-        return page([tenancy.get_project(call.caller.project_id)], None)
-    return page(*tenancy.list_projects(call.query.limit, call.query.cursor))
+        own = [tenancy.get_project(call.caller.project_id)]
+        return page(pagination.listing_of(own, call.query.window()))
+    return page(tenancy.list_projects(call.query.window()))
 
 
 @endpoint(
@@ -133,7 +134,7 @@ def create_api_key(call: Call[CreateApiKey, Any]) -> CreatedApiKey:
 def list_api_keys(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's API keys (never their secrets)."""
     project_id = call.caller.listing_project(call.query.project_id)
-    return page(*tenancy.list_api_keys(project_id, call.query.limit, call.query.cursor))
+    return page(tenancy.list_api_keys(project_id, call.query.window()))
 
 
 def _visible_key(call: Call[Any, Any]) -> ApiKey:

@@ -108,8 +108,7 @@ def create_tool(call: Call[CreateTool, Any]) -> Tool:
 def list_tools(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's tools, oldest first."""
     project_id = call.caller.listing_project(call.query.project_id)
-    found, cursor = store.list_tools(project_id, call.query.limit, call.query.cursor)
-    return page([shown(tool) for tool in found], cursor)
+    return page(store.list_tools(project_id, call.query.window()).map(shown))
 
 
 @endpoint(bp, "/api/v1/tools/{tool_id}", "GET", response=Tool, tag=TAG, operation_id="getTool")

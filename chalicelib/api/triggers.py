@@ -182,7 +182,7 @@ def create_trigger(call: Call[CreateTrigger, Any]) -> TriggerWithSecret:
 def list_triggers(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's triggers, oldest first (never their secrets)."""
     project_id = call.caller.listing_project(call.query.project_id)
-    return page(*store.list_triggers(project_id, call.query.limit, call.query.cursor))
+    return page(store.list_triggers(project_id, call.query.window()))
 
 
 @endpoint(bp, "/api/v1/triggers/{trigger_id}", "GET", response=Trigger, tag=TAG)
@@ -257,7 +257,7 @@ def list_trigger_firings(call: Call[Any, FiringListQuery]) -> dict[str, Any]:
     """List a project's firings (or one trigger's, deleted or not), newest first."""
     query = call.query
     project_id = call.caller.listing_project(query.project_id)
-    return page(*store.list_firings(project_id, query.trigger_id, query.limit, query.cursor))
+    return page(store.list_firings(project_id, query.trigger_id, query.window()))
 
 
 @endpoint(bp, "/api/v1/trigger-firings/{firing_id}", "GET", response=TriggerFiring, tag=TAG)

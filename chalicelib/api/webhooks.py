@@ -13,7 +13,13 @@ from pydantic import Field, field_validator
 from chalicelib.api.ai_providers import MAX_URL_LENGTH, UrlText
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
-from chalicelib.domain.webhooks import CreatedWebhook, Delivery, EventPattern, Webhook
+from chalicelib.domain.webhooks import (
+    CreatedWebhook,
+    Delivery,
+    EventPattern,
+    Webhook,
+    canonical_event,
+)
 from chalicelib.engine import webhooks as catalog
 from chalicelib.ids import ProjectId
 from chalicelib.store import webhooks as store
@@ -32,8 +38,10 @@ class CreateWebhook(RequestBody):
     @field_validator("events")
     @classmethod
     def _unique_events(cls, events: list[EventPattern]) -> list[EventPattern]:
-        # A repeated pattern adds nothing: keep the first of each, in the caller's order.
-        return list(dict.fromkeys(events))
+        # A repeated pattern adds nothing (``eval_runs.x`` repeats ``eval_run.x``): keep the
+        # first of each, as the caller spelt it, in the caller's order.
+        first = {canonical_event(e): e for e in reversed(events)}
+        return list(dict.fromkeys(first[canonical_event(e)] for e in events))
 
 
 @endpoint(
@@ -65,7 +73,7 @@ def create_webhook(call: Call[CreateWebhook, Any]) -> CreatedWebhook:
 def list_webhooks(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's webhooks, oldest first (never their secrets)."""
     project_id = call.caller.listing_project(call.query.project_id)
-    return page(*store.list_webhooks(project_id, call.query.limit, call.query.cursor))
+    return page(store.list_webhooks(project_id, call.query.window()))
 
 
 def _visible_webhook(call: Call[Any, Any]) -> Webhook:
@@ -103,4 +111,4 @@ def delete_webhook(call: Call[Any, Any]) -> None:
 def list_deliveries(call: Call[Any, ListQuery]) -> dict[str, Any]:
     """List a webhook's deliveries, newest first, with their attempts and last outcome."""
     webhook = _visible_webhook(call)
-    return page(*store.list_deliveries(webhook.id, call.query.limit, call.query.cursor))
+    return page(store.list_deliveries(webhook.id, call.query.window()))

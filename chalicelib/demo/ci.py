@@ -99,7 +99,7 @@ def _start_and_follow(client: PawlClient, request: RunRequest, console: Console)
 
 def still_running(exc: RunWaitTimeout) -> str:
     """``--timeout`` ran out: the run is not stopped by that, so say how to follow or cancel it."""
-    ids = f"--eval-id {exc.run.eval_id} --run-id {exc.run.id}"
+    ids = f"--eval-id {exc.run.eval_id} --eval-run-id {exc.run.id}"
     return (
         f"{exc}. The run keeps going on the server: follow it with `pawl get-eval-run {ids}`, "
         f"or stop it with `pawl cancel-eval-run {ids}`."

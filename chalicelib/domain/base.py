@@ -22,7 +22,14 @@ class RequestBody(BaseModel):
 
 
 class Page(BaseModel, Generic[T]):
-    """One page of a cursor-paginated list."""
+    """One page of a list: SOAT's ``{data, total, limit, offset}`` plus pawl's ``next_cursor``.
+
+    ``offset`` is how many items precede the page (whether the request gave an ``offset``
+    or a cursor); ``total`` counts the whole list as it stood when the listing began.
+    """
 
     data: list[T]
+    total: int
+    limit: int
+    offset: int
     next_cursor: str | None = None

@@ -8,9 +8,18 @@ progress, the settle claim, the activity clock).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_serializer
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    field_validator,
+    model_serializer,
+)
 
 from chalicelib.domain.base import Resource
 from chalicelib.domain.catalog import EvalSettings
@@ -20,6 +29,9 @@ RUNNING = "running"
 COMPLETED = "completed"
 FAILED = "failed"
 CANCELLED = "cancelled"
+#: How ``/api/v1`` spells CANCELLED: SOAT's enum says ``canceled``. Rows, the engine and
+#: ``/v2`` (OpenWOP) keep ``cancelled``; only a run's JSON says ``canceled``.
+WIRE_CANCELED = "canceled"
 
 ACTIVE_STATUSES = frozenset({QUEUED, RUNNING})
 TERMINAL_STATUSES = frozenset({COMPLETED, FAILED, CANCELLED})
@@ -62,6 +74,25 @@ class EvalRun(Resource):
     started_at: str | None = None
     finished_at: str | None = None
     created_at: str
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _status_from_wire(cls, status: Any) -> Any:
+        return status_from_wire(status)
+
+    @field_serializer("status", when_used="json")
+    def _status_on_wire(self, status: str) -> str:
+        return status_on_wire(status)
+
+
+def status_on_wire(status: str) -> str:
+    """A run status as ``/api/v1`` spells it (``cancelled`` is SOAT's ``canceled``)."""
+    return WIRE_CANCELED if status == CANCELLED else status
+
+
+def status_from_wire(status: Any) -> Any:
+    """A run status as the engine names it (``canceled`` on the wire is ``cancelled``)."""
+    return CANCELLED if status == WIRE_CANCELED else status
 
 
 class RunState(BaseModel):
@@ -180,6 +211,11 @@ class Generation(Resource):
     created_at: str
 
 
+#: A frozen item rides in its work message only up to this size (its JSON); a larger one
+#: is read by id from the run's frozen set (SQS bills per 64 KB and caps a batch's total).
+INLINE_ITEM_BYTES = 16 * 1024
+
+
 class FrozenItem(BaseModel):
     """A dataset item as a run froze it: what each of its results keeps a copy of."""
 
@@ -187,6 +223,11 @@ class FrozenItem(BaseModel):
     input: list[dict[str, Any]]
     expected_output: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def carried(self) -> str | None:
+        """The item as JSON when it is small enough to ride in a message, else None."""
+        encoded = json.dumps(self.model_dump(mode="json"))
+        return encoded if len(encoded) <= INLINE_ITEM_BYTES else None
 
 
 class WorkItem(BaseModel):

@@ -10,9 +10,29 @@ from chalicelib.domain.base import Resource
 RUN_COMPLETED = "eval_run.completed"
 RUN_FAILED = "eval_run.failed"
 ALL_RUN_EVENTS = "eval_run.*"
+#: The SOAT module page's spelling of the run namespace (``eval_runs.completed``): a
+#: subscription may use it; events are always emitted and delivered as ``eval_run.*``.
+SOAT_RUN_NAMESPACE = "eval_runs."
+RUN_NAMESPACE = "eval_run."
 
-#: What ``events`` may list: one of the two lifecycle events, or the wildcard for both.
-EventPattern = Literal["eval_run.*", "eval_run.completed", "eval_run.failed"]
+#: What ``events`` may list: one of the two lifecycle events, or the wildcard for both, in
+#: either spelling.
+EventPattern = Literal[
+    "eval_run.*",
+    "eval_run.completed",
+    "eval_run.failed",
+    "eval_runs.*",
+    "eval_runs.completed",
+    "eval_runs.failed",
+]
+
+
+def canonical_event(name: str) -> str:
+    """An event name or pattern in pawl's spelling: ``eval_runs.x`` is ``eval_run.x``."""
+    if name.startswith(SOAT_RUN_NAMESPACE):
+        return RUN_NAMESPACE + name.removeprefix(SOAT_RUN_NAMESPACE)
+    return name
+
 
 DeliveryStatus = Literal["pending", "succeeded", "failed"]
 

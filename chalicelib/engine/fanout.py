@@ -1,4 +1,4 @@
-"""Fan-out: freeze a queued run's item set and enqueue one message per (item, trial).
+"""Fan-out: freeze a queued run's item set and enqueue its (item, trial) work, several per message.
 
 The HTTP request that started the run only wrote the run and one fan-out message. A
 fan-out worker pages the dataset by ``created_key`` up to the run's own creation (an item
@@ -23,7 +23,9 @@ from chalicelib.store import results, runs
 
 log = logging.getLogger("pawl.engine.fanout")
 
-PAGE_ITEMS = 100
+#: Dataset items read, frozen and enqueued at a time: one Query, eight BatchWriteItems and
+#: (at one trial) two SendMessageBatch calls of ten messages of ten work items.
+PAGE_ITEMS = 200
 CHUNK_ITEMS = 2000
 
 
@@ -48,7 +50,7 @@ def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
         )
         if page:
             runs.put_run_items(state.id, page)
-            messages.send_items(messages.item_messages(state.id, page, snapshot.trials))
+            messages.send_work(state.id, messages.item_work(page, snapshot.trials))
             counted += len(page)
             in_chunk += len(page)
             after = last_key
@@ -67,24 +69,18 @@ def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
 
 
 def missing_work(state: RunState) -> Iterator[tuple[FrozenItem, int]]:
-    """(item, trial) pairs of the frozen set with no result, merging two sorted streams."""
-    recorded = results.iter_result_keys(state.id)
-    next_recorded = next(recorded, None)
+    """(item, trial) pairs of the frozen set with no result."""
+    recorded = set(results.iter_result_keys(state.id))
     for page in runs.iter_run_item_pages(state.id):
         for item in page:
             for trial in range(1, state.snapshot.trials + 1):
-                key = result_key(item.dataset_item_id, trial)
-                while next_recorded is not None and next_recorded < key:
-                    next_recorded = next(recorded, None)
-                if next_recorded == key:
-                    continue
-                yield item, trial
+                if result_key(item.dataset_item_id, trial) not in recorded:
+                    yield item, trial
 
 
 def enqueue_missing(state: RunState) -> int:
     """Re-enqueue the work of a fanned-out run that has no result yet. Returns how many."""
-    bodies = (messages.item_message(state.id, item, trial) for item, trial in missing_work(state))
-    sent = messages.send_items(bodies)
+    sent = messages.send_work(state.id, missing_work(state))
     if sent:
         runs.touch(state.id)
     else:

@@ -23,6 +23,7 @@ from chalicelib.domain.runs import (
     FAILED,
     EvalRun,
     RunState,
+    status_on_wire,
 )
 from chalicelib.engine import bus
 from chalicelib.errors import ValidationFailed
@@ -67,10 +68,10 @@ def cancel(run_id: str) -> EvalRun:
     if not runs.cancel(run_id):
         state = runs.get_run(run_id)
         raise ValidationFailed(
-            f"run {run_id} already finished ({state.status}); only a queued or running run "
-            "can be cancelled",
+            f"run {run_id} already finished ({status_on_wire(state.status)}); only a queued or "
+            "running run can be cancelled",
             code="EVAL_RUN_NOT_CANCELLABLE",
-            status=state.status,
+            status=status_on_wire(state.status),
         )
     return runs.get_run(run_id).run
 

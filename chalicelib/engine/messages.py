@@ -1,10 +1,16 @@
-"""The SQS messages of the engine: one fan-out message per run (chunk), one per work item."""
+"""The SQS messages of the engine: one fan-out message per run (chunk), and work messages
+that each carry up to :data:`WORK_PER_MESSAGE` (run, item, trial) work items of one run.
+
+A work message's body is ``{"run_id": ..., "work": [{"dataset_item_id", "trial", "item"?}]}``
+(``item`` is absent when the frozen item is too large to ride along). Several work items
+per message is what keeps SQS calls per item low: one ``SendMessageBatch`` carries a
+fan-out page of 100 items, and one receive hands a worker a whole batch.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -12,9 +18,12 @@ from chalicelib import queues
 from chalicelib.domain.runs import FrozenItem, WorkItem
 from chalicelib.settings import get_settings
 
-#: A frozen item rides in its message only below this size; a larger one is read from
-#: the run's frozen set by the worker (SQS bills per 64 KB and caps a batch's total).
-INLINE_ITEM_BYTES = 16 * 1024
+#: Work items per message: a worker's batch of ``ITEM_BATCH_MESSAGES`` messages then holds
+#: at most 90 items, which one BatchGetItem reads and two transactions record.
+WORK_PER_MESSAGE = 10
+#: A message closes before its body passes this, so ten of them (one SendMessageBatch)
+#: stay under SQS's 256 KB per batch call.
+MESSAGE_BYTES = 24 * 1024
 
 
 class FanoutMessage(BaseModel):
@@ -25,25 +34,63 @@ class FanoutMessage(BaseModel):
     counted: int = 0
 
 
-def item_message(run_id: str, item: FrozenItem, trial: int) -> dict[str, Any]:
-    body = WorkItem(run_id=run_id, dataset_item_id=item.dataset_item_id, trial=trial)
-    encoded = body.model_dump(mode="json", exclude={"item"})
-    if len(json.dumps(item.model_dump(mode="json"))) <= INLINE_ITEM_BYTES:
-        encoded["item"] = item.model_dump(mode="json")
-    return encoded
+def _work_entry(item: FrozenItem, trial: int) -> str:
+    """One work item of a message, JSON-encoded; the item itself only when small enough."""
+    carried = item.carried()
+    head = json.dumps({"dataset_item_id": item.dataset_item_id, "trial": trial})
+    if carried is not None:
+        return f'{head[:-1]}, "item": {carried}}}'  # the item's JSON, not encoded again
+    return head  # too large: the worker reads it from the run's frozen set
 
 
-def item_messages(
-    run_id: str, items: Iterable[FrozenItem], trials: int
-) -> Iterator[dict[str, Any]]:
+def _body(run_id: str, entries: list[str]) -> str:
+    return f'{{"run_id": {json.dumps(run_id)}, "work": [{", ".join(entries)}]}}'
+
+
+def work_messages(run_id: str, work: Iterable[tuple[FrozenItem, int]]) -> Iterator[tuple[str, int]]:
+    """Encoded message bodies for ``work`` ((item, trial) pairs), each with its work count."""
+    entries: list[str] = []
+    size = 0
+    for item, trial in work:
+        entry = _work_entry(item, trial)
+        if entries and (len(entries) == WORK_PER_MESSAGE or size + len(entry) > MESSAGE_BYTES):
+            yield _body(run_id, entries), len(entries)
+            entries, size = [], 0
+        entries.append(entry)
+        size += len(entry) + 2
+    if entries:
+        yield _body(run_id, entries), len(entries)
+
+
+def item_work(items: Iterable[FrozenItem], trials: int) -> Iterator[tuple[FrozenItem, int]]:
+    """Every (item, trial) pair of ``items``, in item order."""
     for item in items:
         for trial in range(1, trials + 1):
-            yield item_message(run_id, item, trial)
+            yield item, trial
+
+
+def decode_work(body: str) -> list[WorkItem]:
+    """The work items of a message body (a single-item body of an earlier release too)."""
+    raw = json.loads(body)
+    if "work" not in raw:
+        return [WorkItem.model_validate(raw)]
+    run_id = raw["run_id"]
+    return [WorkItem.model_validate({**entry, "run_id": run_id}) for entry in raw["work"]]
 
 
 def send_fanout(message: FanoutMessage) -> None:
     queues.send(get_settings().run_queue, message.model_dump(mode="json"))
 
 
-def send_items(bodies: Iterable[dict[str, Any]]) -> int:
-    return queues.send_many(get_settings().item_queue, bodies)
+def send_work(run_id: str, work: Iterable[tuple[FrozenItem, int]]) -> int:
+    """Enqueue ``work`` in as few messages as fit. Returns how many work items were sent."""
+    counted = 0
+
+    def bodies() -> Iterator[str]:
+        nonlocal counted
+        for body, count in work_messages(run_id, work):
+            counted += count
+            yield body
+
+    queues.send_many_encoded(get_settings().item_queue, bodies())
+    return counted

@@ -250,9 +250,12 @@ class QueuePoller:
         """More records, as Lambda gathers a batch: until it is full or the window closes.
 
         SQS answers at most 10 per receive; a batch of more waits for up to the source's
-        batching window (a long poll while the queue is empty, as Lambda's would).
+        batching window (a long poll while the queue is empty, as Lambda's would). Without
+        a window (batches of at most 10) the first receive is the batch.
         """
         more: list[dict[str, Any]] = []
+        if not self.source.batching_window_s:
+            return more  # no window: Lambda hands over what one receive returned
         deadline = time.monotonic() + self.source.batching_window_s
         while have + len(more) < self.source.batch_size and not self._stop.is_set():
             wanted = self.source.batch_size - have - len(more)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import ssl
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -98,11 +99,13 @@ class _VettingBackend(httpcore.SyncBackend):
 
 
 class _VettingTransport(httpx.HTTPTransport):
-    def __init__(self, policy: OutboundPolicy, limits: httpx.Limits) -> None:
-        super().__init__(trust_env=False, limits=limits)
+    def __init__(
+        self, policy: OutboundPolicy, limits: httpx.Limits, ssl_context: ssl.SSLContext
+    ) -> None:
+        super().__init__(verify=ssl_context, trust_env=False, limits=limits)
         # httpx does not expose httpcore's network_backend: rebuild the pool with ours.
         self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
+            ssl_context=ssl_context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
@@ -110,36 +113,55 @@ class _VettingTransport(httpx.HTTPTransport):
         )
 
 
+#: Connections one thread keeps: a thread makes one call at a time, to a few hosts.
+THREAD_POOL_LIMITS = httpx.Limits(max_connections=8, max_keepalive_connections=8)
+
 _lock = threading.Lock()
-_client: httpx.Client | None = None
-_client_policy: OutboundPolicy | None = None
+_local = threading.local()
+#: Bumped by :func:`reset_client`: each thread's client is rebuilt on its next call.
+_generation = 0
+_ssl_context: ssl.SSLContext | None = None
 
 
-def _shared_client(policy: OutboundPolicy) -> httpx.Client:
-    """The process-wide client (thread-safe), rebuilt only if the SSRF policy changed."""
-    global _client, _client_policy
-    client = _client
-    if client is not None and _client_policy == policy:
-        return client
+def _shared_ssl_context() -> ssl.SSLContext:
+    """One TLS context for every thread's client (loading the CA bundle costs ~50 ms)."""
+    global _ssl_context
     with _lock:
-        if _client is None or _client_policy != policy:
-            # Pooled connections were vetted under the old policy: never reuse them.
-            limits = httpx.Limits(max_connections=64, max_keepalive_connections=32)
-            _client = httpx.Client(
-                transport=_VettingTransport(policy, limits),
-                follow_redirects=False,
-                trust_env=False,
-                headers={"User-Agent": USER_AGENT},
-            )
-            _client_policy = policy
-        return _client
+        if _ssl_context is None:
+            _ssl_context = httpx.create_ssl_context(trust_env=False)
+        return _ssl_context
+
+
+def _thread_client(policy: OutboundPolicy) -> httpx.Client:
+    """This thread's client, rebuilt when the SSRF policy changed or after a reset.
+
+    One client per thread rather than one per process: httpcore's pool takes one lock for
+    every request and response and checks each pooled connection (a ``poll`` each) on
+    every request, so 40 threads sharing one pool spent 1.8 ms of CPU per call against
+    0.5 ms alone. A thread's calls are sequential, so its pool stays small.
+    """
+    held = getattr(_local, "held", None)
+    if held is not None and held[0] == policy and held[1] == _generation:
+        client: httpx.Client = held[2]
+        return client
+    if held is not None:
+        held[2].close()  # its connections were vetted under the old policy: never reuse them
+    client = httpx.Client(
+        transport=_VettingTransport(policy, THREAD_POOL_LIMITS, _shared_ssl_context()),
+        follow_redirects=False,
+        trust_env=False,
+        headers={"User-Agent": USER_AGENT},
+    )
+    _local.held = (policy, _generation, client)
+    return client
 
 
 def reset_client() -> None:
-    """Drop the shared client (tests; the local runtime after a settings change)."""
-    global _client, _client_policy
+    """Drop every thread's client (tests; the local runtime after a settings change)."""
+    global _generation, _ssl_context
     with _lock:
-        _client, _client_policy = None, None
+        _generation += 1
+        _ssl_context = None
 
 
 # --- requests -----------------------------------------------------------------------------
@@ -228,7 +250,7 @@ def request(
         max_bytes=max_bytes,
     )
     allowed = max(1, max_attempts or settings.http_max_attempts)
-    client = _shared_client(policy)
+    client = _thread_client(policy)
     attempt = 1
     while True:
         last = attempt >= allowed

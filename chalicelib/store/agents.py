@@ -21,11 +21,11 @@ from chalicelib.errors import Conflict, NotFound, concurrent_update, not_found
 from chalicelib.store import names, project_scoped
 from chalicelib.store.evals import list_evals_for_agent
 from chalicelib.store.models import AgentModel, AgentVersionModel, RunModel
-from chalicelib.store.pagination import page_of
+from chalicelib.store.pagination import Listing, Partition, Window, page_of
 from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
 KIND = "agent"
-_VERSION_KEYS = {"agent_id", "version"}
+_VERSION_KEYS = frozenset({"agent_id", "version"})
 #: How often to re-read when the by_agent GSI has not caught up with ``eval_refs``.
 _GSI_READ_ATTEMPTS = 5
 
@@ -116,21 +116,13 @@ def get_agent_version(agent_id: str, version: int) -> AgentVersion:
         ) from None
 
 
-def list_agents(project_id: str, limit: int, cursor: str | None) -> tuple[list[Agent], str | None]:
-    return project_scoped.list_by_project(AgentModel, project_id, limit, cursor, _agent)
+def list_agents(project_id: str, window: Window) -> Listing[Agent]:
+    return project_scoped.list_by_project(AgentModel, project_id, window, _agent)
 
 
-def list_versions(
-    agent_id: str, limit: int, cursor: str | None
-) -> tuple[list[AgentVersion], str | None]:
+def list_versions(agent_id: str, window: Window) -> Listing[AgentVersion]:
     """The agent's versions, oldest (1) first."""
-    return page_of(
-        lambda last, n: AgentVersionModel.query(agent_id, limit=n, last_evaluated_key=last),
-        cursor,
-        _VERSION_KEYS,
-        _version,
-        limit,
-    )
+    return page_of(Partition(AgentVersionModel, agent_id, _VERSION_KEYS), window, _version)
 
 
 @dataclass(frozen=True)

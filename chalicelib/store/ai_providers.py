@@ -20,6 +20,7 @@ from chalicelib.errors import Conflict, not_found
 from chalicelib.store import project_scoped
 from chalicelib.store.models import AiProviderModel, EvalModel, ProjectModel
 from chalicelib.store.names import claiming_name
+from chalicelib.store.pagination import Listing, Window
 from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
 KIND = "ai_provider"
@@ -66,11 +67,9 @@ def find_provider(project_id: str, provider_id: str) -> AiProvider | None:
     return None if row is None else _provider(row)
 
 
-def list_providers(
-    project_id: str, limit: int, cursor: str | None
-) -> tuple[list[AiProvider], str | None]:
+def list_providers(project_id: str, window: Window) -> Listing[AiProvider]:
     """A project's providers, oldest first."""
-    return project_scoped.list_by_project(AiProviderModel, project_id, limit, cursor, _provider)
+    return project_scoped.list_by_project(AiProviderModel, project_id, window, _provider)
 
 
 def update_provider(current: AiProvider, spec: AiProviderSpec) -> AiProvider:

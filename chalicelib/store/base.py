@@ -25,7 +25,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.settings import get_settings
-from chalicelib.store import item_size
+from chalicelib.store import direct_json, item_size
 
 #: The ``cause_response_code`` of a single-item write whose condition did not hold.
 CONDITION_FAILED = "ConditionalCheckFailedException"
@@ -123,7 +123,7 @@ def connection() -> Connection:
                     max_retry_attempts=5,
                     max_pool_connections=64,
                 )
-                conn.client  # noqa: B018 - create the client once, under the lock
+                direct_json.install(conn.client)  # creates the client once, under the lock
                 _shared = conn
             shared = _shared
     return shared
@@ -148,6 +148,18 @@ def transaction() -> Iterator[TransactWrite]:
     bind()
     with serialized_writes(), TransactWrite(connection=connection()) as txn:
         yield txn
+
+
+def transact_write(puts: list[dict[str, Any]], updates: list[dict[str, Any]]) -> None:
+    """A TransactWriteItems of operations already built (``get_save_kwargs_from_instance``,
+    ``get_update_kwargs_from_instance``), puts before updates, as :func:`transaction` sends
+    them: a caller that serialized its rows once (to measure them) does not again. Raises
+    PynamoDB's ``TransactWriteError`` with the cancellation reasons, in that order."""
+    bind()
+    with serialized_writes():
+        connection().transact_write_items(
+            condition_check_items=[], delete_items=[], put_items=puts, update_items=updates
+        )
 
 
 class PawlModel(Model):

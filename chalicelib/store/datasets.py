@@ -23,12 +23,12 @@ from chalicelib.errors import not_found
 from chalicelib.store import item_size, names, project_scoped
 from chalicelib.store.evals import delete_evals_of_dataset
 from chalicelib.store.models import DatasetItemModel, DatasetModel
-from chalicelib.store.pagination import page_of
+from chalicelib.store.pagination import Listing, Partition, Window, page_of
 from chalicelib.store.project_scoped import creation_stamp
 from chalicelib.store.transactions import TxnRefused, conflict_on_lost_race, labelled_transaction
 
 KIND = "dataset"
-_DATASET_INDEX_KEYS = {"id", "dataset_id", "created_key"}
+_DATASET_INDEX_KEYS = frozenset({"id", "dataset_id", "created_key"})
 #: An item's own content; the rest of DynamoDB's 400 KB is room for the run and result rows
 #: that copy it.
 MAX_ITEM_CONTENT_BYTES = 350_000
@@ -76,10 +76,8 @@ def get_dataset(dataset_id: str) -> Dataset:
     return _dataset(project_scoped.get_or_404(DatasetModel, KIND, dataset_id))
 
 
-def list_datasets(
-    project_id: str, limit: int, cursor: str | None
-) -> tuple[list[Dataset], str | None]:
-    return project_scoped.list_by_project(DatasetModel, project_id, limit, cursor, _dataset)
+def list_datasets(project_id: str, window: Window) -> Listing[Dataset]:
+    return project_scoped.list_by_project(DatasetModel, project_id, window, _dataset)
 
 
 def update_dataset(current: Dataset, name: str | None = None, description: Any = UNSET) -> Dataset:
@@ -244,19 +242,10 @@ def get_item(dataset_id: str, item_id: str) -> DatasetItem:
     return _item(model)
 
 
-def list_items(
-    dataset_id: str, limit: int, cursor: str | None
-) -> tuple[list[DatasetItem], str | None]:
+def list_items(dataset_id: str, window: Window) -> Listing[DatasetItem]:
     """One page of the dataset's items, oldest first."""
-    return page_of(
-        lambda last, n: DatasetItemModel.by_dataset.query(
-            dataset_id, limit=n, last_evaluated_key=last
-        ),
-        cursor,
-        _DATASET_INDEX_KEYS,
-        _item,
-        limit,
-    )
+    items = Partition(DatasetItemModel.by_dataset, dataset_id, _DATASET_INDEX_KEYS)
+    return page_of(items, window, _item)
 
 
 def iter_item_pages(dataset_id: str, page_size: int = 100) -> Iterator[list[DatasetItem]]:

@@ -23,11 +23,11 @@ from chalicelib.domain.deciders import Backend, Decider, DeciderVersion, Decisio
 from chalicelib.errors import Conflict, not_found
 from chalicelib.store import blobs, names, project_scoped
 from chalicelib.store.models import DeciderModel, DeciderVersionModel, DecisionModel
-from chalicelib.store.pagination import page_of
+from chalicelib.store.pagination import Listing, Partition, Window, page_of
 from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
 KIND = "decider"
-_VERSION_KEYS = {"decider_id", "version"}
+_VERSION_KEYS = frozenset({"decider_id", "version"})
 _QUESTIONS: TypeAdapter[list[Question]] = TypeAdapter(list[Question])
 _BACKEND: TypeAdapter[Backend] = TypeAdapter(Backend)
 
@@ -173,10 +173,8 @@ def find_project_decider(project_id: str, decider_id: str) -> Decider | None:
     return None if row is None else _decider(row)
 
 
-def list_deciders(
-    project_id: str, limit: int, cursor: str | None
-) -> tuple[list[Decider], str | None]:
-    return project_scoped.list_by_project(DeciderModel, project_id, limit, cursor, _decider)
+def list_deciders(project_id: str, window: Window) -> Listing[Decider]:
+    return project_scoped.list_by_project(DeciderModel, project_id, window, _decider)
 
 
 def delete_decider(decider: Decider) -> None:
@@ -200,19 +198,10 @@ def get_version(decider_id: str, version: int) -> DeciderVersion:
     return found
 
 
-def list_versions(
-    decider_id: str, limit: int, cursor: str | None
-) -> tuple[list[DeciderVersion], str | None]:
+def list_versions(decider_id: str, window: Window) -> Listing[DeciderVersion]:
     """Versions, oldest first."""
-    return page_of(
-        lambda last, n: DeciderVersionModel.query(
-            decider_id, limit=n, last_evaluated_key=last, consistent_read=True
-        ),
-        cursor,
-        _VERSION_KEYS,
-        _version,
-        limit,
-    )
+    versions = Partition(DeciderVersionModel, decider_id, _VERSION_KEYS, consistent=True)
+    return page_of(versions, window, _version)
 
 
 # --- decisions --------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from chalicelib.errors import (
 )
 from chalicelib.store import names, project_scoped
 from chalicelib.store.models import AgentModel, DatasetModel, EvalModel
+from chalicelib.store.pagination import Listing, Window
 from chalicelib.store.transactions import LabelledTxn, TxnRefused, labelled_transaction
 
 KIND = "eval"
@@ -85,8 +86,8 @@ def get_eval(eval_id: str) -> Eval:
     return _eval(project_scoped.get_or_404(EvalModel, KIND, eval_id))
 
 
-def list_evals(project_id: str, limit: int, cursor: str | None) -> tuple[list[Eval], str | None]:
-    return project_scoped.list_by_project(EvalModel, project_id, limit, cursor, _eval)
+def list_evals(project_id: str, window: Window) -> Listing[Eval]:
+    return project_scoped.list_by_project(EvalModel, project_id, window, _eval)
 
 
 def _evals_by_ids(eval_ids: list[str]) -> list[Eval]:

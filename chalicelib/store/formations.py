@@ -10,6 +10,7 @@ from chalicelib.domain.formations import Formation, FormationOperation
 from chalicelib.store import project_scoped
 from chalicelib.store.formation_models import FormationModel, FormationOperationModel
 from chalicelib.store.models import NameClaimModel
+from chalicelib.store.pagination import Listing, Partition, Window, page_of
 from chalicelib.store.transactions import (
     CONDITION_FAILED,
     TxnRefused,
@@ -18,7 +19,7 @@ from chalicelib.store.transactions import (
 )
 
 KIND = "formation"
-MAX_OPERATIONS_LISTED = 100
+_OPERATION_KEYS = frozenset({"formation_id", "created_key"})
 
 
 def _formation(row: FormationModel) -> Formation:
@@ -86,10 +87,8 @@ def find_by_name(project_id: str, name: str) -> tuple[Formation, int] | None:
     return (_formation(found), int(found.version)) if found is not None else None
 
 
-def list_formations(
-    project_id: str, limit: int, cursor: str | None
-) -> tuple[list[Formation], str | None]:
-    return project_scoped.list_by_project(FormationModel, project_id, limit, cursor, _formation)
+def list_formations(project_id: str, window: Window) -> Listing[Formation]:
+    return project_scoped.list_by_project(FormationModel, project_id, window, _formation)
 
 
 def save_formation(formation: Formation, version: int) -> int:
@@ -132,7 +131,7 @@ def save_operation(operation: FormationOperation, created_key: str) -> None:
     ).save()
 
 
-def list_operations(formation_id: str) -> list[FormationOperation]:
-    """The formation's operations, oldest first (at most :data:`MAX_OPERATIONS_LISTED`)."""
-    rows = FormationOperationModel.query(formation_id, limit=MAX_OPERATIONS_LISTED)
-    return [FormationOperation.model_validate(row.body) for row in rows]
+def list_operations(formation_id: str, window: Window) -> Listing[FormationOperation]:
+    """The formation's operations, oldest first."""
+    operations = Partition(FormationOperationModel, formation_id, _OPERATION_KEYS)
+    return page_of(operations, window, lambda row: FormationOperation.model_validate(row.body))

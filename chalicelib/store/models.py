@@ -257,16 +257,22 @@ class RunModel(IdModel):
 
 @register
 class FrozenItemModel(PawlModel):
-    """The frozen item set of a run: one row per (run, item), written by fan-out."""
+    """The frozen item set of a run, written by fan-out (and by a sync start).
+
+    Two kinds of row: an item too large to ride in a work message has its own (keyed by
+    its id, read by id); the others are packed many to a row (``items``, keyed
+    ``page#<first item id>``), so freezing a page of small items is one write.
+    """
 
     class Meta:
         short_name = "run-items"
 
     run_id = UnicodeAttribute(hash_key=True)
     dataset_item_id = UnicodeAttribute(range_key=True)
-    input = JSONAttribute()
+    input = JSONAttribute(null=True)
     expected_output = UnicodeAttribute(null=True)
-    metadata = JSONAttribute()
+    metadata = JSONAttribute(null=True)
+    items = JSONAttribute(null=True)
 
 
 class _ResultsByGeneration(GlobalSecondaryIndex["ResultModel"]):

@@ -1,26 +1,222 @@
-"""Opaque list cursors over DynamoDB's ``LastEvaluatedKey``: O(page) reads, no offsets."""
+"""List windows over DynamoDB: an opaque cursor (O(page)), or SOAT's bounded ``offset``.
+
+A list is read through a :class:`Window` (``limit`` plus a ``cursor`` *or* an ``offset``)
+and answers a :class:`Listing`: the items, ``next_cursor``, and, when the window asks for
+it, ``total`` and the listing's ``offset``. What each costs on DynamoDB
+(``docs/dynamodb.md#list-windows``):
+
+- a cursor page reads its own items only;
+- an ``offset`` first reads the skipped rows' keys (at most :data:`MAX_OFFSET` of them);
+- ``total`` is one ``Select=COUNT`` query over the partition (every row is read and billed,
+  none transferred), taken once per listing: on its first page or offset request. The
+  cursor then carries it, with the position, so later pages cost nothing more.
+"""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import json
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
 
 from chalicelib.errors import ValidationFailed
 
 D = TypeVar("D")
+E = TypeVar("E")
+
+#: The deepest ``offset`` served; past it a client pages with the cursor.
+MAX_OFFSET = 10_000
 
 
-def encode_cursor(last_key: dict[str, Any] | None) -> str | None:
-    if not last_key:
+@dataclass(frozen=True)
+class Window:
+    """Which page of a list to read: ``cursor`` and ``offset`` exclude each other."""
+
+    limit: int = 50
+    cursor: str | None = None
+    offset: int = 0
+    #: Count the whole list (``Listing.total``): the API's lists do, internal readers don't.
+    counted: bool = False
+
+    def __post_init__(self) -> None:
+        check_window(self.cursor, self.offset or None)
+
+
+def check_window(cursor: str | None, offset: int | None) -> None:
+    """400 for a cursor with an offset (``offset`` None: not given), or one past the maximum."""
+    if cursor and offset is not None:
+        raise ValidationFailed(
+            "give either cursor or offset, not both: next_cursor already holds the position",
+            field="offset",
+        )
+    if offset is not None and offset > MAX_OFFSET:
+        raise ValidationFailed(
+            f"offset may be at most {MAX_OFFSET}: a deeper page costs a read of every row "
+            "before it; page with cursor (each answer's next_cursor) instead",
+            field="offset",
+            max_offset=MAX_OFFSET,
+        )
+
+
+@dataclass(frozen=True)
+class Listing(Generic[D]):
+    """One page of a list and where it sits in the whole."""
+
+    items: list[D]
+    next_cursor: str | None
+    limit: int
+    #: How many items precede this page.
+    offset: int
+    #: Every item of the list (as counted when the listing began); None when not counted.
+    total: int | None = None
+
+    def map(self, convert: Callable[[D], E]) -> Listing[E]:
+        """The same page with each item converted (a view of it, say)."""
+        return Listing([convert(i) for i in self.items], *self._position())
+
+    def with_items(self, items: list[E]) -> Listing[E]:
+        return Listing(items, *self._position())
+
+    def _position(self) -> tuple[str | None, int, int, int | None]:
+        return self.next_cursor, self.limit, self.offset, self.total
+
+
+class Source(Protocol):
+    """What a list pages through: a key range it can read in order, and count."""
+
+    @property
+    def key_attrs(self) -> frozenset[str]:
+        """The attributes of a row's key in the table and the index (a cursor's keys)."""
+
+    def read(self, last_key: dict[str, Any] | None, n: int, keys_only: bool) -> Any:
+        """A PynamoDB result iterator of at most ``n`` rows after ``last_key``."""
+
+    def count(self) -> int:
+        """How many rows the whole range holds."""
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One partition of a table or index (a model class or an index), in one direction."""
+
+    target: Any
+    hash_key: str
+    key_attrs: frozenset[str]
+    forward: bool = True
+    consistent: bool = False
+    #: A filter applied after the key range (rows it drops are still read and billed).
+    only: Any = None
+
+    def read(self, last_key: dict[str, Any] | None, n: int, keys_only: bool) -> Any:
+        return self.target.query(
+            self.hash_key,
+            limit=n,
+            last_evaluated_key=last_key,
+            scan_index_forward=self.forward,
+            consistent_read=self.consistent,
+            filter_condition=self.only,
+            attributes_to_get=sorted(self.key_attrs) if keys_only else None,
+        )
+
+    def count(self) -> int:
+        return int(
+            self.target.count(
+                self.hash_key, filter_condition=self.only, consistent_read=self.consistent
+            )
+        )
+
+
+@dataclass(frozen=True)
+class TableScan:
+    """A whole table, in DynamoDB's order (the admin's list of projects)."""
+
+    model: Any
+    key_attrs: frozenset[str]
+
+    def read(self, last_key: dict[str, Any] | None, n: int, keys_only: bool) -> Any:
+        attributes = sorted(self.key_attrs) if keys_only else None
+        return self.model.scan(limit=n, last_evaluated_key=last_key, attributes_to_get=attributes)
+
+    def count(self) -> int:
+        # A scan's COUNT is not exposed by PynamoDB: read the keys only.
+        return sum(1 for _ in self.model.scan(attributes_to_get=sorted(self.key_attrs)))
+
+
+def page_of(source: Source, window: Window, convert: Callable[[Any], D]) -> Listing[D]:
+    """One window of ``source``: skip ``offset`` rows (keys only), then read ``limit``.
+
+    DynamoDB may return fewer items than asked with a next key; reading continues until
+    the page is full or the range is exhausted, so a page is never short without being the
+    last one.
+    """
+    position = decode_cursor(window.cursor, source.key_attrs)
+    if position is not None and position.total is None and window.counted:
+        # A cursor from a reader that did not count: count now, once.
+        position = Position(position.last_key, position.offset, source.count())
+    if position is None:
+        total = source.count() if window.counted else None
+        position = Position(None, 0, total)
+        if window.offset:
+            skipped, last_key = _read(source, None, window.offset, keys_only=True)
+            position = Position(last_key, len(skipped), total)
+            if last_key is None:  # past the end: an empty page at the offset asked for
+                return Listing([], None, window.limit, window.offset, total)
+    rows, last_key = _read(source, position.last_key, window.limit, keys_only=False)
+    after = Position(last_key, position.offset + len(rows), position.total)
+    return Listing(
+        [convert(row) for row in rows],
+        encode_cursor(after),
+        window.limit,
+        position.offset,
+        position.total,
+    )
+
+
+def listing_of(items: Sequence[D], window: Window) -> Listing[D]:
+    """A window over a list already in memory (a scoped key's project, a formation by name)."""
+    position = decode_cursor(window.cursor, frozenset())
+    start = position.offset if position is not None else window.offset
+    end = start + window.limit
+    total = len(items) if window.counted else None
+    more = Position({}, end, total) if end < len(items) else None
+    return Listing(list(items[start:end]), encode_cursor(more), window.limit, start, total)
+
+
+def _read(
+    source: Source, last_key: dict[str, Any] | None, wanted: int, *, keys_only: bool
+) -> tuple[list[Any], dict[str, Any] | None]:
+    rows: list[Any] = []
+    while True:
+        result = source.read(last_key, wanted - len(rows), keys_only)
+        rows.extend(result)
+        last_key = result.last_evaluated_key
+        if last_key is None or len(rows) >= wanted:
+            return rows, last_key
+
+
+# --- cursors ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Position:
+    """What a cursor holds: the last key read, how many items precede it, the total."""
+
+    last_key: dict[str, Any] | None
+    offset: int
+    total: int | None
+
+
+def encode_cursor(position: Position | None) -> str | None:
+    if position is None or position.last_key is None:
         return None
-    raw = json.dumps(last_key, separators=(",", ":"), sort_keys=True).encode()
+    value = {"k": position.last_key, "o": position.offset, "t": position.total}
+    raw = json.dumps(value, separators=(",", ":"), sort_keys=True).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str | None, expected_keys: set[str]) -> dict[str, Any] | None:
+def decode_cursor(cursor: str | None, expected_keys: frozenset[str]) -> Position | None:
     """Decode a cursor made by :func:`encode_cursor`; anything else is a 400."""
     if cursor is None or cursor == "":
         return None
@@ -28,35 +224,23 @@ def decode_cursor(cursor: str | None, expected_keys: set[str]) -> dict[str, Any]
         padded = cursor + "=" * (-len(cursor) % 4)
         value = json.loads(base64.urlsafe_b64decode(padded.encode()))
     except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
-        raise ValidationFailed("cursor is malformed", field="cursor") from exc
-    if not isinstance(value, dict) or set(value) != expected_keys:
-        raise ValidationFailed("cursor is malformed", field="cursor")
-    for attr in value.values():
+        raise _malformed() from exc
+    if not isinstance(value, dict) or set(value) != {"k", "o", "t"}:
+        raise _malformed()
+    last_key, offset, total = value["k"], value["o"], value["t"]
+    if not (_is_count(offset) and (total is None or _is_count(total))):
+        raise _malformed()
+    if not isinstance(last_key, dict) or set(last_key) != expected_keys:
+        raise _malformed()
+    for attr in last_key.values():
         if not (isinstance(attr, dict) and len(attr) == 1 and next(iter(attr)) in {"S", "N"}):
-            raise ValidationFailed("cursor is malformed", field="cursor")
-    return value
+            raise _malformed()
+    return Position(last_key, offset, total)
 
 
-def page_of(
-    query: Callable[[dict[str, Any] | None, int], Any],
-    cursor: str | None,
-    key_attrs: set[str],
-    convert: Callable[[Any], D],
-    limit: int,
-) -> tuple[list[D], str | None]:
-    """One page of a PynamoDB query/scan; ``query(last_key, limit)`` returns its iterator.
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
-    DynamoDB may return fewer items than ``limit`` with a next key; we keep reading
-    until the page is full or the table is exhausted, so a page is never short
-    without being the last one.
-    """
-    last_key = decode_cursor(cursor, key_attrs)
-    items: list[D] = []
-    while True:
-        result = query(last_key, limit - len(items))
-        for model in result:
-            items.append(convert(model))
-        last_key = result.last_evaluated_key
-        if last_key is None or len(items) >= limit:
-            break
-    return items, encode_cursor(last_key)
+
+def _malformed() -> ValidationFailed:
+    return ValidationFailed("cursor is malformed", field="cursor")

@@ -25,7 +25,7 @@ from chalicelib.errors import PawlError, concurrent_update, not_found
 from chalicelib.store.base import IdModel
 from chalicelib.store.models import ProjectModel
 from chalicelib.store.names import claiming_name
-from chalicelib.store.pagination import page_of
+from chalicelib.store.pagination import Listing, Partition, Window, page_of
 from chalicelib.store.transactions import LabelledTxn, TxnRefused, labelled_transaction
 
 __all__ = [
@@ -80,19 +80,12 @@ def find_in_project(model_cls: type[R], project_id: str, resource_id: str) -> R 
 def list_by_project(
     model_cls: type[IdModel],
     project_id: str,
-    limit: int,
-    cursor: str | None,
+    window: Window,
     convert: Callable[[Any], D],
-) -> tuple[list[D], str | None]:
+) -> Listing[D]:
     """One page of a project's rows, oldest first (the model's ``by_project`` index)."""
     index: Any = model_cls._indexes["by_project"]
-    return page_of(
-        lambda last, n: index.query(project_id, limit=n, last_evaluated_key=last),
-        cursor,
-        set(PROJECT_INDEX_KEYS),
-        convert,
-        limit,
-    )
+    return page_of(Partition(index, project_id, PROJECT_INDEX_KEYS), window, convert)
 
 
 @contextmanager

@@ -30,18 +30,19 @@ from chalicelib.domain.runs import (
     EvalResult,
     RecordedError,
     ResultRecord,
+    RunState,
     ScoreEntry,
     UsageEntry,
     result_key,
 )
 from chalicelib.store import blobs, generations
-from chalicelib.store.base import serialized_writes, transaction
+from chalicelib.store.base import serialized_writes, transact_write
 from chalicelib.store.models import ResultModel, RunModel
-from chalicelib.store.pagination import page_of
+from chalicelib.store.pagination import Listing, Partition, Window, page_of
 
 log = logging.getLogger("pawl.store.results")
 
-_RESULT_KEYS = {"run_id", "result_key"}
+_RESULT_KEYS = frozenset({"run_id", "result_key"})
 _BATCH_GET = 100
 #: TransactWriteItems accepts 100 operations and 4 MB; stay clear of both.
 _TXN_MAX_OPS = 99
@@ -98,9 +99,10 @@ def _not_completing_the_set(progress: RunProgress | None, recording: int) -> Any
 
 @dataclass(frozen=True)
 class _PreparedRecord:
+    """A record's rows, serialized once into the puts of a transaction (a retry reuses them)."""
+
     record: ResultRecord
-    result: ResultModel
-    generation: Any
+    puts: list[dict[str, Any]]
     blob_keys: list[str]
     size: int
 
@@ -154,11 +156,11 @@ def _prepare(record: ResultRecord) -> _PreparedRecord:
         usage=[u.model_dump() for u in result.usage] or None,
         created_at=result.created_at,
     )
-    gen_model = gen_row.model if gen_row else None
-    size = len(json.dumps(row.serialize())) + (
-        len(json.dumps(gen_model.serialize())) if gen_model else 0
-    )
-    return _PreparedRecord(record, row, gen_model, blob_keys, size)
+    puts = [row.get_save_kwargs_from_instance(condition=ResultModel.result_key.does_not_exist())]
+    if gen_row is not None:
+        puts.append(gen_row.model.get_save_kwargs_from_instance())
+    size = sum(len(json.dumps(put["Item"])) for put in puts)
+    return _PreparedRecord(record, puts, blob_keys, size)
 
 
 def from_model(model: ResultModel, with_output: bool = True) -> EvalResult:
@@ -225,12 +227,10 @@ def _transact(run_id: str, records: list[_PreparedRecord], guard: Any) -> None:
     condition = RunModel.id.exists()
     if guard is not None:
         condition = condition & guard
-    with transaction() as txn:
-        for prepared in records:
-            txn.save(prepared.result, condition=ResultModel.result_key.does_not_exist())
-            if prepared.generation is not None:
-                txn.save(prepared.generation)
-        txn.update(RunModel(id=run_id), actions=_counter_actions(records), condition=condition)
+    counters = RunModel(id=run_id).get_update_kwargs_from_instance(
+        actions=_counter_actions(records), condition=condition
+    )
+    transact_write([put for prepared in records for put in prepared.puts], [counters])
 
 
 def _chunks(prepared: list[_PreparedRecord]) -> Iterator[list[_PreparedRecord]]:
@@ -300,19 +300,25 @@ def existing_keys(run_id: str, result_keys: Iterable[str]) -> set[str]:
     return found
 
 
-def list_results(
-    run_id: str, limit: int, cursor: str | None
-) -> tuple[list[EvalResult], str | None]:
-    """One page of a run's results, in item then trial order, outputs read back whole."""
-    return page_of(
-        lambda last, n: ResultModel.query(
-            run_id, limit=n, last_evaluated_key=last, consistent_read=True
-        ),
-        cursor,
-        _RESULT_KEYS,
-        from_model,
-        limit,
-    )
+@dataclass(frozen=True)
+class _RunResults(Partition):
+    """A run's result rows, counted by the run's own counters (no COUNT query)."""
+
+    recorded: int = 0
+
+    def count(self) -> int:
+        return self.recorded
+
+
+def list_results(run: RunState, window: Window) -> Listing[EvalResult]:
+    """One page of a run's results, in item then trial order, outputs read back whole.
+
+    The total is the run's ``completed_count + errored_count``, which the recording
+    transaction keeps equal to its result rows.
+    """
+    recorded = run.run.completed_count + run.run.errored_count
+    rows = _RunResults(ResultModel, run.id, _RESULT_KEYS, consistent=True, recorded=recorded)
+    return page_of(rows, window, from_model)
 
 
 def iter_outcomes(run_id: str) -> Iterator[EvalResult]:

@@ -15,6 +15,7 @@ event was handed to the sinks, so the reaper can hand over an event a crash inte
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -34,10 +35,14 @@ from chalicelib.domain.runs import (
 from chalicelib.errors import not_found
 from chalicelib.store.base import serialized_writes, transaction
 from chalicelib.store.models import DatasetItemModel, FrozenItemModel, RunModel
-from chalicelib.store.pagination import page_of
+from chalicelib.store.pagination import Listing, Partition, Window, page_of
 
 ACTIVE_MARK = "1"
-_EVAL_INDEX_KEYS = {"id", "eval_id", "created_key"}
+#: The range key prefix of a frozen page row (item ids start with their type prefix).
+FROZEN_PAGE_PREFIX = "page#"
+#: A frozen page row closes before its items' JSON passes this (DynamoDB's limit: 400 KB).
+FROZEN_PAGE_BYTES = 300 * 1024
+_EVAL_INDEX_KEYS = frozenset({"id", "eval_id", "created_key"})
 _BATCH_GET = 100
 
 
@@ -123,10 +128,42 @@ def _run_item_row(run_id: str, item: FrozenItem) -> FrozenItemModel:
 def _frozen(model: FrozenItemModel | DatasetItemModel, item_id: str) -> FrozenItem:
     return FrozenItem(
         dataset_item_id=item_id,
-        input=list(model.input),
+        input=list(model.input or []),
         expected_output=model.expected_output,
         metadata=dict(model.metadata or {}),
     )
+
+
+def _page_rows(run_id: str, items: list[FrozenItem]) -> Iterator[FrozenItemModel]:
+    """Rows of at most :data:`FROZEN_PAGE_BYTES` holding ``items`` (small ones), in order."""
+    page: list[str] = []
+    first = ""
+    size = 0
+    for item in items:
+        encoded = item.carried() or json.dumps(item.model_dump(mode="json"))
+        if page and size + len(encoded) > FROZEN_PAGE_BYTES:
+            yield _page_row(run_id, first, page)
+            page, size = [], 0
+        if not page:
+            first = item.dataset_item_id
+        page.append(encoded)
+        size += len(encoded) + 1
+    if page:
+        yield _page_row(run_id, first, page)
+
+
+def _page_row(run_id: str, first_item_id: str, encoded: list[str]) -> FrozenItemModel:
+    return FrozenItemModel(
+        run_id=run_id,
+        dataset_item_id=f"{FROZEN_PAGE_PREFIX}{first_item_id}",
+        items=json.loads(f"[{','.join(encoded)}]"),
+    )
+
+
+def _expand(model: FrozenItemModel) -> list[FrozenItem]:
+    if model.items is not None:
+        return [FrozenItem.model_validate(item) for item in model.items]
+    return [_frozen(model, model.dataset_item_id)]
 
 
 # --- create and read --------------------------------------------------------------------------
@@ -165,17 +202,10 @@ def get_run(run_id: str) -> RunState:
     return state
 
 
-def list_runs(eval_id: str, limit: int, cursor: str | None) -> tuple[list[EvalRun], str | None]:
+def list_runs(eval_id: str, window: Window) -> Listing[EvalRun]:
     """Runs of one eval, newest first."""
-    return page_of(
-        lambda last, n: RunModel.by_eval.query(
-            eval_id, limit=n, last_evaluated_key=last, scan_index_forward=False
-        ),
-        cursor,
-        _EVAL_INDEX_KEYS,
-        _public,
-        limit,
-    )
+    newest_first = Partition(RunModel.by_eval, eval_id, _EVAL_INDEX_KEYS, forward=False)
+    return page_of(newest_first, window, _public)
 
 
 # --- transitions ------------------------------------------------------------------------------
@@ -317,18 +347,29 @@ def iter_active_run_ids(quiet_before: str | None = None) -> Iterator[str]:
 
 
 def put_run_items(run_id: str, items: Iterable[FrozenItem]) -> None:
-    """Write (or rewrite, identically) frozen items: keyed by (run, item), so idempotent."""
+    """Write (or rewrite, identically) frozen items; idempotent, as rows are keyed by item.
+
+    An item too large to ride in a work message gets a row of its own, which a worker reads
+    by id; the others are packed into page rows keyed by their first item (a redelivered
+    fan-out page packs the same items under the same keys).
+    """
+    small: list[FrozenItem] = []
     with FrozenItemModel.batch_write() as batch:
         for item in items:
-            batch.save(_run_item_row(run_id, item))
+            if item.carried() is None:
+                batch.save(_run_item_row(run_id, item))
+            else:
+                small.append(item)
+        for row in _page_rows(run_id, small):
+            batch.save(row)
 
 
 def iter_run_item_pages(run_id: str, page_size: int = 500) -> Iterator[list[FrozenItem]]:
-    """The frozen set of a run, in item order."""
+    """The frozen set of a run (not in item order: page rows hold items of many ids)."""
     last_key: dict[str, Any] | None = None
     while True:
         result = FrozenItemModel.query(run_id, limit=page_size, last_evaluated_key=last_key)
-        page = [_frozen(model, model.dataset_item_id) for model in result]
+        page = [item for model in result for item in _expand(model)]
         if page:
             yield page
         last_key = result.last_evaluated_key
@@ -337,12 +378,24 @@ def iter_run_item_pages(run_id: str, page_size: int = 500) -> Iterator[list[Froz
 
 
 def batch_get_run_items(run_id: str, item_ids: Iterable[str]) -> dict[str, FrozenItem]:
+    """Frozen items by id: the rows of large items; any other is looked up in the pages."""
     unique = list(dict.fromkeys(item_ids))
     found: dict[str, FrozenItem] = {}
     for start in range(0, len(unique), _BATCH_GET):
         keys = [(run_id, item_id) for item_id in unique[start : start + _BATCH_GET]]
         for model in FrozenItemModel.batch_get(keys, consistent_read=True):
             found[model.dataset_item_id] = _frozen(model, model.dataset_item_id)
+    wanted = {item_id for item_id in unique if item_id not in found}
+    if wanted:
+        pages = FrozenItemModel.query(
+            run_id,
+            range_key_condition=FrozenItemModel.dataset_item_id.startswith(FROZEN_PAGE_PREFIX),
+            consistent_read=True,
+        )
+        for model in pages:
+            found.update(
+                (i.dataset_item_id, i) for i in _expand(model) if i.dataset_item_id in wanted
+            )
     return found
 
 

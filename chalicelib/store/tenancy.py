@@ -15,12 +15,12 @@ from chalicelib.errors import ValidationFailed, not_found
 from chalicelib.store import project_scoped
 from chalicelib.store.models import AiProviderModel, ApiKeyModel, ProjectModel
 from chalicelib.store.names import GLOBAL_SCOPE, claiming_name
-from chalicelib.store.pagination import page_of
+from chalicelib.store.pagination import Listing, TableScan, Window, page_of
 from chalicelib.store.transactions import TxnRefused, conflict_on_lost_race
 
 KIND = "project"
 KEY_SCHEME = "pawl"
-_ID_KEYS = {"id"}
+_ID_KEYS = frozenset({"id"})
 
 
 def _project(model: ProjectModel) -> Project:
@@ -54,14 +54,8 @@ def project_exists(project_id: str) -> bool:
         return False
 
 
-def list_projects(limit: int, cursor: str | None) -> tuple[list[Project], str | None]:
-    return page_of(
-        lambda last, n: ProjectModel.scan(limit=n, last_evaluated_key=last),
-        cursor,
-        _ID_KEYS,
-        _project,
-        limit,
-    )
+def list_projects(window: Window) -> Listing[Project]:
+    return page_of(TableScan(ProjectModel, _ID_KEYS), window, _project)
 
 
 def set_default_ai_provider(project_id: str, provider_id: str | None) -> Project:
@@ -187,10 +181,8 @@ def get_api_key(key_id: str) -> ApiKey:
     return _api_key(project_scoped.get_or_404(ApiKeyModel, "api_key", key_id))
 
 
-def list_api_keys(
-    project_id: str, limit: int, cursor: str | None
-) -> tuple[list[ApiKey], str | None]:
-    return project_scoped.list_by_project(ApiKeyModel, project_id, limit, cursor, _api_key)
+def list_api_keys(project_id: str, window: Window) -> Listing[ApiKey]:
+    return project_scoped.list_by_project(ApiKeyModel, project_id, window, _api_key)
 
 
 def delete_api_key(key_id: str) -> None:

@@ -11,6 +11,7 @@ from chalicelib import clock, ids
 from chalicelib.domain.tools import Tool
 from chalicelib.store import names, project_scoped
 from chalicelib.store.models import ToolModel
+from chalicelib.store.pagination import Listing, Window
 from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
 KIND = "tool"
@@ -66,8 +67,8 @@ def find_project_tool(project_id: str, tool_id: str) -> Tool | None:
     return None if row is None else _tool(row)
 
 
-def list_tools(project_id: str, limit: int, cursor: str | None) -> tuple[list[Tool], str | None]:
-    return project_scoped.list_by_project(ToolModel, project_id, limit, cursor, _tool)
+def list_tools(project_id: str, window: Window) -> Listing[Tool]:
+    return project_scoped.list_by_project(ToolModel, project_id, window, _tool)
 
 
 def update_tool(current: Tool, changes: dict[str, Any]) -> Tool:

@@ -10,6 +10,7 @@ a repeated cause is the same conditional put, answered "already there".
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pynamodb.exceptions import PutError
@@ -30,12 +31,12 @@ from chalicelib.errors import not_found
 from chalicelib.store import names, project_scoped
 from chalicelib.store.base import CONDITION_FAILED
 from chalicelib.store.models import FiringModel, TriggerModel
-from chalicelib.store.pagination import page_of
+from chalicelib.store.pagination import Listing, Partition, Window, page_of
 from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
 KIND = "trigger"
 DUE_MARK = "1"
-_TRIGGER_INDEX_KEYS = {"id", "trigger_id", "created_key"}
+_TRIGGER_INDEX_KEYS = frozenset({"id", "trigger_id", "created_key"})
 
 
 # --- triggers -------------------------------------------------------------------------------
@@ -101,10 +102,8 @@ def get_trigger(trigger_id: str) -> Trigger:
     return _trigger(project_scoped.get_or_404(TriggerModel, KIND, trigger_id))
 
 
-def list_triggers(
-    project_id: str, limit: int, cursor: str | None
-) -> tuple[list[Trigger], str | None]:
-    return project_scoped.list_by_project(TriggerModel, project_id, limit, cursor, _trigger)
+def list_triggers(project_id: str, window: Window) -> Listing[Trigger]:
+    return project_scoped.list_by_project(TriggerModel, project_id, window, _trigger)
 
 
 def update_trigger(
@@ -315,22 +314,11 @@ def finish_firing(
     return get_firing(firing_id)
 
 
-def list_firings(
-    project_id: str, trigger_id: str | None, limit: int, cursor: str | None
-) -> tuple[list[TriggerFiring], str | None]:
+def list_firings(project_id: str, trigger_id: str | None, window: Window) -> Listing[TriggerFiring]:
     """A project's firings (or one trigger's), newest first."""
-    index: Any = FiringModel.by_project
-    key, keys, only = project_id, set(project_scoped.PROJECT_INDEX_KEYS), None
+    firings = Partition(FiringModel.by_project, project_id, project_scoped.PROJECT_INDEX_KEYS)
     if trigger_id is not None:
         # The trigger may be deleted (its firings stay): the project is checked on the row.
-        index, key, keys = FiringModel.by_trigger, trigger_id, _TRIGGER_INDEX_KEYS
         only = FiringModel.project_id == project_id
-    return page_of(
-        lambda last, n: index.query(
-            key, limit=n, last_evaluated_key=last, scan_index_forward=False, filter_condition=only
-        ),
-        cursor,
-        keys,
-        _firing,
-        limit,
-    )
+        firings = Partition(FiringModel.by_trigger, trigger_id, _TRIGGER_INDEX_KEYS, only=only)
+    return page_of(replace(firings, forward=False), window, _firing)

@@ -28,10 +28,10 @@ from chalicelib.domain.webhooks import (
 from chalicelib.store import project_scoped
 from chalicelib.store.base import CONDITION_FAILED
 from chalicelib.store.models import DeliveryModel, WebhookModel
-from chalicelib.store.pagination import page_of
+from chalicelib.store.pagination import Listing, Partition, Window, page_of
 from chalicelib.store.transactions import conflict_on_lost_race
 
-_WEBHOOK_INDEX_KEYS = {"id", "webhook_id", "created_key"}
+_WEBHOOK_INDEX_KEYS = frozenset({"id", "webhook_id", "created_key"})
 #: The value of ``pending`` (the sparse index's key) on every pending delivery.
 PENDING_MARK = "1"
 
@@ -103,10 +103,8 @@ def get_target(webhook_id: str) -> WebhookTarget | None:
     return None if row is None else _target(row)
 
 
-def list_webhooks(
-    project_id: str, limit: int, cursor: str | None
-) -> tuple[list[Webhook], str | None]:
-    return project_scoped.list_by_project(WebhookModel, project_id, limit, cursor, _webhook)
+def list_webhooks(project_id: str, window: Window) -> Listing[Webhook]:
+    return project_scoped.list_by_project(WebhookModel, project_id, window, _webhook)
 
 
 def project_targets(project_id: str) -> list[WebhookTarget]:
@@ -268,16 +266,7 @@ def abandon_delivery(delivery_id: str, reason: str) -> bool:
     return _update_if(delivery_id, actions, DeliveryModel.status == "pending")
 
 
-def list_deliveries(
-    webhook_id: str, limit: int, cursor: str | None
-) -> tuple[list[Delivery], str | None]:
+def list_deliveries(webhook_id: str, window: Window) -> Listing[Delivery]:
     """A webhook's deliveries, newest first."""
-    return page_of(
-        lambda last, n: DeliveryModel.by_webhook.query(
-            webhook_id, limit=n, last_evaluated_key=last, scan_index_forward=False
-        ),
-        cursor,
-        _WEBHOOK_INDEX_KEYS,
-        _delivery,
-        limit,
-    )
+    newest_first = Partition(DeliveryModel.by_webhook, webhook_id, _WEBHOOK_INDEX_KEYS, False)
+    return page_of(newest_first, window, _delivery)

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 from chalicelib import queues
 from chalicelib.domain.events import LifecycleEvent
+from chalicelib.domain.webhooks import canonical_event
 from chalicelib.ids import PREFIXES
 from chalicelib.plugins.markers import hookimpl
 from chalicelib.settings import get_settings
@@ -29,8 +30,9 @@ _ID_LENGTH = 16
 
 
 def subscribes(patterns: Iterable[str], event: str) -> bool:
-    """True when one of ``patterns`` (exact names or ``<prefix>.*``) matches ``event``."""
-    for pattern in patterns:
+    """True when one of ``patterns`` (exact names or ``<prefix>.*``, either spelling of the
+    run namespace) matches ``event``."""
+    for pattern in map(canonical_event, patterns):
         if pattern == event or pattern == "*":
             return True
         if pattern.endswith(".*") and event.startswith(pattern[:-1]):

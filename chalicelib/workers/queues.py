@@ -7,7 +7,6 @@ its event source mapping, so only the failed messages are redelivered.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -15,7 +14,6 @@ from chalice import Blueprint
 from chalice.app import SQSEvent, SQSRecord
 from pydantic import ValidationError
 
-from chalicelib.domain.runs import WorkItem
 from chalicelib.engine import fanout, item_batch, messages
 from chalicelib.infra.definitions import MAX_RECEIVE_COUNT
 from chalicelib.settings import get_settings
@@ -24,14 +22,16 @@ log = logging.getLogger("pawl.workers.queues")
 
 bp = Blueprint(__name__)
 
-#: Work items per batch. A batch starts with one BatchGetItem (the run and the batch's
-#: result keys: 99 of DynamoDB's 100 keys) and records in TransactWriteItems of up to 49
-#: items (a result and its generation each, and the run's counters: 99 of 100 operations),
-#: so 98 is the largest batch that costs one read and two transactions.
-ITEM_BATCH_SIZE = 98
-#: Lambda takes a batch larger than 10 only with a batching window of at least 1 s: it
-#: waits up to that long for a full batch (the local pollers do the same).
-ITEM_BATCHING_WINDOW_S = 1
+#: Messages per batch. Each carries up to ``messages.WORK_PER_MESSAGE`` (10) work items, so
+#: a batch holds at most 90: one BatchGetItem reads the run and the batch's result keys
+#: (91 of DynamoDB's 100 keys) and two TransactWriteItems of up to 45 items record them
+#: (a result and its generation each, and the run's counters: 91 of 100 operations).
+ITEM_BATCH_MESSAGES = 9
+#: Work items in a full batch.
+ITEM_BATCH_SIZE = ITEM_BATCH_MESSAGES * messages.WORK_PER_MESSAGE
+#: Lambda takes batches of up to 10 messages without a batching window: a worker starts
+#: on what one receive returns instead of waiting to fill the batch.
+ITEM_BATCHING_WINDOW_S = 0
 
 
 def _message_id(record: SQSRecord) -> str:
@@ -50,26 +50,37 @@ def fan_out_run(event: SQSEvent) -> None:
         fanout.fan_out(messages.FanoutMessage.model_validate_json(record.body))
 
 
-def _decode(record: SQSRecord) -> item_batch.ReceivedWork | None:
+def _decode(record: SQSRecord) -> list[item_batch.ReceivedWork] | None:
     try:
-        item = WorkItem.model_validate(json.loads(record.body))
-    except (ValueError, ValidationError):
+        work = messages.decode_work(record.body)
+    except (ValueError, KeyError, TypeError, ValidationError):
         log.error("item queue: undecodable message %s", _message_id(record))
         return None
-    return item_batch.ReceivedWork(item, final=_receive_count(record) >= MAX_RECEIVE_COUNT)
+    final = _receive_count(record) >= MAX_RECEIVE_COUNT
+    return [item_batch.ReceivedWork(item, final=final) for item in work]
 
 
 @bp.on_sqs_message(
     queue=get_settings().item_queue,
-    batch_size=ITEM_BATCH_SIZE,
+    batch_size=ITEM_BATCH_MESSAGES,
     maximum_batching_window_in_seconds=ITEM_BATCHING_WINDOW_S,
 )
 def execute_items(event: SQSEvent) -> dict[str, Any]:
-    """Execute a batch of (run, item, trial) messages; report the ones to redeliver."""
-    records = list(event)
-    decoded = [(record, _decode(record)) for record in records]
-    failures = [_message_id(r) for r, d in decoded if d is None]
-    valid = [(r, d) for r, d in decoded if d is not None]
-    report = item_batch.process([d for _, d in valid])
-    failures += [_message_id(valid[position][0]) for position in sorted(report.failed)]
+    """Execute a batch of work messages; report the ones to redeliver.
+
+    A message is redelivered whole when any of its work items failed; its other items
+    are recorded by then, so the redelivery acknowledges them without executing them.
+    """
+    failures: list[str] = []
+    received: list[item_batch.ReceivedWork] = []
+    owner: list[str] = []  # the message id of each received work item, by position
+    for record in event:
+        work = _decode(record)
+        if work is None:
+            failures.append(_message_id(record))
+            continue
+        received += work
+        owner += [_message_id(record)] * len(work)
+    report = item_batch.process(received)
+    failures += dict.fromkeys(owner[position] for position in sorted(report.failed))
     return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in failures]}

@@ -38,6 +38,19 @@ def test_create_returns_a_generated_secret_once(api: Any, project: dict[str, Any
     assert hook["secret"] not in str(page) + shown.raw.decode()
 
 
+def test_both_spellings_of_the_run_events_are_accepted_as_given(
+    api: Any, project: dict[str, Any]
+) -> None:
+    # The module page says eval_runs.*; pawl emits eval_run.* (docs/webhooks.md).
+    events = ["eval_runs.completed", "eval_run.completed", "eval_runs.*", "eval_run.failed"]
+    created = create(api, project["id"], events=events)
+    assert created.status == 201, created
+    # A pattern repeated in the other spelling is kept once, as first spelt.
+    assert created.json["events"] == ["eval_runs.completed", "eval_runs.*", "eval_run.failed"]
+    typo = create(api, project["id"], events=["eval_runs.created"])
+    assert typo.status == 400 and typo.json["error"]["meta"]["field"] == "events.0"
+
+
 def test_caller_supplied_secret_is_echoed_only_at_creation(
     api: Any, project: dict[str, Any]
 ) -> None:

@@ -202,12 +202,13 @@ def test_table_output_lists_a_page_and_shows_an_object() -> None:
 
     out = StringIO()
     page = {"data": [{"name": "a", "id": "ds_1", "tags": ["x"]}], "next_cursor": "c2"}
+    page |= {"total": 7, "limit": 1, "offset": 3}
     cli_render.render(page, "table", Console(file=out, width=120))
     lines = out.getvalue().splitlines()
     header = next(line for line in lines if "id" in line and "name" in line)
     assert header.index("id") < header.index("name") < header.index("tags")
     assert any("ds_1" in line and '["x"]' in line for line in lines)
-    assert "more: --cursor c2" in out.getvalue()
+    assert "more: --cursor c2" in out.getvalue() and "4-4 of 7" in out.getvalue()
 
 
 def test_flag_values_are_json_when_they_parse_else_strings() -> None:

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 
 RUNS = 40
 ITEMS = 5
-TERMINAL = {"completed", "failed", "cancelled"}
+TERMINAL = {"completed", "failed", "canceled"}
 
 
 @pytest.fixture

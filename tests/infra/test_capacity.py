@@ -31,7 +31,7 @@ def test_request_units_follow_dynamodb_rounding() -> None:
 def test_one_runs_ceiling_is_its_tightest_resource() -> None:
     limits = capacity.ceilings()
     assert limits["results partition (run_id)"] == pytest.approx(1000 / 6)
-    assert limits["run counter item"] == pytest.approx(1000 / 4 * 98)
+    assert limits["run counter item"] == pytest.approx(1000 / 4 * 90)
     assert min(limits, key=lambda k: limits[k]) == "results partition (run_id)"
     # The mapping's 50 invocations, each making the default max_concurrency (40) calls at
     # once: a slow agent moves the ceiling to Lambda concurrency.
@@ -44,8 +44,8 @@ def test_cost_adds_up_from_its_parts() -> None:
     item = capacity.per_item()
     costs = capacity.cost_per_1000(item)
     assert costs["DynamoDB writes"] == pytest.approx(item.writes * 1000 * 0.625 / 1e6)
-    assert item.sqs_requests == pytest.approx(0.101 + 0.2)
-    # A batch of 98 runs 40 at a time at the default concurrency: three rounds of agent
+    assert item.sqs_requests == pytest.approx(0.011 + 0.02)
+    # A batch of 90 runs 40 at a time at the default concurrency: three rounds of agent
     # calls per invocation (0.5 GB functions).
-    assert item.gb_seconds == pytest.approx((3 * 1.0 + 0.1) * 0.5 / 98)
+    assert item.gb_seconds == pytest.approx((3 * 1.0 + 0.1) * 0.5 / 90)
     assert max(costs, key=lambda k: costs[k]) == "DynamoDB writes"

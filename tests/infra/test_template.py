@@ -8,7 +8,11 @@ from typing import Any
 from chalicelib.infra.definitions import MAX_RECEIVE_COUNT, VISIBILITY_FACTOR
 from chalicelib.infra.gateway_responses import GATEWAY_RESPONSES
 from chalicelib.store.base import registered_models
-from chalicelib.workers.queues import ITEM_BATCH_SIZE, ITEM_BATCHING_WINDOW_S
+from chalicelib.workers.queues import (
+    ITEM_BATCH_MESSAGES,
+    ITEM_BATCH_SIZE,
+    ITEM_BATCHING_WINDOW_S,
+)
 from tests.infra.conftest import PROJECT, Packaged
 
 FUNCTION = "AWS::Serverless::Function"
@@ -55,10 +59,11 @@ def test_every_queue_consumer_reports_batch_item_failures_and_is_bounded(
         assert queue["VisibilityTimeout"] >= VISIBILITY_FACTOR * timeout >= 6 * timeout, name
 
 
-def test_the_item_worker_takes_batches_of_98_within_a_1_s_window(packaged: Packaged) -> None:
+def test_the_item_worker_takes_batches_of_9_messages_without_a_window(packaged: Packaged) -> None:
     (properties,) = [p for name, _, p in _sqs_events(packaged) if name == "ExecuteItems"]
-    assert properties["BatchSize"] == ITEM_BATCH_SIZE == 98
-    assert properties["MaximumBatchingWindowInSeconds"] == ITEM_BATCHING_WINDOW_S == 1
+    assert properties["BatchSize"] == ITEM_BATCH_MESSAGES == 9
+    assert ITEM_BATCH_SIZE == 90  # work items: ten per message
+    assert properties.get("MaximumBatchingWindowInSeconds", 0) == ITEM_BATCHING_WINDOW_S == 0
 
 
 def test_every_queue_has_a_dead_letter_queue_and_alarms(packaged: Packaged) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from chalicelib import aws, queues, wiring
-from chalicelib.engine import execute_item, recovery
+from chalicelib.engine import execute_item, messages, recovery
 from chalicelib.engine.context import load_context
 from chalicelib.local import runtime
 from chalicelib.plugins import manager
@@ -41,6 +41,12 @@ def no_grace(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
     monkeypatch.undo()
     wiring.reload_settings()
+
+
+@pytest.fixture
+def one_item_per_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each work item in its own message, so a test can deliver or lose items one by one."""
+    monkeypatch.setattr(messages, "WORK_PER_MESSAGE", 1)
 
 
 def _start(api: Any, suite: Suite, **body: Any) -> dict[str, Any]:
@@ -89,7 +95,7 @@ def test_cancel_before_fan_out_drops_everything(
     suite = make_suite(api, project, [("echo:a", "a")])
     run = _start(api, suite, tool_context={"token": "s3cret"})
     cancelled = api.post(f"{suite.run_path(run['id'])}/cancel")
-    assert cancelled.status == 200 and cancelled.json["status"] == "cancelled"
+    assert cancelled.status == 200 and cancelled.json["status"] == "canceled"
     assert cancelled.json["aggregate_scores"] is None and cancelled.json["passed"] is None
     assert cancelled.json["finished_at"]
     drain_queues(app)
@@ -100,7 +106,7 @@ def test_cancel_before_fan_out_drops_everything(
 
 
 def test_cancel_while_items_are_in_flight(
-    api: Any, app: Any, project: Any, plugins: Plugins
+    api: Any, app: Any, project: Any, plugins: Plugins, one_item_per_message: None
 ) -> None:
     suite = make_suite(api, project, [("block", "released"), ("echo:b", "b"), ("echo:c", "c")])
     run = _start(api, suite)
@@ -114,14 +120,14 @@ def test_cancel_while_items_are_in_flight(
     worker.start()
     assert agents.ENTERED.acquire(timeout=20)  # the item is executing in the agent now
     cancelled = api.post(f"{suite.run_path(run['id'])}/cancel").json
-    assert cancelled["status"] == "cancelled" and cancelled["completed_count"] == 0
+    assert cancelled["status"] == "canceled" and cancelled["completed_count"] == 0
     agents.RELEASE.set()
     worker.join(30)
     # The claimed item ran to completion and recounted the run; the rest were dropped.
     deliver(app, "execute_items", get_settings().item_queue, others)
     drain_queues(app)
     done = _run(api, suite, run["id"])
-    assert done["status"] == "cancelled" and done["completed_count"] == 1
+    assert done["status"] == "canceled" and done["completed_count"] == 1
     assert done["aggregate_scores"] is None and done["passed"] is None
     assert len(agents.CALLS) == 1 and plugins.events.events == []
     assert_counters_match_rows(done)
@@ -152,7 +158,7 @@ def test_reaper_settles_a_fully_recorded_run_nobody_settled(
 
 
 def test_reaper_fails_an_abandoned_run_once(
-    api: Any, app: Any, project: Any, plugins: Plugins, no_grace: None
+    api: Any, app: Any, project: Any, plugins: Plugins, one_item_per_message: None, no_grace: None
 ) -> None:
     suite = make_suite(api, project, [("echo:a", "a"), ("echo:b", "b")])
     run = _start(api, suite, tool_context={"token": "s3cret"})
@@ -199,7 +205,7 @@ def test_reaper_delivers_an_event_a_crash_interrupted(
 
 
 def test_recovery_re_enqueues_lost_items(
-    api: Any, app: Any, project: Any, plugins: Plugins
+    api: Any, app: Any, project: Any, plugins: Plugins, one_item_per_message: None
 ) -> None:
     suite = make_suite(api, project, [("echo:a", "a"), ("echo:b", "b"), ("echo:c", "c")])
     run = _start(api, suite)

@@ -11,7 +11,7 @@ import pytest
 from chalicelib import aws
 from chalicelib.settings import get_settings
 from chalicelib.store import runs as run_store
-from chalicelib.store.models import GenerationModel, ResultModel
+from chalicelib.store.models import FrozenItemModel, GenerationModel, ResultModel
 from tests.support import agents
 from tests.support.drain import deliver, drain_queues, receive
 from tests.support.runs import (
@@ -111,7 +111,8 @@ def test_fan_out_in_chunks_with_continuations(
     done = _run(api, suite, run["id"])
     assert done["status"] == "completed" and done["item_count"] == 14
     assert done["completed_count"] == 14 and done["aggregate_scores"]["pass_rate"] == 1.0
-    assert report.delivered == 2 + 14  # two fan-out chunks (4 + 3 items), then the work
+    # two fan-out chunks (pages of 2 + 2 and 2 + 1 items), then one work message per page
+    assert report.delivered == 2 + 4
     trials = sorted((r["dataset_item_id"], r["trial"]) for r in all_results(api, suite, run["id"]))
     assert trials == sorted((i["id"], t) for i in suite.items for t in (1, 2))
 
@@ -161,7 +162,7 @@ def test_same_item_delivered_twice_concurrently(
     run = _start(api, suite)
     _fan_out(app)
     messages = _item_messages()
-    assert len(messages) == 2
+    assert len(messages) == 1  # both work items ride in one message
     event = {"Records": [_record(m) for m in messages]}
     barrier = threading.Barrier(4)
     answers: list[Any] = []
@@ -189,16 +190,17 @@ def test_a_worker_that_raises_is_redelivered_and_completes(
     suite = make_suite(api, project, [("echo:crash-once", "crash-once"), ("echo:b", "b")])
     run = _start(api, suite)
     _fan_out(app)
-    messages = _item_messages()
-    crashing = next(m for m in messages if "crash-once" in m["Body"])
-    answer = deliver(app, "execute_items", get_settings().item_queue, messages)
-    assert answer == [crashing["MessageId"]]
+    [message] = _item_messages()  # both items in one message
+    answer = deliver(app, "execute_items", get_settings().item_queue, [message])
+    assert answer == [message["MessageId"]]  # redelivered whole for the one that raised
     halfway = _run(api, suite, run["id"])
     assert halfway["status"] == "running" and halfway["completed_count"] == 1
     drain_queues(app)
     done = _run(api, suite, run["id"])
     assert done["status"] == "completed" and done["completed_count"] == 2
     assert done["aggregate_scores"]["pass_rate"] == 1.0
+    # The item recorded by the first delivery was acknowledged, not executed again.
+    assert agents.calls_for(suite.items[1]["id"]) == 1
     assert plugins.events.of(run["id"]) == ["eval_run.completed"]
     assert_counters_match_rows(done)
 
@@ -250,7 +252,8 @@ def test_large_item_is_read_from_the_frozen_set(
     run = _start(api, suite)
     _fan_out(app)
     [message] = _item_messages()
-    assert "item" not in json.loads(message["Body"])  # too large to ride in the message
+    [work] = json.loads(message["Body"])["work"]
+    assert "item" not in work  # too large to ride in the message
     deliver(app, "execute_items", get_settings().item_queue, [message])
     done = _run(api, suite, run["id"])
     assert done["status"] == "completed" and done["aggregate_scores"]["pass_rate"] == 1.0
@@ -273,3 +276,29 @@ def test_large_output_round_trips_through_s3(
     assert row.output is None and row.output_s3_key
     listed = aws.client("s3").list_objects_v2(Bucket=get_settings().bucket)["Contents"]
     assert [o["Key"] for o in listed] == [row.output_s3_key]
+
+
+def test_small_items_are_frozen_many_to_a_row_and_large_ones_alone(
+    api: Any, app: Any, project: Any, plugins: Plugins
+) -> None:
+    large = "q" * 20_000
+    suite = make_suite(
+        api, project, [*[(f"echo:{i}", str(i)) for i in range(5)], (f"echo:{large}", large)]
+    )
+    run = _start(api, suite)
+    _fan_out(app)
+    rows = list(FrozenItemModel.query(run["id"]))
+    pages = [row for row in rows if row.items is not None]
+    singles = [row for row in rows if row.items is None]
+    assert len(pages) == 1 and len(pages[0].items) == 5  # one write for the small ones
+    assert [row.dataset_item_id for row in singles] == [suite.items[5]["id"]]
+    frozen = [item for page in run_store.iter_run_item_pages(run["id"]) for item in page]
+    assert sorted(item.dataset_item_id for item in frozen) == sorted(i["id"] for i in suite.items)
+    # By id: the large one from its row, a small one from its page.
+    wanted = [suite.items[5]["id"], suite.items[2]["id"]]
+    found = run_store.batch_get_run_items(run["id"], wanted)
+    assert found[wanted[0]].input == [{"role": "user", "content": f"echo:{large}"}]
+    assert found[wanted[1]].input == [{"role": "user", "content": "echo:2"}]
+    drain_queues(app)
+    done = _run(api, suite, run["id"])
+    assert done["status"] == "completed" and done["aggregate_scores"]["pass_rate"] == 1.0

@@ -17,6 +17,7 @@ from chalicelib.domain.catalog import EvalSpec
 from chalicelib.errors import ConcurrentUpdate, NotFound
 from chalicelib.store import agents, ai_providers, datasets, evals, models, tools
 from chalicelib.store.models import AiProviderModel, ProjectScoped, ToolModel
+from chalicelib.store.pagination import Window
 from chalicelib.store.project_scoped import creation_stamp
 from tests.api.test_deciders import QUESTIONS, make_decider, make_tool
 
@@ -76,15 +77,16 @@ def test_old_millisecond_keys_list_and_page_before_new_ones(aws_env: None) -> No
     cursor: str | None = None
     cursors = []
     while True:
-        page, cursor = tools.list_tools(PROJECT, 1, cursor)
-        seen += [tool.id for tool in page]
+        page = tools.list_tools(PROJECT, Window(limit=1, cursor=cursor))
+        seen += [tool.id for tool in page.items]
+        cursor = page.next_cursor
         if cursor is None:
             break
         cursors.append(cursor)
     assert seen == ["tool_legacy_a", "tool_legacy_b", new.id]
     # A cursor made at an old row (before the key format changed) resumes after it.
-    resumed, _ = tools.list_tools(PROJECT, 10, cursors[0])
-    assert [tool.id for tool in resumed] == ["tool_legacy_b", new.id]
+    resumed = tools.list_tools(PROJECT, Window(limit=10, cursor=cursors[0]))
+    assert [tool.id for tool in resumed.items] == ["tool_legacy_b", new.id]
 
 
 def test_updates_keep_the_stored_created_key(aws_env: None) -> None:

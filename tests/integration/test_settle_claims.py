@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from chalicelib.engine import execute_item
+from chalicelib.engine import execute_item, messages
 from chalicelib.engine.context import load_context
 from chalicelib.settings import get_settings
 from chalicelib.store import results
 from chalicelib.store import runs as run_store
 from chalicelib.store.base import connection
-from chalicelib.workers.queues import ITEM_BATCH_SIZE
+from chalicelib.workers.queues import ITEM_BATCH_MESSAGES, ITEM_BATCH_SIZE
 from tests.support.drain import deliver, receive
 from tests.support.runs import (
     Plugins,
@@ -76,14 +76,16 @@ def test_batches_that_cannot_finish_the_run_make_no_claim(
     per_batch = []
     for _ in range(3):
         calls.take()
-        batch = receive(queue, ITEM_BATCH_SIZE)
-        assert len(batch) == min(ITEM_BATCH_SIZE, items - ITEM_BATCH_SIZE * len(per_batch))
+        batch = receive(queue, ITEM_BATCH_MESSAGES)
+        work = sum(len(messages.decode_work(m["Body"])) for m in batch)
+        assert work == min(ITEM_BATCH_SIZE, items - ITEM_BATCH_SIZE * len(per_batch))
         assert deliver(app, "execute_items", queue, batch) == []
         per_batch.append(calls.take())
         if len(per_batch) < 3:
             assert _run(api, suite, run_id)["status"] == "running"
-    # Steady state for a full batch of 98: one read (the run with the batch's 98 results)
-    # and two transactions of 49 results, their generations and the run's counters; the
+    # Steady state for a full batch of 90 (9 messages of 10): one read (the run with the
+    # batch's 90 results) and two transactions of 49 and 41 results, their generations and
+    # the run's counters; the
     # first batch also reads the pinned agent version (then cached for the process).
     steady = Counter({"BatchGetItem": 1, "TransactWriteItems": 2})
     assert per_batch[0] == steady + Counter({"GetItem": 1})

@@ -21,6 +21,7 @@ from chalicelib.plugins.manager import plugins
 from chalicelib.settings import get_settings
 from chalicelib.store import tenancy
 from chalicelib.store import webhooks as store
+from chalicelib.store.pagination import Window
 from chalicelib.webhooks import signing
 from chalicelib.webhooks.sink import delivery_id
 from chalicelib.workers.webhook_delivery import deliver_webhooks
@@ -131,7 +132,7 @@ def drain(handler: Callable[[dict[str, Any], Any], Any] = deliver_webhooks) -> l
 
 
 def deliveries(hook_id: str) -> list[Delivery]:
-    return store.list_deliveries(hook_id, 100, None)[0]
+    return store.list_deliveries(hook_id, Window(limit=100)).items
 
 
 def test_success_is_signed_and_carries_the_envelope(project_id: str) -> None:
@@ -167,6 +168,25 @@ def test_only_subscribed_webhooks_of_the_project_receive(project_id: str) -> Non
     assert len(server.requests) == 1 and receiver.verified == [True]
     assert [d.status for d in deliveries(completed.id)] == ["succeeded"]
     assert deliveries(failed_only.id) == [] and deliveries(foreign.id) == []
+
+
+def test_soats_eval_runs_spelling_subscribes_and_delivers_the_canonical_name(
+    project_id: str,
+) -> None:
+    receiver = Receiver([200])
+    with serve(receiver) as server:
+        completed = subscribe(project_id, server.url, ["eval_runs.completed"], receiver)
+        everything = store.create_webhook(project_id, server.url, ["eval_runs.*"], "s" * 20)
+        failed_only = store.create_webhook(project_id, server.url, ["eval_runs.failed"], "s" * 20)
+        plugins().deliver_event(run_event(project_id, "eval_run.completed"))
+        drain()
+    assert {r.headers[signing.EVENT_HEADER] for r in server.requests} == {"eval_run.completed"}
+    assert {r.json()["event"] for r in server.requests} == {"eval_run.completed"}
+    assert [d.status for d in deliveries(completed.id)] == ["succeeded"]
+    assert [d.event for d in deliveries(completed.id) + deliveries(everything.id)] == [
+        "eval_run.completed"
+    ] * 2
+    assert deliveries(failed_only.id) == []
 
 
 def test_two_failures_then_success_takes_three_attempts(project_id: str) -> None:

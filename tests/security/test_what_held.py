@@ -156,7 +156,7 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
         "dataset_id": suite.dataset["id"],
         "item_id": suite.items[0]["id"],
         "eval_id": suite.eval["id"],
-        "run_id": run["id"],
+        "eval_run_id": run["id"],
         "generation_id": generation["id"],
         "tool_id": tool["id"],
         "decider_id": decider["id"],
@@ -272,7 +272,7 @@ def sample_body(method: str, path: str, ids: dict[str, str]) -> dict[str, Any] |
             "template": STOLEN_TEMPLATE,
         },
         ("POST", "/api/v1/evals/{eval_id}/runs"): {"wait": True},
-        ("POST", "/api/v1/evals/{eval_id}/runs/{run_id}/cancel"): {},
+        ("POST", "/api/v1/evals/{eval_id}/runs/{eval_run_id}/cancel"): {},
         ("POST", "/api/v1/tools"): {
             "project_id": project,
             "name": "stolen",
@@ -350,7 +350,7 @@ def victim_state(api: Any, victim: Victim) -> str:
     for path in (
         "/api/v1/datasets/{dataset_id}/items",
         "/api/v1/evals/{eval_id}/runs",
-        "/api/v1/evals/{eval_id}/runs/{run_id}/results",
+        "/api/v1/evals/{eval_id}/runs/{eval_run_id}/results",
         "/api/v1/agents/{agent_id}/versions",
         "/api/v1/deciders/{decider_id}/versions",
         "/api/v1/generations/{generation_id}",

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from chalicelib import cli_ops
+from chalicelib.wiring import openapi_document
 
 #: A route as another module would declare it (path and query parameters, a union body).
 DOCUMENT: dict[str, Any] = {
@@ -113,3 +114,17 @@ def test_a_string_only_field_takes_its_text_as_given() -> None:
     args = parser.parse_args(["fire-trigger", *path, "--cron", "2024", "--payload", "2024"])
     body = cli_ops.prepare(added[0], args).body
     assert body == {"cron": "2024", "payload": 2024}  # cron: a string; payload: any JSON
+
+
+def test_pawls_own_document_takes_soats_run_flag_and_the_old_one() -> None:
+    parser = argparse.ArgumentParser(prog="pawl")
+    commands = parser.add_subparsers(dest="command")
+    added = {op.operation_id: op for op in cli_ops.add_operations(commands, openapi_document())}
+    for flag in ("--eval-run-id", "--run-id"):  # SOAT's name; pawl's before issue 14
+        args = parser.parse_args(["get-eval-run", "--eval-id", "eval_1", flag, "evrun_2"])
+        request = cli_ops.prepare(added["getEvalRun"], args)
+        assert request.path == "/api/v1/evals/eval_1/runs/evrun_2"
+    listing = parser.parse_args(
+        ["list-eval-runs", "--eval-id", "e", "--limit", "5", "--offset", "10"]
+    )
+    assert cli_ops.prepare(added["listEvalRuns"], listing).query == {"limit": "5", "offset": "10"}

@@ -208,3 +208,29 @@ def test_records_received_after_a_stop_go_back_to_the_queue_at_once(queues: Queu
     assert poller.poll_once() == 0
     assert seen.bodies == Counter()
     assert _bodies(queues.url) == ["late"]  # visible now, not after the queue's 60 s
+
+
+def test_without_a_batching_window_one_receive_is_the_batch(queues: Queues) -> None:
+    """Lambda hands a batch of at most 10 over as one receive returned it, with no window
+    to wait for more: the poller makes one receive per batch, however short."""
+    _send(queues.url, "a", "b", "c")
+    seen = Seen()
+    poller = _poller(toy_app(seen))
+    assert poller.source.batching_window_s == 0
+    receives: list[str] = []
+
+    def count(model: Any, **_: Any) -> None:
+        receives.append(model.name)
+
+    sqs = aws.client("sqs")
+    sqs.meta.events.register("before-call.sqs.ReceiveMessage", count)
+    try:
+        handled = 0
+        while handled < 3:
+            got = poller.poll_once()
+            assert got > 0
+            handled += got
+    finally:
+        sqs.meta.events.unregister("before-call.sqs.ReceiveMessage", count)
+    assert len(receives) == len(seen.events)  # never a second receive to fill a batch
+    assert sorted(seen.bodies) == ["a", "b", "c"]

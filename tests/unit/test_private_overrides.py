@@ -2,7 +2,10 @@
 
 Chalice: no subclass at all (the envelope goes through routing.endpoint and a public
 middleware). PynamoDB: ``PawlModel._get_connection`` is the one private override, and the
-store refuses any PynamoDB but the release it was written for.
+store refuses any PynamoDB but the release it was written for. botocore:
+``store/direct_json.py`` swaps a DynamoDB client's serializer and parser factory only when
+they are the exact classes it was written for (``tests/unit/test_direct_json.py``
+holds it to botocore's own bytes and to leaving any other client alone).
 """
 
 from __future__ import annotations

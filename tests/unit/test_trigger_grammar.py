@@ -61,8 +61,13 @@ def test_event_patterns_match_as_the_spec_says() -> None:
     assert not patterns.matches("eval_run.*", "agent.version_created")
     assert patterns.matches("eval_run.completed", "eval_run.completed")
     assert not patterns.matches("eval_run.completed", "eval_run.failed")
+    # The module page's spelling of the run namespace matches pawl's events too.
+    assert patterns.matches("eval_runs.*", "eval_run.failed")
+    assert patterns.matches("eval_runs.completed", "eval_run.completed")
+    assert not patterns.matches("eval_runs.completed", "eval_run.failed")
+    assert not patterns.matches("eval_runs.*", "agent.version_created")
     for pattern in patterns.PATTERNS:  # each one pawl accepts can match one of its events
         assert any(patterns.matches(pattern, e) for e in patterns.REGISTERED_EVENTS)
-    for typo in ("eval_run.complete", "eval_runs.*", "agent", "orders.shipped", ""):
+    for typo in ("eval_run.complete", "eval_runs.created", "agent", "orders.shipped", ""):
         with pytest.raises(ValidationFailed):
             patterns.check(typo)

@@ -30,6 +30,7 @@ from chalicelib.engine.triggers import targets
 from chalicelib.errors import PawlError
 from chalicelib.store import agents, runs
 from chalicelib.store import triggers as store
+from chalicelib.store.pagination import Window
 
 log = logging.getLogger("pawl.triggers")
 
@@ -138,16 +139,17 @@ def _plain(meta: dict[str, Any]) -> dict[str, Any]:
 
 def _latest_baseline(eval_id: str) -> str | None:
     """The eval's newest completed run (None when it has none yet)."""
-    found, cursor = runs.list_runs(eval_id, 100, None)
+    cursor: str | None = None
     seen = 0
     while True:
-        for run in found:
+        found = runs.list_runs(eval_id, Window(limit=100, cursor=cursor))
+        for run in found.items:
             if run.status == COMPLETED:
                 return run.id
-        seen += len(found)
+        seen += len(found.items)
+        cursor = found.next_cursor
         if cursor is None or seen >= LATEST_BASELINE_SCAN:
             return None
-        found, cursor = runs.list_runs(eval_id, 100, cursor)
 
 
 def _start_eval_run(trigger: Trigger, firing: TriggerFiring, causation: list[str]) -> FiringResult:

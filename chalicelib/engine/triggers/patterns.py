@@ -9,6 +9,7 @@ names outside its namespaces, for events orchestrations emit; nothing in pawl em
 
 from __future__ import annotations
 
+from chalicelib.domain.webhooks import RUN_NAMESPACE, SOAT_RUN_NAMESPACE, canonical_event
 from chalicelib.errors import ValidationFailed
 
 #: Every event pawl emits on its internal bus (``docs/triggers.md``).
@@ -18,15 +19,22 @@ AGENT_VERSION_CREATED = "agent.version_created"
 REGISTERED_EVENTS = frozenset({RUN_COMPLETED, RUN_FAILED, AGENT_VERSION_CREATED})
 NAMESPACES = frozenset(name.split(".", 1)[0] for name in REGISTERED_EVENTS)
 
-#: Every pattern that matches at least one registered event.
+#: Every pattern that matches at least one registered event (and SOAT's ``eval_runs.``
+#: spelling of the run ones: :func:`chalicelib.domain.webhooks.canonical_event`).
 PATTERNS = (
     "*",
     *sorted(f"{namespace}.*" for namespace in NAMESPACES),
     *sorted(REGISTERED_EVENTS),
+    *sorted(
+        SOAT_RUN_NAMESPACE + name.removeprefix(RUN_NAMESPACE)
+        for name in ("eval_run.*", *REGISTERED_EVENTS)
+        if name.startswith(RUN_NAMESPACE)
+    ),
 )
 
 
 def matches(pattern: str, event: str) -> bool:
+    pattern = canonical_event(pattern)
     if pattern in {"*", event}:
         return True
     return pattern.endswith(".*") and event.startswith(pattern[:-1])
