@@ -168,11 +168,12 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from chalicelib.demo.judge import demo_judge
     from chalicelib.demo.walkthrough import AGENT_MODULE, DemoOptions
     from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 
-    options = DemoOptions(report_path=Path(args.report), quick=args.quick)
-    with tempfile.TemporaryDirectory(prefix="pawl-demo-") as temp_dir:
+    with demo_judge() as judge_url, tempfile.TemporaryDirectory(prefix="pawl-demo-") as temp_dir:
+        options = DemoOptions(report_path=Path(args.report), quick=args.quick, judge_url=judge_url)
         state_dir = Path(args.state_dir or temp_dir)
         config = RuntimeConfig(
             port=args.port, state_dir=state_dir, python_agent_modules=(AGENT_MODULE,)

@@ -33,6 +33,8 @@ PREFIXES = {
     "formation": "form",
     "formation_resource": "form_res",
     "formation_operation": "form_op",
+    "usage_event": "ue",
+    "usage_row": "urow",
 }
 
 

@@ -18,6 +18,7 @@ from chalicelib.api import (
     tenancy,
     tools,
     triggers,
+    usage,
     webhooks,
 )
 
@@ -36,4 +37,5 @@ BLUEPRINTS: list[Blueprint] = [
     webhooks.bp,
     triggers.bp,
     formations.bp,
+    usage.bp,
 ]

@@ -47,6 +47,18 @@ Concurrency = Annotated[
     ),
     BeforeValidator(_integral),
 ]
+CostLimit = Annotated[
+    float,
+    Field(
+        strict=True,
+        gt=0,
+        le=1_000_000,
+        description=(
+            "Spend guard (USD): a run stops starting items once what it spent reaches this, "
+            "and settles failed with failure_code BUDGET_EXCEEDED"
+        ),
+    ),
+]
 Reducer = Literal["all", "any", "majority"]
 GroupBy = Annotated[str, Field(min_length=1, max_length=255)]
 ScorerList = Annotated[list[Any], Field(min_length=1, description="Scorer configs")]
@@ -64,6 +76,7 @@ class CreateEval(RequestBody):
     trial_reducer: Reducer = "all"
     max_regression: Fraction | None = None
     max_concurrency: Concurrency = DEFAULT_MAX_CONCURRENCY
+    max_cost_usd: CostLimit | None = None
 
 
 class UpdateEval(RequestBody):
@@ -77,6 +90,7 @@ class UpdateEval(RequestBody):
     trial_reducer: Reducer | None = None
     max_regression: Fraction | None = None
     max_concurrency: Concurrency | None = None
+    max_cost_usd: CostLimit | None = Field(None, description="null removes the budget")
 
 
 def _published_scorers() -> Any:

@@ -12,7 +12,7 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import Field, StrictBool, StrictInt
 
-from chalicelib.api.evals import Concurrency
+from chalicelib.api.evals import Concurrency, CostLimit
 from chalicelib.api.routing import Call, ListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import Eval
@@ -35,6 +35,8 @@ class StartRun(RequestBody):
     metadata: dict[str, Any] | None = None
     tool_context: dict[str, str] | None = None
     max_concurrency: Concurrency | None = None
+    #: Overrides the eval's ``max_cost_usd`` for this run.
+    max_cost_usd: CostLimit | None = None
 
 
 def _visible_eval(call: Call[Any, Any]) -> Eval:
@@ -73,6 +75,7 @@ def create_run(call: Call[StartRun, Any]) -> EvalRun:
         metadata=body.metadata or {},
         tool_context=body.tool_context or {},
         max_concurrency=body.max_concurrency,
+        max_cost_usd=body.max_cost_usd,
     )
     return start_run(evaluation, options)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from chalicelib.domain.runs import EvalResult
+from chalicelib.domain.runs import BUDGET_EXCEEDED, EvalResult
 
 
 @dataclass
@@ -24,8 +24,12 @@ class _SourceTotal:
 @dataclass
 class SpendTally:
     by_source: dict[str, _SourceTotal] = field(default_factory=dict)
+    #: Results the spend guard did not start (``max_cost_usd`` was spent first).
+    not_started: int = 0
 
     def add(self, result: EvalResult) -> None:
+        if result.error is not None and result.error.code == BUDGET_EXCEEDED:
+            self.not_started += 1
         for entry in result.usage:
             total = self.by_source.setdefault(entry.source, _SourceTotal())
             total.calls += 1

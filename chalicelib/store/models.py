@@ -176,6 +176,7 @@ class EvalModel(ProjectScoped, IdModel):
     trial_reducer = UnicodeAttribute(default="all")
     max_regression = NumberAttribute(null=True)
     max_concurrency = NumberAttribute(null=True)  # absent on evals created before it existed
+    max_cost_usd = NumberAttribute(null=True)
     updated_at = UnicodeAttribute()
     by_dataset = _EvalsByDataset()
     by_agent = _EvalsByAgent()
@@ -238,11 +239,15 @@ class RunModel(IdModel):
     # completed + errored, kept beside them so a condition can compare it with item_count
     # (DynamoDB conditions cannot add).
     recorded_count = NumberAttribute(default=0)
+    #: What the run's recorded results spent (USD), added in the transaction that records
+    #: them: the spend guard reads it (``max_cost_usd``).
+    spent_usd = NumberAttribute(default=0)
     fanout_done = BooleanAttribute(default=False)
     aggregate_scores = JSONAttribute(null=True)
     passed = BooleanAttribute(null=True)
     verdict_reasons = JSONAttribute(null=True)
     failure_reason = UnicodeAttribute(null=True)
+    failure_code = UnicodeAttribute(null=True)
     settle_claimed = BooleanAttribute(default=False)
     started_at = UnicodeAttribute(null=True)
     finished_at = UnicodeAttribute(null=True)

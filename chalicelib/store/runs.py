@@ -62,6 +62,7 @@ def _public(model: RunModel) -> EvalRun:
         passed=model.passed,
         verdict_reasons=model.verdict_reasons,
         failure_reason=model.failure_reason,
+        failure_code=model.failure_code,
         item_count=int(model.item_count or 0),
         completed_count=int(model.completed_count or 0),
         errored_count=int(model.errored_count or 0),
@@ -80,6 +81,7 @@ def state_from_row(model: RunModel) -> RunState:
         causation=list(model.causation or []),
         fanout_done=bool(model.fanout_done),
         settle_claimed=bool(model.settle_claimed),
+        spent_usd=float(model.spent_usd or 0),
         last_activity_at=model.last_activity_at,
         created_key=model.created_key,
     )
@@ -296,6 +298,7 @@ def settle(
     passed: bool | None = None,
     verdict_reasons: list[dict[str, Any]] | None = None,
     failure_reason: str | None = None,
+    failure_code: str | None = None,
     event_pending: bool = True,
 ) -> bool:
     """Move an active run to a terminal ``status``, once; the tool_context secret goes with it.
@@ -319,6 +322,8 @@ def settle(
     ]
     if failure_reason is not None:
         actions.append(RunModel.failure_reason.set(failure_reason))
+    if failure_code is not None:
+        actions.append(RunModel.failure_code.set(failure_code))
     if not event_pending:
         actions.append(RunModel.active.remove())
     return _conditional_update(run_id, actions, RunModel.status.is_in(*ACTIVE_STATUSES))

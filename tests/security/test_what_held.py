@@ -323,8 +323,16 @@ LIST_QUERIES = {
     "/api/v1/tools",
     "/api/v1/triggers",
     "/api/v1/trigger-firings",
+    "/api/v1/usage/aggregate",
+    "/api/v1/usage/events",
     "/api/v1/webhooks",
 }
+#: What a listing needs beside ``project_id`` to be a valid request.
+LIST_QUERY_EXTRAS = {"/api/v1/usage/aggregate": "&group_by=source"}
+
+
+def _listing(path: str, project: str) -> str:
+    return f"{path}?project_id={project}{LIST_QUERY_EXTRAS.get(path, '')}"
 
 
 def route_calls(app: Any, ids: dict[str, str]) -> list[tuple[str, str, dict[str, Any] | None]]:
@@ -336,7 +344,7 @@ def route_calls(app: Any, ids: dict[str, str]) -> list[tuple[str, str, dict[str,
                 continue
             path = _fill(template, ids)
             if method == "GET" and template in LIST_QUERIES:
-                path += f"?project_id={ids['project_id']}"
+                path = _listing(path, ids["project_id"])
             calls.append((method, path, sample_body(method, template, ids)))
     return calls
 
@@ -346,7 +354,7 @@ def victim_state(api: Any, victim: Victim) -> str:
     project = victim.ids["project_id"]
     parts = [api.get(f"/api/v1/projects/{project}").json]
     for listing in sorted(LIST_QUERIES):
-        parts.append(api.get(f"{listing}?project_id={project}").json)
+        parts.append(api.get(_listing(listing, project)).json)
     for path in (
         "/api/v1/datasets/{dataset_id}/items",
         "/api/v1/evals/{eval_id}/runs",
@@ -402,6 +410,22 @@ def test_a_foreign_key_reaches_nothing_on_any_route(api: Any, victim: Victim) ->
             )
     assert leaks == []
     assert victim_state(api, victim) == before
+
+
+def test_a_foreign_key_filtering_by_the_victim_s_run_or_eval_sees_no_usage(
+    api: Any, victim: Victim
+) -> None:
+    own = api.get(_listing("/api/v1/usage/events", victim.ids["project_id"])).json["data"]
+    assert [e["decision_id"] for e in own] == [victim.ids["decision_id"]]  # metered
+    other = _created(api.post("/api/v1/projects", {"name": "other"}))
+    other_key = _created(api.post("/api/v1/api-keys", {"project_id": other["id"], "name": "k"}))
+    outsider = api.as_key(other_key["key"])
+    run_id, eval_id = victim.ids["eval_run_id"], victim.ids["eval_id"]
+    for query in (f"eval_run_id={run_id}", f"eval_id={eval_id}", ""):
+        listed = outsider.get(f"/api/v1/usage/events?{query}")
+        assert listed.status == 200 and listed.json["data"] == [] and listed.json["total"] == 0
+        rolled = outsider.get(f"/api/v1/usage/aggregate?group_by=eval_id&{query}").json
+        assert rolled["groups"] == [] and rolled["totals"]["event_count"] == 0
 
 
 def test_missing_project_and_foreign_project_look_the_same(api: Any, victim: Victim) -> None:
