@@ -74,7 +74,7 @@ def _stop_on_signals() -> Iterator[threading.Event]:
             first_at.append(time.monotonic())
             stop.set()
         elif time.monotonic() - first_at[0] > SIGNAL_GRACE_S:
-            print("pawl: forced exit (state since the last snapshot is lost)", file=sys.stderr)
+            print("pawl: forced exit (journaled state is kept; runs resume at start)", file=sys.stderr)
             os._exit(128 + signum)
 
     for sig in previous:
@@ -105,7 +105,10 @@ def _banner(runtime: LocalRuntime) -> None:
         from chalicelib.local.snapshot import describe_counts
 
         print(f"  restored    {describe_counts(runtime.restored_counts)}", flush=True)
-    print("  stop with Ctrl-C (state is saved on the way out)", flush=True)
+    if runtime.persists_state:
+        print("  stop with Ctrl-C (every acknowledged write is journaled first)", flush=True)
+    else:
+        print("  stop with Ctrl-C", flush=True)
 
 
 def _dump_stacks_on_sigusr1() -> None:

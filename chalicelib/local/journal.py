@@ -7,11 +7,11 @@ after the last snapshot is restored, the log is replayed into moto in order
 (:mod:`chalicelib.local.journal_wsgi` does the WSGI side).
 
 The log is a series of numbered segment files (``segment-00000007.wal``). A snapshot
-cuts it: the runtime freezes mutations, the journal rotates to a new segment N, the
-runtime scans the (now still) state, thaws, writes ``snapshot.json`` with
-``journal_from: N`` and then drops the segments below N. Replay starts at N, so no write
-is both in the snapshot and replayed (an ``UpdateItem`` ``ADD`` applied twice would
-double a counter).
+cuts it: under the journal's lock the journal rotates to a new segment N and the stand-in
+forks; the child writes the state at that instant as ``snapshot.json`` with
+``journal_from: N`` (``local/standin_state.py``), then the segments below N are dropped.
+Replay starts at N, so no write is both in the snapshot and replayed (an ``UpdateItem``
+``ADD`` applied twice would double a counter).
 
 Each record is ``magic, length, crc32`` then the payload; a crash in the middle of an
 append leaves a torn last record, which fails the length or checksum test and is dropped
@@ -132,7 +132,7 @@ class JournalClosed(RuntimeError):
 
 
 class Journal:
-    """The open segment, the freeze gate, and the lock that orders execution with the log.
+    """The open segment, and the lock that orders execution with the log.
 
     ``lock`` is the one lock every DynamoDB call and every S3 request of the stand-in
     takes (see :mod:`chalicelib.local.state_lock`). A mutation holds it from
@@ -143,8 +143,6 @@ class Journal:
     def __init__(self, directory: Path, lock: threading.RLock) -> None:
         self.directory = directory
         self.lock = lock
-        self._unfrozen = threading.Condition(lock)
-        self._frozen = False
         self._file: IO[bytes] | None = None
         #: Set by :meth:`close`: from then on a mutation is refused, not executed.
         self.closed = False
@@ -153,11 +151,6 @@ class Journal:
         self.records_in_segment = 0
 
     # --- writing ---------------------------------------------------------------------
-
-    def wait_until_thawed(self) -> None:
-        """Block (``lock`` held) while a snapshot has mutations frozen."""
-        while self._frozen:
-            self._unfrozen.wait()
 
     @property
     def is_open(self) -> bool:
@@ -186,26 +179,6 @@ class Journal:
             if previous is not None:
                 previous.close()
 
-    def freeze(self) -> tuple[int, bool]:
-        """Hold every mutation back and cut the log: writes from now on go to a new segment.
-
-        Returns the segment the snapshot's ``journal_from`` must name and whether anything
-        was written since the last cut (nothing: no rotation, the snapshot can be skipped).
-        """
-        with self.lock:
-            if self.segment is None:
-                raise JournalClosed("the journal is not open")
-            self._frozen = True
-            changed = self.records_in_segment > 0
-            if changed:
-                self.open_segment(self.segment + 1)
-            return self.segment, changed
-
-    def thaw(self) -> None:
-        with self.lock:
-            self._frozen = False
-            self._unfrozen.notify_all()
-
     def drop_below(self, number: int) -> int:
         """Delete the segments a snapshot now holds (numbers below ``number``)."""
         dropped = 0
@@ -223,8 +196,6 @@ class Journal:
                 self._file.close()
             self._file, self.segment = None, None
             self.closed = True
-            self._frozen = False
-            self._unfrozen.notify_all()
 
 
 def pending_segments(directory: Path, journal_from: int) -> Iterator[tuple[int, SegmentRead]]:

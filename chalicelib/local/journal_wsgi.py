@@ -25,8 +25,10 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
+from chalicelib.local import snapshot, standin_state
 from chalicelib.local.journal import Journal, Record, pending_segments, segment_numbers
 from chalicelib.local.standin_auth import read_body
 
@@ -189,7 +191,6 @@ class JournalMiddleware:
     def _mutate(self, environ: dict[str, Any]) -> tuple[str, list[Any], bytes]:
         request_body = _read_body(environ)
         with self.journal.lock:
-            self.journal.wait_until_thawed()
             if self.journal.closed:
                 return _STOPPING
             status, headers, body = run_buffered(self.app, environ)
@@ -262,16 +263,38 @@ def _label(record: Record) -> str:
 
 
 def handle_command(journal: Journal, moto_app: WsgiApp, command: dict[str, Any]) -> dict[str, Any]:
-    """One control command from the runtime (over the stand-in's stdin; no HTTP route)."""
+    """One control command from the runtime (over the stand-in's stdin; no HTTP route).
+
+    ``open``: restore ``snapshot`` (a path, when there is one) into moto, replay the journal
+    from its cut and start a new segment. ``snapshot``: cut the journal and write the state
+    at the cut to ``state_dir`` from a forked child (``local/standin_state.py``)."""
     op = command.get("op")
+    region = str(command.get("region") or "us-east-1")
     if op == "open":
-        return {"ok": True, **replay(moto_app, journal, int(command.get("from", 0)))}
-    if op == "freeze":
-        segment, changed = journal.freeze()
-        return {"ok": True, "segment": segment, "changed": changed}
-    if op == "thaw":
-        journal.thaw()
-        return {"ok": True}
-    if op == "drop_below":
-        return {"ok": True, "dropped": journal.drop_below(int(command["segment"]))}
+        restored: dict[str, Any] = {"restored": None}
+        journal_from = 0
+        if command.get("state_dir"):
+            document = snapshot.read_snapshot(Path(command["state_dir"]))
+            if document is not None:
+                started, cpu_started = time.perf_counter(), time.process_time()
+                loaded = standin_state.load(document, region)
+                restored["restored"] = {
+                    "items": loaded.items,
+                    "objects": loaded.objects,
+                    "skipped_tables": loaded.skipped_tables,
+                    "taken_at": document.get("taken_at"),
+                    "seconds": round(time.perf_counter() - started, 3),
+                    "cpu_seconds": round(time.process_time() - cpu_started, 3),
+                }
+                journal_from = int(document.get("journal_from", 0))
+        journal_from = int(command.get("from", journal_from))
+        return {"ok": True, **restored, **replay(moto_app, journal, journal_from)}
+    if op == "snapshot":
+        return standin_state.snapshot_in_background(
+            journal,
+            Path(command["state_dir"]),
+            region,
+            str(command["bucket"]),
+            force=bool(command.get("force")),
+        )
     return {"ok": False, "error": f"unknown command {op!r}"}

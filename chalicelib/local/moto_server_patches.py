@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from chalicelib.local import moto_dynamodb_patches
 from chalicelib.local.moto_patches import moto_is_known
 
 _applied = False
@@ -48,6 +49,7 @@ def apply() -> bool:
     _query_one_partition()
     _compare_strings_directly()
     _speed_up_sqs()
+    moto_dynamodb_patches.apply()
     _applied = True
     return True
 

@@ -1,8 +1,8 @@
 """How many invocations are in flight: what tells :meth:`LocalRuntime.drain` the runtime is idle.
 
 Every invocation (HTTP request, SQS batch, schedule) runs inside :meth:`Quiesce.working`.
-Snapshots no longer wait on it: the stand-in freezes mutations and cuts its journal, which
-makes a capture consistent without pausing invocations (``local/journal.py``).
+Snapshots never wait on it: the stand-in cuts its journal and writes the state at the cut
+from a forked child, consistent without pausing invocations (``local/standin_state.py``).
 """
 
 from __future__ import annotations

@@ -92,7 +92,10 @@ class LocalRuntime:
         self.gateway: GatewayServer | None = None
         self.pollers: list[QueuePoller] = []
         self.scheduler: Scheduler | None = None
-        self.snapshots: snapshot.SnapshotWriter | None = None
+        #: Snapshots written, the last one's figures, the longest a fork held requests back.
+        self.snapshots_written = 0
+        self.last_snapshot: dict[str, Any] | None = None
+        self.longest_hold_ms = 0.0
         self.restored: snapshot.RestoreSummary | None = None
         #: Projects, agents, datasets, dataset items, evals and runs after a restart.
         self.restored_counts: dict[str, int] | None = None
@@ -115,7 +118,7 @@ class LocalRuntime:
             self._prepare_environment()
             bootstrap.ensure_resources()
             if self.standin is not None:
-                self._open_journal(self._restore())
+                self._restore_and_open_journal()
                 self._count_restored()
             self.redrive_result = redrive_in_flight_runs()
             if self.redrive_result is not None:
@@ -129,7 +132,7 @@ class LocalRuntime:
             self._reserve_own_endpoints()
             self._start_workers(app)
             self._spawn("http", lambda: self._serve_http())
-            if self.snapshots is not None and self.config.snapshot_interval_s > 0:
+            if self.persists_state and self.config.snapshot_interval_s > 0:
                 self._spawn("snapshots", self._snapshot_loop)
         except BaseException:
             self.stop()
@@ -155,7 +158,7 @@ class LocalRuntime:
             poller.stop()
         for thread in self._threads:
             thread.join(timeout=30)
-        if self.snapshots is not None and self._started:
+        if self.persists_state and self._started:
             self.snapshot_now()
         if self.gateway is not None:
             self.gateway.server_close()
@@ -207,10 +210,7 @@ class LocalRuntime:
             self.standin = AwsStandIn(journal_dir=self.state_dir / JOURNAL_DIR)
             self.aws_endpoint = self.standin.start()
             self.env.update(stand_in_environment(self.aws_endpoint, self.standin.credentials))
-            self.snapshots = snapshot.SnapshotWriter(self.state_dir, "")
         reset_aws_state()
-        if self.snapshots is not None:
-            self.snapshots.bucket = get_settings().bucket
 
     def _prepare_secrets(self) -> None:
         """The state dir's server secret (unless configured) and the python agent allow-list."""
@@ -241,16 +241,6 @@ class LocalRuntime:
             self._state_lock.close()
             self._state_lock = None
 
-    def _restore(self) -> int:
-        """Restore the last snapshot; returns the journal segment it was cut at."""
-        document = snapshot.read_snapshot(self.state_dir)
-        if document is None:
-            log.info("no snapshot in %s: starting empty", self.state_dir)
-            return 0
-        self.restored = snapshot.restore(document)
-        log.info("restored the snapshot in %s (taken %s)", self.state_dir, document.get("taken_at"))
-        return int(document.get("journal_from", 0))
-
     def _count_restored(self) -> None:
         """After the snapshot and the journal: what a user created, counted by kind."""
         if self.restored is None:
@@ -258,10 +248,33 @@ class LocalRuntime:
         self.restored_counts = snapshot.count_resources(get_settings().table_name)
         log.info("restored %s", snapshot.describe_counts(self.restored_counts))
 
-    def _open_journal(self, journal_from: int) -> None:
-        """Replay what was acknowledged after the snapshot, then journal from here on."""
+    def _restore_and_open_journal(self) -> None:
+        """The stand-in restores the last snapshot into moto itself, replays what was
+        acknowledged after it, then journals from here on."""
         assert self.standin is not None
-        self.replayed = self.standin.control("open", **{"from": journal_from})
+        self.replayed = self.standin.control(
+            "open", state_dir=str(self.state_dir), region=get_settings().region
+        )
+        restored = self.replayed.get("restored")
+        if restored is None:
+            log.info("no snapshot in %s: starting empty", self.state_dir)
+        else:
+            self.restored = snapshot.RestoreSummary(
+                items=restored["items"],
+                objects=restored["objects"],
+                skipped_tables=restored["skipped_tables"],
+            )
+            log.info(
+                "restored the snapshot in %s (taken %s) in %.2f s",
+                self.state_dir,
+                restored["taken_at"],
+                restored["seconds"],
+            )
+            if restored["skipped_tables"]:
+                log.warning(
+                    "snapshot tables with no table to restore into: %s",
+                    ", ".join(restored["skipped_tables"]),
+                )
         self._journal_behind = bool(self.replayed["segments"])
         if self.replayed["replayed"] or self.replayed["torn"]:
             log.info(
@@ -335,30 +348,32 @@ class LocalRuntime:
             self.snapshot_now()
 
     def snapshot_now(self) -> bool:
-        """Compact: snapshot at an exact journal cut, then drop the journal before it.
+        """Compact: the stand-in writes its state at an exact journal cut from a forked
+        child, then drops the journal before the cut (``local/standin_state.py``).
 
-        The stand-in holds mutations back (reads go on) while the tables are scanned, so
-        the capture is one instant of the journal's order. Returns whether a file was
-        written.
+        Requests and workers wait only for the fork (``last_snapshot["hold_ms"]``), not for
+        the write. Returns whether a file was written.
         """
-        if self.snapshots is None or self.standin is None:
+        if not self.persists_state or self.standin is None:
             return False
         with self._snapshot_lock:
             try:
-                cut = self.standin.control("freeze")
-                try:
-                    if not (cut["changed"] or self._journal_behind):
-                        return False  # nothing written since the last cut
-                    document = snapshot.capture(self.snapshots.bucket)
-                finally:
-                    self.standin.control("thaw")
-                written = self.snapshots.write(document, journal_from=cut["segment"])
-                self._journal_behind = False
-                self.standin.control("drop_below", segment=cut["segment"])
+                reply = self.standin.control(
+                    "snapshot",
+                    state_dir=str(self.state_dir),
+                    region=get_settings().region,
+                    bucket=get_settings().bucket,
+                    force=self._journal_behind,
+                )
             except Exception:
                 log.exception("snapshot to %s failed", self.state_dir)
                 return False
-            return written
+            self._journal_behind = False
+            if reply["written"]:
+                self.snapshots_written += 1
+                self.last_snapshot = reply
+                self.longest_hold_ms = max(self.longest_hold_ms, float(reply["hold_ms"]))
+            return bool(reply["written"])
 
     # --- waiting ---------------------------------------------------------------------------
 

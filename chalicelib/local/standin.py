@@ -100,6 +100,9 @@ class AwsStandIn:
             stdout=subprocess.PIPE,
             text=True,
             env=env,
+            # ``-m`` puts the working directory first on sys.path: the child must run this
+            # checkout's code, not a ``chalicelib`` that happens to be where pawl was started.
+            cwd=project_root,
         )
         assert self._process.stdin is not None and self._process.stdout is not None
         # The secret goes down the pipe: argv is visible to every user through ps.

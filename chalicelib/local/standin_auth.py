@@ -48,6 +48,8 @@ _PRESIGNED_PARAMETERS = ("x-amz-signature=", "x-amz-credential=", "x-amz-algorit
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 StartResponse = Callable[..., Any]
+#: Set in a request's WSGI environ once its whole body has been read off the connection.
+BODY_CONSUMED = "pawl.body_consumed"
 
 
 class Refused(Exception):
@@ -99,6 +101,9 @@ def _raw_target(environ: dict[str, Any]) -> str:
 def read_body(environ: dict[str, Any]) -> bytes:
     """Read the whole body and put it back, so the application behind reads it again."""
     body = get_input_stream(environ).read()
+    # The connection may now carry the client's next request (keep-alive, see
+    # ``standin_process.KeepAliveHandler``): nothing of this one is left unread.
+    environ[BODY_CONSUMED] = True
     environ["wsgi.input"] = io.BytesIO(body)
     environ["CONTENT_LENGTH"] = str(len(body))
     return body

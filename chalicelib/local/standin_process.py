@@ -10,9 +10,10 @@ those credentials (:mod:`chalicelib.local.standin_auth`, the outermost WSGI laye
 
 With ``--journal-dir`` every acknowledged mutation is journaled (``local/journal.py``),
 and the following stdin lines carry the runtime's control commands, one JSON object a line,
-each answered on one stdout line: ``open`` (replay the journal over the restored snapshot,
-then start a new segment), ``freeze``/``thaw`` (a snapshot's exact cut) and ``drop_below``
-(compaction). A pipe only the parent holds: no network surface.
+each answered on one stdout line: ``open`` (restore the snapshot into moto, replay the
+journal over it, then start a new segment) and ``snapshot`` (cut the journal and write the
+state at the cut from a forked child, then drop the segments it holds). A pipe only the
+parent holds: no network surface.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from chalicelib.local import moto_patches, moto_server_patches, standin_auth
 from chalicelib.local.journal import Journal
 from chalicelib.local.journal_wsgi import JournalMiddleware, handle_command
 from chalicelib.local.standin import StandInCredentials
+from chalicelib.local.standin_http import keep_alive
 from chalicelib.local.state_lock import STATE_LOCK, OneDynamoDBCallAtATime
 
 
@@ -55,7 +57,7 @@ def serve(port: int, credentials: StandInCredentials, journal_dir: Path | None =
         app = JournalMiddleware(moto_app, journal)
     guarded = standin_auth.RequireSignature(app, credentials)  # outermost: unsigned stops here
     server = make_server(
-        "127.0.0.1", port, guarded, threaded=True, request_handler=MotoRequestHandler
+        "127.0.0.1", port, guarded, threaded=True, request_handler=keep_alive(MotoRequestHandler)
     )
     control = threading.Thread(
         target=_obey_parent, args=(server, journal, moto_app, control_out), daemon=True

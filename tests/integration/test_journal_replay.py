@@ -141,25 +141,11 @@ def test_acknowledged_writes_survive_kill9_and_a_torn_tail_is_dropped(
 
 
 def _snapshot(one: StandIn, state_dir: Path) -> int:
-    """The runtime's cut: freeze, capture, thaw, write with journal_from, drop the rest."""
-    cut = one.server.control("freeze")
-    try:
-        document = {
-            "format": snapshot.FORMAT_VERSION,
-            "bucket": BUCKET,
-            "tables": {
-                TABLE: [
-                    snapshot.encode_item(item)
-                    for item in one.dynamodb.scan(TableName=TABLE, ConsistentRead=True)["Items"]
-                ]
-            },
-            "objects": [],
-        }
-    finally:
-        one.server.control("thaw")
-    snapshot.SnapshotWriter(state_dir, BUCKET).write(document, journal_from=cut["segment"])
-    one.server.control("drop_below", segment=cut["segment"])
-    return int(cut["segment"])
+    """The runtime's compaction: the stand-in cuts the journal and writes the state at the
+    cut from a forked child, then drops the segments before the cut."""
+    reply = one.server.control("snapshot", state_dir=str(state_dir), region=REGION, bucket=BUCKET)
+    assert reply["written"] and reply["hold_ms"] < 5000
+    return int(reply["segment"])
 
 
 def _wait_until(condition: Callable[[], bool], timeout_s: float = 30.0) -> bool:
@@ -206,8 +192,98 @@ def test_a_snapshot_cut_while_writes_race_applies_nothing_twice(
     second = _start(journal_dir, standins)
     document = snapshot.read_snapshot(state_dir)
     assert document is not None and document["journal_from"] == cuts[-1]
-    for item in document["tables"][TABLE]:
-        second.dynamodb.put_item(TableName=TABLE, Item=snapshot.decode_item(item))
-    second.server.control("open", **{"from": document["journal_from"]})
+    opened = second.server.control("open", state_dir=str(state_dir), region=REGION)
+    assert opened["restored"]["items"] == len(document["tables"][TABLE])
     assert acknowledged[0] > 0
     assert second.counter("counter") == acknowledged[0]
+
+
+SORTED_TABLE = "journal-sorted"
+#: One item with every attribute type, binary ones nested too.
+EVERY_TYPE: dict[str, Any] = {
+    "id": {"S": "every"},
+    "n": {"N": "12.5"},
+    "b": {"B": b"\x00\xffraw"},
+    "bs": {"BS": [b"\x01", b"\x02\xfe"]},
+    "ss": {"SS": ["a", "b"]},
+    "ns": {"NS": ["1", "2.5"]},
+    "yes": {"BOOL": True},
+    "nothing": {"NULL": True},
+    "nested": {"M": {"list": {"L": [{"B": b"\x80"}, {"S": "x"}, {"NULL": True}]}}},
+}
+
+
+def test_a_snapshot_round_trips_every_type_tables_with_sort_keys_and_objects(
+    tmp_path: Path, standins: list[StandIn]
+) -> None:
+    journal_dir, state_dir = tmp_path / "journal", tmp_path / "state"
+    first = _start(journal_dir, standins)
+    first.dynamodb.create_table(
+        TableName=SORTED_TABLE,
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    first.server.control("open", **{"from": 0})
+    first.dynamodb.put_item(TableName=TABLE, Item=EVERY_TYPE)
+    for index in range(30):
+        item = {"pk": {"S": f"p{index % 3}"}, "sk": {"S": f"s{index:03d}"}}
+        first.dynamodb.put_item(TableName=SORTED_TABLE, Item=item)
+    first.s3.put_object(
+        Bucket=BUCKET,
+        Key="a/b c.json",
+        Body=b'{"a": 1}',
+        ContentType="text/json",
+        Metadata={"k": "v"},
+    )
+    _snapshot(first, state_dir)
+    first.add("after-the-cut")  # in the journal only
+    first.kill9()
+
+    second = _start(journal_dir, standins)
+    second.dynamodb.create_table(
+        TableName=SORTED_TABLE,
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    opened = second.server.control("open", state_dir=str(state_dir), region=REGION)
+    assert opened["restored"]["items"] == 31 and opened["restored"]["objects"] == 1
+    assert opened["replayed"] == 1
+    got = second.dynamodb.get_item(TableName=TABLE, Key={"id": {"S": "every"}})["Item"]
+    assert got == EVERY_TYPE
+    assert second.counter("after-the-cut") == 1
+    page = second.dynamodb.query(
+        TableName=SORTED_TABLE,
+        KeyConditionExpression="pk = :p",
+        ExpressionAttributeValues={":p": {"S": "p1"}},
+    )
+    assert [i["sk"]["S"] for i in page["Items"]] == [f"s{i:03d}" for i in range(1, 30, 3)]
+    blob = second.s3.get_object(Bucket=BUCKET, Key="a/b c.json")
+    assert blob["Body"].read() == b'{"a": 1}'
+    assert blob["ContentType"] == "text/json" and blob["Metadata"] == {"k": "v"}
+
+
+def test_a_snapshot_with_nothing_new_writes_nothing(
+    tmp_path: Path, standins: list[StandIn]
+) -> None:
+    one = _start(tmp_path / "journal", standins)
+    one.server.control("open", **{"from": 0})
+    one.add("x")
+    _snapshot(one, tmp_path / "state")
+    reply = one.server.control(
+        "snapshot", state_dir=str(tmp_path / "state"), region=REGION, bucket=BUCKET
+    )
+    assert reply["written"] is False

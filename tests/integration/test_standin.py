@@ -148,6 +148,27 @@ def dynamodb_conversation(dynamodb: Any) -> list[Any]:
             PaginationConfig={"PageSize": 9},
         )
     )
+    # Backwards through the index, ties on its range key broken by the table's keys; then
+    # again after an update moved an item to another index partition (the stand-in groups
+    # index partitions once per table state).
+    by_group_backwards = {
+        "TableName": "conversation",
+        "IndexName": "by_group",
+        "KeyConditionExpression": "#g = :g",
+        "ExpressionAttributeNames": {"#g": "group"},
+        "ExpressionAttributeValues": {":g": {"S": "g"}},
+        "ScanIndexForward": False,
+        "PaginationConfig": {"PageSize": 6},
+    }
+    answers.extend(dynamodb.get_paginator("query").paginate(**by_group_backwards))
+    dynamodb.update_item(
+        TableName="conversation",
+        Key={"pk": {"S": "other"}, "sk": {"S": "005"}},
+        UpdateExpression="SET #g = :h",
+        ExpressionAttributeNames={"#g": "group"},
+        ExpressionAttributeValues={":h": {"S": "h"}},
+    )
+    answers.extend(dynamodb.get_paginator("query").paginate(**by_group_backwards))
     answers.extend(
         dynamodb.get_paginator("query").paginate(
             TableName="conversation",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from chalicelib.local import snapshot
 from chalicelib.local.journal import (
     Journal,
     JournalClosed,
@@ -18,6 +19,7 @@ from chalicelib.local.journal import (
 )
 from chalicelib.local.journal_wsgi import DROPPED_HEADERS, classify, replay_environ
 from chalicelib.local.journal_wsgi import _record_of as record_of
+from chalicelib.local.standin_state import snapshot_in_background
 
 
 def _records(count: int) -> list[Record]:
@@ -68,39 +70,38 @@ def test_a_zero_filled_or_corrupt_tail_is_not_a_record(tmp_path: Path) -> None:
     assert read_segment(path).records == written[:-1]
 
 
-def test_freeze_rotates_only_after_a_write_and_holds_mutations_back(tmp_path: Path) -> None:
-    journal = Journal(tmp_path, threading.RLock())
+def test_a_snapshot_cuts_only_after_a_write_and_compacts_what_it_holds(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal", threading.RLock())
     journal.open_segment(3)
-    assert journal.freeze() == (3, False)  # nothing written: no new segment
-    journal.thaw()
+    state_dir = tmp_path / "state"
+    nothing_new = snapshot_in_background(journal, state_dir, "us-east-1", "no-bucket")
+    assert nothing_new == {"ok": True, "written": False, "segment": 3}
+    assert not (state_dir / snapshot.SNAPSHOT_FILE).exists()
     with journal.lock:
         journal.append(_records(2)[1])
-    assert journal.freeze() == (4, True)
-    waiting = threading.Event()
-    passed = threading.Event()
-
-    def mutate() -> None:
-        with journal.lock:
-            waiting.set()
-            journal.wait_until_thawed()
-            passed.set()
-
-    worker = threading.Thread(target=mutate)
-    worker.start()
-    assert waiting.wait(5)
-    assert not passed.wait(0.2)  # frozen: the mutation waits (and holds no lock meanwhile)
-    with journal.lock:  # a reader still gets the lock while frozen
-        pass
-    journal.thaw()
-    assert passed.wait(5)
-    worker.join()
-    assert segment_numbers(tmp_path) == [3, 4]
-    assert journal.drop_below(4) == 1
-    assert segment_numbers(tmp_path) == [4]
-    assert [n for n, _ in pending_segments(tmp_path, 4)] == [4]
+    taken = snapshot_in_background(journal, state_dir, "us-east-1", "no-bucket")
+    assert taken["written"] and taken["segment"] == 4 and taken["dropped"] == 1
+    document = snapshot.read_snapshot(state_dir)
+    assert document is not None and document["journal_from"] == 4
+    assert segment_numbers(tmp_path / "journal") == [4]
+    assert [n for n, _ in pending_segments(tmp_path / "journal", 4)] == [4]
     journal.close()
     with pytest.raises(JournalClosed):
         journal.append(_records(1)[0])
+
+
+def test_a_snapshot_writer_that_fails_is_reported_and_keeps_the_journal(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal", threading.RLock())
+    journal.open_segment(1)
+    with journal.lock:
+        journal.append(_records(1)[0])
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("")
+    with pytest.raises(RuntimeError, match="snapshot writer"):
+        snapshot_in_background(journal, not_a_dir, "us-east-1", "no-bucket")
+    # The cut happened, nothing was dropped: a restart replays both segments.
+    assert segment_numbers(tmp_path / "journal") == [1, 2]
+    journal.close()
 
 
 def test_what_is_journaled_and_that_credentials_are_not() -> None:

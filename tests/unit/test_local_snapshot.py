@@ -1,4 +1,7 @@
-"""Snapshots carry every table item and bucket object across a fresh stand-in (moto)."""
+"""Snapshots carry every table item and bucket object across a fresh stand-in (moto).
+
+The stand-in dumps and loads moto's models directly (``local/standin_state.py``); moto
+in-process holds the same models, so these run against ``mock_aws``."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from moto import mock_aws
 
 from chalicelib import aws
 from chalicelib.bootstrap import ensure_tables
-from chalicelib.local import snapshot
+from chalicelib.local import snapshot, standin_state
 from chalicelib.settings import get_settings
 from tests.conftest import reset_process_state
 
@@ -62,51 +65,43 @@ def _fill() -> None:
     s3.put_object(Bucket=bucket, Key="outputs/b.bin", Body=bytes(range(256)), Metadata={"k": "v"})
 
 
-def test_encoding_makes_binary_json_safe_and_back() -> None:
-    item = {
-        "b": {"B": b"\x00\xff"},
-        "bs": {"BS": [b"\x01"]},
-        "m": {"M": {"l": {"L": [{"B": b"\x80"}, {"N": "1"}]}}},
-        "s": {"S": "plain"},
-    }
-    encoded = snapshot.encode_item(item)
-    json.dumps(encoded)  # would raise on bytes
-    assert snapshot.decode_item(encoded) == item
-
-
-def test_capture_restore_round_trip_into_a_fresh_stand_in(tmp_path: Path, stand_in: None) -> None:
+def test_dump_load_round_trip_into_a_fresh_stand_in(tmp_path: Path, stand_in: None) -> None:
+    """What the stand-in writes from moto's models comes back equal, bytes and all."""
     _start_over()
     _fill()
-    writer = snapshot.SnapshotWriter(tmp_path, get_settings().bucket)
-    assert writer.save() is True
-    assert writer.save() is False  # unchanged: nothing rewritten
-    before = snapshot.capture(get_settings().bucket)
+    settings = get_settings()
+    before = standin_state.dump(settings.region, settings.bucket)
+    snapshot.write_atomically(tmp_path, snapshot.encode_document(before))
     document = snapshot.read_snapshot(tmp_path)
     assert document is not None
-    assert "taken_at" in document
+    projects = settings.table_name("projects")
+    assert len(document["tables"][projects]) == 60
 
     _start_over()
-    projects = get_settings().table_name("projects")
-    assert snapshot.capture(get_settings().bucket)["tables"][projects] == []
-    summary = snapshot.restore(document)
-    after = snapshot.capture(get_settings().bucket)
-    blob = aws.client("s3").get_object(Bucket=get_settings().bucket, Key="outputs/b.bin")
+    assert standin_state.dump(settings.region, settings.bucket)["tables"][projects] == []
+    loaded = standin_state.load(document, settings.region)
+    assert (loaded.items, loaded.objects, loaded.skipped_tables) == (60, 2, [])
+    assert standin_state.dump(settings.region, settings.bucket) == before
+    got = aws.client("dynamodb").get_item(TableName=projects, Key={"id": {"S": "proj_0000"}})
+    assert got["Item"]["blob"] == {"B": b"\x00\xffraw"}
+    assert got["Item"]["nested"]["M"]["list"]["L"][0] == {"B": b"\x80"}
+    blob = aws.client("s3").get_object(Bucket=settings.bucket, Key="outputs/b.bin")
     assert blob["Body"].read() == bytes(range(256))
     assert blob["Metadata"] == {"k": "v"}
-    assert summary.items == 60 and summary.objects == 2 and summary.skipped_tables == []
-    assert after == before
+    text = aws.client("s3").get_object(Bucket=settings.bucket, Key="outputs/a.json")
+    assert text["ContentType"] == "text/json"
 
 
-def test_restore_names_tables_that_no_longer_exist(stand_in: None) -> None:
+def test_load_names_tables_that_no_longer_exist(stand_in: None) -> None:
     document = {
         "format": snapshot.FORMAT_VERSION,
         "bucket": get_settings().bucket,
         "tables": {"gone-table": [{"id": {"S": "x"}}]},
         "objects": [],
     }
-    summary = snapshot.restore(document)
-    assert summary.skipped_tables == ["gone-table"]
-    assert summary.items == 0
+    loaded = standin_state.load(document, get_settings().region)
+    assert loaded.skipped_tables == ["gone-table"]
+    assert loaded.items == 0
 
 
 def test_write_is_atomic_and_leaves_no_temp_files(tmp_path: Path) -> None:
