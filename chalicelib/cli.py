@@ -74,9 +74,7 @@ def _stop_on_signals() -> Iterator[threading.Event]:
             first_at.append(time.monotonic())
             stop.set()
         elif time.monotonic() - first_at[0] > SIGNAL_GRACE_S:
-            print(
-                "pawl: forced exit (journaled state is kept; runs resume at start)", file=sys.stderr
-            )
+            print("pawl: forced exit (journaled writes are kept)", file=sys.stderr)
             os._exit(128 + signum)
 
     for sig in previous:

@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist
+from pynamodb.exceptions import DoesNotExist, PutError
 
 from chalicelib import clock
 from chalicelib.domain.runs import (
@@ -33,7 +33,7 @@ from chalicelib.domain.runs import (
     RunState,
 )
 from chalicelib.errors import not_found
-from chalicelib.store.base import serialized_writes, transaction
+from chalicelib.store.base import CONDITION_FAILED, serialized_writes, transaction
 from chalicelib.store.models import DatasetItemModel, FrozenItemModel, RunModel
 from chalicelib.store.pagination import Listing, Partition, Window, page_of
 
@@ -175,13 +175,33 @@ def create_run(state: RunState, items: list[FrozenItem] | None = None) -> None:
     """Write a new run; with ``items`` (a sync run) its frozen set, in the same transaction."""
     row = _row(state)
     if not items:
-        with serialized_writes():
-            row.save(condition=RunModel.id.does_not_exist())
+        try:
+            with serialized_writes():
+                row.save(condition=RunModel.id.does_not_exist())
+        except PutError as exc:
+            if not _landed_on_retry(exc, row):
+                raise
         return
     with transaction() as txn:
         txn.save(row, condition=RunModel.id.does_not_exist())
         for item in items:
             txn.save(_run_item_row(state.id, item))
+
+
+def _landed_on_retry(exc: PutError, row: RunModel) -> bool:
+    """Whether a refused create is our own first attempt, landed before botocore retried.
+
+    A retried PutItem (a timeout or 5xx after the write applied) meets its own row and
+    fails ``does_not_exist``; the row's ``created_key`` (a stamp made per attempt) tells
+    ours from another writer's run of the same id.
+    """
+    if exc.cause_response_code != CONDITION_FAILED:
+        return False
+    try:
+        existing = RunModel.get(row.id, consistent_read=True)
+    except DoesNotExist:
+        return False
+    return bool(existing.created_key == row.created_key)
 
 
 def withdraw_run(run_id: str) -> None:
