@@ -14,6 +14,7 @@ from chalicelib.api import (
     formations,
     generations,
     health,
+    policies,
     runs,
     tenancy,
     tools,
@@ -25,6 +26,7 @@ from chalicelib.api import (
 BLUEPRINTS: list[Blueprint] = [
     health.bp,
     tenancy.bp,
+    policies.bp,
     ai_providers.bp,
     agents.bp,
     datasets.bp,

@@ -15,6 +15,7 @@ from chalice import Blueprint
 from pydantic import BeforeValidator, Field, create_model
 
 from chalicelib.api import plugin_schemas
+from chalicelib.api.access import on, on_collection
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
@@ -139,6 +140,7 @@ def visible_eval(caller: Caller, eval_id: str) -> Eval:
     bp,
     "/api/v1/evals",
     "POST",
+    access=on_collection("evaluations:CreateEval", "eval"),
     body=CreateEval,
     published_body=published_create,
     response=Eval,
@@ -158,6 +160,7 @@ def create_eval(call: Call[CreateEval, Any]) -> Eval:
     bp,
     "/api/v1/evals",
     "GET",
+    access=on_collection("evaluations:ListEvals", "eval"),
     query=ProjectListQuery,
     response=Page[Eval],
     tag=TAG,
@@ -169,7 +172,15 @@ def list_evals(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     return page(evals.list_evals(project_id, call.query.window()))
 
 
-@endpoint(bp, "/api/v1/evals/{eval_id}", "GET", response=Eval, tag=TAG, operation_id="getEval")
+@endpoint(
+    bp,
+    "/api/v1/evals/{eval_id}",
+    "GET",
+    access=on("evaluations:GetEval", "eval_id"),
+    response=Eval,
+    tag=TAG,
+    operation_id="getEval",
+)
 def get_eval(call: Call[Any, Any]) -> Eval:
     """Get an eval."""
     return visible_eval(call.caller, call.path["eval_id"])
@@ -179,6 +190,7 @@ def get_eval(call: Call[Any, Any]) -> Eval:
     bp,
     "/api/v1/evals/{eval_id}",
     "PUT",
+    access=on("evaluations:CreateEval", "eval_id"),
     body=UpdateEval,
     published_body=published_update,
     response=Eval,
@@ -193,7 +205,15 @@ def update_eval(call: Call[UpdateEval, Any]) -> Eval:
     return catalog.update_eval(eval_id, changes)
 
 
-@endpoint(bp, "/api/v1/evals/{eval_id}", "DELETE", status=204, tag=TAG, operation_id="deleteEval")
+@endpoint(
+    bp,
+    "/api/v1/evals/{eval_id}",
+    "DELETE",
+    access=on("evaluations:DeleteEval", "eval_id"),
+    status=204,
+    tag=TAG,
+    operation_id="deleteEval",
+)
 def delete_eval(call: Call[Any, Any]) -> None:
     """Delete an eval."""
     evals.delete_eval(visible_eval(call.caller, call.path["eval_id"]))

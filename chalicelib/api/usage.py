@@ -15,6 +15,7 @@ from typing import Annotated, Any
 from chalice import Blueprint
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from chalicelib.api.access import on_project
 from chalicelib.api.routing import Call, ListQuery, endpoint, page
 from chalicelib.domain.base import Page
 from chalicelib.domain.usage import GroupBy, UsageAggregate, UsageEvent
@@ -90,6 +91,7 @@ def _filter(query: _Filters) -> UsageFilter:
     bp,
     "/api/v1/usage/events",
     "GET",
+    access=on_project("usage:ListUsageEvents", listing=True),
     query=UsageEventsQuery,
     response=Page[UsageEvent],
     tag=TAG,
@@ -107,6 +109,7 @@ def list_usage_events(call: Call[Any, UsageEventsQuery]) -> dict[str, Any]:
     bp,
     "/api/v1/usage/aggregate",
     "GET",
+    access=on_project("usage:GetUsage"),
     query=UsageAggregateQuery,
     response=UsageAggregate,
     tag=TAG,

@@ -12,6 +12,7 @@ from pynamodb.attributes import (
     ListAttribute,
     NumberAttribute,
     UnicodeAttribute,
+    UnicodeSetAttribute,
 )
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 
@@ -74,6 +75,28 @@ class ApiKeyModel(ProjectScoped, IdModel):
     name = UnicodeAttribute()
     key_hash = UnicodeAttribute()
     prefix = UnicodeAttribute()
+    # The policies attached to the key, in the order given; absent or empty: none, the
+    # key reaches all of its project. Each policy lists the key in its ``key_ids``.
+    policy_ids: ListAttribute[str] = ListAttribute(null=True)  # a list of strings
+
+
+@register
+class PolicyModel(IdModel):
+    """A global IAM policy (not project-scoped, as SOAT has it).
+
+    ``key_ids`` holds the keys it is attached to, written in the same transaction as the
+    key: a delete conditioned on it being absent cannot strand a key (see store/policies.py).
+    """
+
+    class Meta:
+        short_name = "policies"
+
+    name = UnicodeAttribute()
+    description = UnicodeAttribute(null=True)
+    document = JSONAttribute()
+    key_ids = UnicodeSetAttribute(null=True)
+    created_at = UnicodeAttribute()
+    updated_at = UnicodeAttribute()
 
 
 @register

@@ -40,6 +40,8 @@ SECRET_HEADER_VALUE = "Bearer victim-tool-secret-0000"
 TEMPLATE = {
     "resources": {"Cases": {"type": "dataset", "properties": {"name": "victim-formation-dataset"}}}
 }
+DENY_ALL = {"statement": [{"effect": "Deny", "action": ["*"]}]}
+ALLOW_ALL = {"effect": "Allow", "action": ["*"]}
 STOLEN_TEMPLATE = {"resources": {"Cases": {"type": "dataset", "properties": {"name": "stolen"}}}}
 
 
@@ -148,7 +150,11 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
         )
     )
     assert formation["status"] == "active", formation
+    policy = _created(api.post("/api/v1/policies", {"name": "victim-policy", "document": DENY_ALL}))
+    bounded = {"project_id": project["id"], "name": "bounded", "policy_ids": [policy["id"]]}
+    assert api.post("/api/v1/api-keys", bounded).status == 201
     ids = {
+        "policy_id": policy["id"],
         "formation_id": formation["id"],
         "project_id": project["id"],
         "key_id": key["id"],
@@ -178,7 +184,7 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
     ids["suiteId"], ids["runId"] = V2_SUITE_ID, v2_run["runId"]
     names = ["victim-corp", "victim-judge-tool", "victim-decider", "victim-provider"]
     names += ["victim-nightly"]
-    names += ["victim-formation", "victim-formation-dataset"]
+    names += ["victim-formation", "victim-formation-dataset", "victim-policy"]
     names += ["echo:alpha", "echo:gamma", SECRET_HEADER_VALUE]
     return Victim(
         ids=ids,
@@ -215,6 +221,9 @@ def sample_body(method: str, path: str, ids: dict[str, str]) -> dict[str, Any] |
         ("POST", "/api/v1/projects"): {"name": "stolen"},
         ("PUT", "/api/v1/projects/{project_id}"): {"name": "renamed-by-attacker"},
         ("POST", "/api/v1/api-keys"): {"project_id": project, "name": "stolen"},
+        ("PUT", "/api/v1/api-keys/{key_id}"): {"name": "renamed-by-attacker", "policy_ids": []},
+        ("POST", "/api/v1/policies"): {"name": "stolen", "document": DENY_ALL},
+        ("PUT", "/api/v1/policies/{policy_id}"): {"document": {"statement": [ALLOW_ALL]}},
         ("POST", "/api/v1/agents"): {
             "project_id": project,
             "name": "stolen",
@@ -367,6 +376,8 @@ def victim_state(api: Any, victim: Victim) -> str:
         "/api/v1/triggers/{trigger_id}/secret",
         "/api/v1/trigger-firings/{firing_id}",
         "/api/v1/formations/{formation_id}/events",
+        "/api/v1/policies/{policy_id}",
+        "/api/v1/api-keys/{key_id}",
     ):
         parts.append(api.get(_fill(path, victim.ids)).json)
     return json.dumps(parts, sort_keys=True)
