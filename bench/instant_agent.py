@@ -32,7 +32,9 @@ class InstantAgent(BaseHTTPRequestHandler):
             time.sleep(self.delay_s)
         length = int(self.headers.get("Content-Length") or 0)
         payload = json.loads(self.rfile.read(length))
-        body = json.dumps({"output": str(payload["input"][-1]["content"])}).encode()
+        # It reports usage like a real agent, so the run meters every item (usage events).
+        usage = {"input_tokens": 12, "output_tokens": 4, "cost_usd": 0.0001}
+        body = json.dumps({"output": str(payload["input"][-1]["content"]), "usage": usage}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))

@@ -74,7 +74,7 @@ def _stop_on_signals() -> Iterator[threading.Event]:
             first_at.append(time.monotonic())
             stop.set()
         elif time.monotonic() - first_at[0] > SIGNAL_GRACE_S:
-            print("pawl: forced exit (state since the last snapshot is lost)", file=sys.stderr)
+            print("pawl: forced exit (journaled writes are kept)", file=sys.stderr)
             os._exit(128 + signum)
 
     for sig in previous:
@@ -105,7 +105,10 @@ def _banner(runtime: LocalRuntime) -> None:
         from chalicelib.local.snapshot import describe_counts
 
         print(f"  restored    {describe_counts(runtime.restored_counts)}", flush=True)
-    print("  stop with Ctrl-C (state is saved on the way out)", flush=True)
+    if runtime.persists_state:
+        print("  stop with Ctrl-C (every acknowledged write is journaled first)", flush=True)
+    else:
+        print("  stop with Ctrl-C", flush=True)
 
 
 def _dump_stacks_on_sigusr1() -> None:
@@ -168,11 +171,12 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from chalicelib.demo.judge import demo_judge
     from chalicelib.demo.walkthrough import AGENT_MODULE, DemoOptions
     from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 
-    options = DemoOptions(report_path=Path(args.report), quick=args.quick)
-    with tempfile.TemporaryDirectory(prefix="pawl-demo-") as temp_dir:
+    with demo_judge() as judge_url, tempfile.TemporaryDirectory(prefix="pawl-demo-") as temp_dir:
+        options = DemoOptions(report_path=Path(args.report), quick=args.quick, judge_url=judge_url)
         state_dir = Path(args.state_dir or temp_dir)
         config = RuntimeConfig(
             port=args.port, state_dir=state_dir, python_agent_modules=(AGENT_MODULE,)

@@ -33,6 +33,9 @@ PREFIXES = {
     "formation": "form",
     "formation_resource": "form_res",
     "formation_operation": "form_op",
+    "policy": "pol",
+    "usage_event": "ue",
+    "usage_row": "urow",
 }
 
 
@@ -101,6 +104,7 @@ ToolId = Annotated[str, Field(pattern=id_pattern("tool"))]
 DeciderId = Annotated[str, Field(pattern=id_pattern("decider"))]
 EvalId = Annotated[str, Field(pattern=id_pattern("eval"))]
 TriggerId = Annotated[str, Field(pattern=id_pattern("trigger"))]
+PolicyId = Annotated[str, Field(pattern=id_pattern("policy"))]
 
 #: Path parameter name -> the kind of id it holds (a malformed one is a 404 at the edge).
 PATH_PARAMETER_KINDS = {
@@ -120,4 +124,5 @@ PATH_PARAMETER_KINDS = {
     "trigger_id": "trigger",
     "firing_id": "trigger_firing",
     "formation_id": "formation",
+    "policy_id": "policy",
 }

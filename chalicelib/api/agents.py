@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chalicelib.agents.configs import PythonAgentConfig
 from chalicelib.api import plugin_schemas
+from chalicelib.api.access import on, on_collection
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
@@ -86,6 +87,7 @@ def visible_agent(caller: Caller, agent_id: str) -> Agent:
     bp,
     "/api/v1/agents",
     "POST",
+    access=on_collection("agents:CreateAgent", "agent"),
     body=CreateAgent,
     published_body=published_create,
     response=Agent,
@@ -107,6 +109,7 @@ def create_agent(call: Call[CreateAgent, Any]) -> Agent:
     bp,
     "/api/v1/agents",
     "GET",
+    access=on_collection("agents:ListAgents", "agent"),
     query=ProjectListQuery,
     response=Page[Agent],
     tag=TAG,
@@ -118,7 +121,15 @@ def list_agents(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     return page(agents.list_agents(project_id, call.query.window()).map(shown))
 
 
-@endpoint(bp, "/api/v1/agents/{agent_id}", "GET", response=Agent, tag=TAG, operation_id="getAgent")
+@endpoint(
+    bp,
+    "/api/v1/agents/{agent_id}",
+    "GET",
+    access=on("agents:GetAgent", "agent_id"),
+    response=Agent,
+    tag=TAG,
+    operation_id="getAgent",
+)
 def get_agent(call: Call[Any, Any]) -> Agent:
     """Get an agent at its current version."""
     return shown(visible_agent(call.caller, call.path["agent_id"]))
@@ -128,6 +139,7 @@ def get_agent(call: Call[Any, Any]) -> Agent:
     bp,
     "/api/v1/agents/{agent_id}",
     "PUT",
+    access=on("agents:UpdateAgent", "agent_id"),
     body=UpdateAgent,
     published_body=published_update,
     response=Agent,
@@ -152,6 +164,7 @@ class DeleteAgentQuery(BaseModel):
     bp,
     "/api/v1/agents/{agent_id}",
     "DELETE",
+    access=on("agents:DeleteAgent", "agent_id"),
     query=DeleteAgentQuery,
     status=204,
     tag=TAG,
@@ -168,6 +181,7 @@ def delete_agent(call: Call[Any, DeleteAgentQuery]) -> None:
     bp,
     "/api/v1/agents/{agent_id}/versions",
     "GET",
+    access=on("agents:ListAgentVersions", "agent_id"),
     query=ListQuery,
     response=Page[AgentVersion],
     tag=TAG,
@@ -183,6 +197,7 @@ def list_agent_versions(call: Call[Any, ListQuery]) -> dict[str, Any]:
     bp,
     "/api/v1/agents/{agent_id}/versions/{version}",
     "GET",
+    access=on("agents:GetAgentVersion", "agent_id"),
     response=AgentVersion,
     tag=TAG,
     operation_id="getAgentVersion",

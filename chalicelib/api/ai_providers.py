@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from chalice import Blueprint
 from pydantic import Field, WithJsonSchema, field_validator
 
+from chalicelib.api.access import on, on_collection
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
@@ -78,6 +79,7 @@ def _visible(caller: Caller, provider_id: str) -> AiProvider:
     bp,
     "/api/v1/ai-providers",
     "POST",
+    access=on_collection("ai-providers:CreateAiProvider", "ai-provider"),
     body=CreateAiProvider,
     response=AiProvider,
     status=201,
@@ -95,6 +97,7 @@ def create_ai_provider(call: Call[CreateAiProvider, Any]) -> AiProvider:
     bp,
     "/api/v1/ai-providers",
     "GET",
+    access=on_collection("ai-providers:ListAiProviders", "ai-provider"),
     query=ProjectListQuery,
     response=Page[AiProvider],
     tag=TAG,
@@ -106,7 +109,15 @@ def list_ai_providers(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     return page(store.list_providers(project_id, call.query.window()))
 
 
-@endpoint(bp, ITEM, "GET", response=AiProvider, tag=TAG, operation_id="getAiProvider")
+@endpoint(
+    bp,
+    ITEM,
+    "GET",
+    access=on("ai-providers:GetAiProvider", "provider_id"),
+    response=AiProvider,
+    tag=TAG,
+    operation_id="getAiProvider",
+)
 def get_ai_provider(call: Call[Any, Any]) -> AiProvider:
     """Get an AI provider."""
     return _visible(call.caller, call.path["provider_id"])
@@ -116,6 +127,7 @@ def get_ai_provider(call: Call[Any, Any]) -> AiProvider:
     bp,
     ITEM,
     "PUT",
+    access=on("ai-providers:UpdateAiProvider", "provider_id"),
     body=UpdateAiProvider,
     response=AiProvider,
     tag=TAG,
@@ -129,7 +141,15 @@ def update_ai_provider(call: Call[UpdateAiProvider, Any]) -> AiProvider:
     return catalog.update_provider(current, body.model_dump(include=body.model_fields_set))
 
 
-@endpoint(bp, ITEM, "DELETE", status=204, tag=TAG, operation_id="deleteAiProvider")
+@endpoint(
+    bp,
+    ITEM,
+    "DELETE",
+    access=on("ai-providers:DeleteAiProvider", "provider_id"),
+    status=204,
+    tag=TAG,
+    operation_id="deleteAiProvider",
+)
 def delete_ai_provider(call: Call[Any, Any]) -> None:
     """Delete a provider; refused (409) while an eval's judge pins it or it is the default."""
     catalog.delete_provider(_visible(call.caller, call.path["provider_id"]))

@@ -3,13 +3,17 @@
 Two kinds of credential: the deployment's admin key (``PAWL_ADMIN_KEY``) and
 project-scoped API keys. A scoped key reaches only its own project; a read of another
 project's resource is the same 404 as a missing id, so nothing leaks across tenants.
+A scoped key may also carry IAM policies (``docs/iam.md``): then it may do, within its
+project, only what they allow (:meth:`Caller.allows`).
 """
 
 from __future__ import annotations
 
 import hmac
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 from chalicelib.errors import (
     Forbidden,
@@ -18,8 +22,13 @@ from chalicelib.errors import (
     Unauthorized,
     ValidationFailed,
 )
+from chalicelib.iam.document import PolicyDocument
+from chalicelib.iam.evaluate import Decision, decide, names_project
+from chalicelib.iam.srn import parse_srn
 from chalicelib.settings import get_settings
-from chalicelib.store import tenancy
+from chalicelib.store import policies, tenancy
+
+_NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -27,6 +36,43 @@ class Caller:
     is_admin: bool
     project_id: str | None = None
     key_id: str | None = None
+    #: The key's policy documents; None: it has none and reaches all of its project. The
+    #: admin key has None too and is never evaluated.
+    policies: tuple[PolicyDocument, ...] | None = field(default=None, compare=False)
+
+    def decision(
+        self, action: str, resource_srn: str, context: Mapping[str, Any] = _NO_CONTEXT
+    ) -> Decision:
+        """The caller's standing on ``action`` over ``resource_srn``.
+
+        Admin: allowed. A scoped key: an SRN of another project is never allowed (an
+        implicit deny, whatever its policies say), then its policies decide; without
+        policies it may do anything within its project.
+        """
+        if self.is_admin:
+            return Decision.ALLOW
+        if parse_srn(resource_srn).project_id != self.project_id:
+            return Decision.IMPLICIT_DENY
+        if self.policies is None:
+            return Decision.ALLOW
+        return decide(self.policies, action, resource_srn, context)
+
+    def allows(
+        self, action: str, resource_srn: str, context: Mapping[str, Any] = _NO_CONTEXT
+    ) -> bool:
+        """Whether the caller may perform ``action`` (``module:Operation``) on the SRN."""
+        return self.decision(action, resource_srn, context) is Decision.ALLOW
+
+    def policies_name_project(self, project_id: str) -> bool:
+        """Whether any of the key's Allow statements could reach ``project_id`` at all.
+
+        Admin and a key without policies: whether the project is theirs to reach.
+        """
+        if self.is_admin:
+            return True
+        if self.project_id != project_id:
+            return False
+        return self.policies is None or names_project(self.policies, project_id)
 
     def require_admin(self) -> None:
         if not self.is_admin:
@@ -41,10 +87,12 @@ class Caller:
             raise NotFound(f"{kind} {resource_id} not found", resource_type=kind, id=resource_id)
 
     def check_target_project(self, project_id: str) -> None:
-        """A write naming another project in its body: 403 ``API_KEY_PROJECT_SCOPE``."""
+        """A call naming another project: 403 ``API_KEY_PROJECT_SCOPE``, naming both."""
         if not self.can_see(project_id):
             raise ProjectScopeForbidden(
-                "this API key is scoped to another project", project_id=project_id
+                f"this API key is scoped to project {self.project_id}, not {project_id}",
+                project_id=project_id,
+                key_project_id=self.project_id,
             )
 
     def listing_project(self, requested: str | None) -> str:
@@ -75,4 +123,8 @@ def authenticate(headers: Mapping[str, str]) -> Caller:
     key = tenancy.resolve_token(token)
     if key is None:
         raise Unauthorized("invalid API key")
-    return Caller(is_admin=False, project_id=key.project_id, key_id=key.id)
+    # The key's policies are read on every request (one BatchGetItem, only for a key that
+    # has policies): a policy edit or detach holds from the next request, with no cache
+    # to let a revoked permission linger.
+    documents = policies.documents_of(key.policy_ids) if key.policy_ids else None
+    return Caller(is_admin=False, project_id=key.project_id, key_id=key.id, policies=documents)

@@ -14,16 +14,19 @@ from chalicelib.api import (
     formations,
     generations,
     health,
+    policies,
     runs,
     tenancy,
     tools,
     triggers,
+    usage,
     webhooks,
 )
 
 BLUEPRINTS: list[Blueprint] = [
     health.bp,
     tenancy.bp,
+    policies.bp,
     ai_providers.bp,
     agents.bp,
     datasets.bp,
@@ -36,4 +39,5 @@ BLUEPRINTS: list[Blueprint] = [
     webhooks.bp,
     triggers.bp,
     formations.bp,
+    usage.bp,
 ]

@@ -20,6 +20,7 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import BaseModel, ValidationError
 
+from chalicelib.api.access import on
 from chalicelib.api.datasets import TAG, CreateItem, visible_dataset
 from chalicelib.api.routing import Call, endpoint
 from chalicelib.errors import PayloadTooLarge, ValidationFailed, validation_error_from_pydantic
@@ -109,6 +110,7 @@ def parse_lines(raw: bytes) -> list[NewItem]:
     bp,
     PATH,
     "POST",
+    access=on("evaluations:CreateDataset", "dataset_id"),
     raw_body=MEDIA_TYPES,
     response=ImportResult,
     status=201,

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from chalice import Blueprint
 from pydantic import Field
 
+from chalicelib.api.access import on, on_collection
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
@@ -65,6 +66,7 @@ def visible_dataset(caller: Caller, dataset_id: str) -> Dataset:
     bp,
     "/api/v1/datasets",
     "POST",
+    access=on_collection("evaluations:CreateDataset", "dataset"),
     body=CreateDataset,
     response=Dataset,
     status=201,
@@ -81,6 +83,7 @@ def create_dataset(call: Call[CreateDataset, Any]) -> Dataset:
     bp,
     "/api/v1/datasets",
     "GET",
+    access=on_collection("evaluations:ListDatasets", "dataset"),
     query=ProjectListQuery,
     response=Page[Dataset],
     tag=TAG,
@@ -93,7 +96,13 @@ def list_datasets(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
 
 
 @endpoint(
-    bp, "/api/v1/datasets/{dataset_id}", "GET", response=Dataset, tag=TAG, operation_id="getDataset"
+    bp,
+    "/api/v1/datasets/{dataset_id}",
+    "GET",
+    access=on("evaluations:GetDataset", "dataset_id"),
+    response=Dataset,
+    tag=TAG,
+    operation_id="getDataset",
 )
 def get_dataset(call: Call[Any, Any]) -> Dataset:
     """Get a dataset."""
@@ -104,6 +113,7 @@ def get_dataset(call: Call[Any, Any]) -> Dataset:
     bp,
     "/api/v1/datasets/{dataset_id}",
     "PUT",
+    access=on("evaluations:CreateDataset", "dataset_id"),
     body=UpdateDataset,
     response=Dataset,
     tag=TAG,
@@ -120,7 +130,13 @@ def update_dataset(call: Call[UpdateDataset, Any]) -> Dataset:
 
 
 @endpoint(
-    bp, "/api/v1/datasets/{dataset_id}", "DELETE", status=204, tag=TAG, operation_id="deleteDataset"
+    bp,
+    "/api/v1/datasets/{dataset_id}",
+    "DELETE",
+    access=on("evaluations:DeleteDataset", "dataset_id"),
+    status=204,
+    tag=TAG,
+    operation_id="deleteDataset",
 )
 def delete_dataset(call: Call[Any, Any]) -> None:
     """Delete a dataset, its items and the evals bound to it."""
@@ -137,6 +153,7 @@ ITEM = "/api/v1/datasets/{dataset_id}/items/{item_id}"
     bp,
     ITEMS,
     "POST",
+    access=on("evaluations:CreateDataset", "dataset_id"),
     body=CreateItem,
     response=DatasetItem,
     status=201,
@@ -160,6 +177,7 @@ def create_item(call: Call[CreateItem, Any]) -> DatasetItem:
     bp,
     ITEMS,
     "GET",
+    access=on("evaluations:ListDatasets", "dataset_id"),
     query=ListQuery,
     response=Page[DatasetItem],
     tag=TAG,
@@ -171,7 +189,15 @@ def list_items(call: Call[Any, ListQuery]) -> dict[str, Any]:
     return page(datasets.list_items(dataset.id, call.query.window()))
 
 
-@endpoint(bp, ITEM, "GET", response=DatasetItem, tag=TAG, operation_id="getDatasetItem")
+@endpoint(
+    bp,
+    ITEM,
+    "GET",
+    access=on("evaluations:GetDataset", "dataset_id"),
+    response=DatasetItem,
+    tag=TAG,
+    operation_id="getDatasetItem",
+)
 def get_item(call: Call[Any, Any]) -> DatasetItem:
     """Get a dataset item."""
     dataset = visible_dataset(call.caller, call.path["dataset_id"])
@@ -182,6 +208,7 @@ def get_item(call: Call[Any, Any]) -> DatasetItem:
     bp,
     ITEM,
     "PUT",
+    access=on("evaluations:CreateDataset", "dataset_id"),
     body=UpdateItem,
     response=DatasetItem,
     tag=TAG,
@@ -203,7 +230,15 @@ def update_item(call: Call[UpdateItem, Any]) -> DatasetItem:
     return datasets.update_item(item, **changes)
 
 
-@endpoint(bp, ITEM, "DELETE", status=204, tag=TAG, operation_id="deleteDatasetItem")
+@endpoint(
+    bp,
+    ITEM,
+    "DELETE",
+    access=on("evaluations:CreateDataset", "dataset_id"),
+    status=204,
+    tag=TAG,
+    operation_id="deleteDatasetItem",
+)
 def delete_item(call: Call[Any, Any]) -> None:
     """Delete a dataset item (past results keep their frozen copies)."""
     dataset = visible_dataset(call.caller, call.path["dataset_id"])

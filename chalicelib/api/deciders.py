@@ -12,6 +12,7 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import Field, field_validator
 
+from chalicelib.api.access import on, on_collection, on_project
 from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.deciders.decide import decide
@@ -95,6 +96,7 @@ def visible_decider(call: Call[Any, Any]) -> Decider:
     bp,
     "/api/v1/deciders",
     "POST",
+    access=on_collection("deciders:CreateDecider", "decider"),
     body=CreateDecider,
     response=Decider,
     status=201,
@@ -114,6 +116,7 @@ def create_decider(call: Call[CreateDecider, Any]) -> Decider:
     bp,
     "/api/v1/deciders",
     "GET",
+    access=on_collection("deciders:ListDeciders", "decider"),
     query=ProjectListQuery,
     response=Page[Decider],
     tag=TAG,
@@ -126,7 +129,13 @@ def list_deciders(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
 
 
 @endpoint(
-    bp, "/api/v1/deciders/{decider_id}", "GET", response=Decider, tag=TAG, operation_id="getDecider"
+    bp,
+    "/api/v1/deciders/{decider_id}",
+    "GET",
+    access=on("deciders:GetDecider", "decider_id"),
+    response=Decider,
+    tag=TAG,
+    operation_id="getDecider",
 )
 def get_decider(call: Call[Any, Any]) -> Decider:
     """Get a decider at its current version."""
@@ -137,6 +146,7 @@ def get_decider(call: Call[Any, Any]) -> Decider:
     bp,
     "/api/v1/deciders/{decider_id}",
     "PUT",
+    access=on("deciders:UpdateDecider", "decider_id"),
     body=UpdateDecider,
     response=Decider,
     tag=TAG,
@@ -151,7 +161,13 @@ def update_decider(call: Call[UpdateDecider, Any]) -> Decider:
 
 
 @endpoint(
-    bp, "/api/v1/deciders/{decider_id}", "DELETE", status=204, tag=TAG, operation_id="deleteDecider"
+    bp,
+    "/api/v1/deciders/{decider_id}",
+    "DELETE",
+    access=on("deciders:DeleteDecider", "decider_id"),
+    status=204,
+    tag=TAG,
+    operation_id="deleteDecider",
 )
 def delete_decider(call: Call[Any, Any]) -> None:
     """Delete a decider. Its versions and decisions stay readable by id."""
@@ -162,6 +178,7 @@ def delete_decider(call: Call[Any, Any]) -> None:
     bp,
     "/api/v1/deciders/{decider_id}/versions",
     "GET",
+    access=on("deciders:ListDeciderVersions", "decider_id"),
     query=ListQuery,
     response=Page[DeciderVersion],
     tag=TAG,
@@ -177,6 +194,7 @@ def list_decider_versions(call: Call[Any, ListQuery]) -> dict[str, Any]:
     bp,
     "/api/v1/deciders/{decider_id}/versions/{version}",
     "GET",
+    access=on("deciders:GetDeciderVersion", "decider_id"),
     response=DeciderVersion,
     tag=TAG,
     operation_id="getDeciderVersion",
@@ -194,6 +212,7 @@ def get_decider_version(call: Call[Any, Any]) -> DeciderVersion:
     bp,
     "/api/v1/deciders/{decider_id}/decisions",
     "POST",
+    access=on("deciders:CreateDecision", "decider_id"),
     body=CreateDecision,
     response=Decision,
     status=201,
@@ -212,6 +231,7 @@ def create_decision(call: Call[CreateDecision, Any]) -> Decision:
     bp,
     "/api/v1/decisions/{decision_id}",
     "GET",
+    access=on_project("deciders:GetDecision", param="decision_id"),
     response=Decision,
     tag=TAG,
     operation_id="getDecision",

@@ -15,6 +15,7 @@ from chalice import Blueprint
 from pydantic import BeforeValidator, Field, create_model
 
 from chalicelib.api import plugin_schemas
+from chalicelib.api.access import on, on_collection
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
@@ -47,6 +48,18 @@ Concurrency = Annotated[
     ),
     BeforeValidator(_integral),
 ]
+CostLimit = Annotated[
+    float,
+    Field(
+        strict=True,
+        gt=0,
+        le=1_000_000,
+        description=(
+            "Spend guard (USD): a run stops starting items once what it spent reaches this, "
+            "and settles failed with failure_code BUDGET_EXCEEDED"
+        ),
+    ),
+]
 Reducer = Literal["all", "any", "majority"]
 GroupBy = Annotated[str, Field(min_length=1, max_length=255)]
 ScorerList = Annotated[list[Any], Field(min_length=1, description="Scorer configs")]
@@ -64,6 +77,7 @@ class CreateEval(RequestBody):
     trial_reducer: Reducer = "all"
     max_regression: Fraction | None = None
     max_concurrency: Concurrency = DEFAULT_MAX_CONCURRENCY
+    max_cost_usd: CostLimit | None = None
 
 
 class UpdateEval(RequestBody):
@@ -77,6 +91,7 @@ class UpdateEval(RequestBody):
     trial_reducer: Reducer | None = None
     max_regression: Fraction | None = None
     max_concurrency: Concurrency | None = None
+    max_cost_usd: CostLimit | None = Field(None, description="null removes the budget")
 
 
 def _published_scorers() -> Any:
@@ -125,6 +140,7 @@ def visible_eval(caller: Caller, eval_id: str) -> Eval:
     bp,
     "/api/v1/evals",
     "POST",
+    access=on_collection("evaluations:CreateEval", "eval"),
     body=CreateEval,
     published_body=published_create,
     response=Eval,
@@ -144,6 +160,7 @@ def create_eval(call: Call[CreateEval, Any]) -> Eval:
     bp,
     "/api/v1/evals",
     "GET",
+    access=on_collection("evaluations:ListEvals", "eval"),
     query=ProjectListQuery,
     response=Page[Eval],
     tag=TAG,
@@ -155,7 +172,15 @@ def list_evals(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     return page(evals.list_evals(project_id, call.query.window()))
 
 
-@endpoint(bp, "/api/v1/evals/{eval_id}", "GET", response=Eval, tag=TAG, operation_id="getEval")
+@endpoint(
+    bp,
+    "/api/v1/evals/{eval_id}",
+    "GET",
+    access=on("evaluations:GetEval", "eval_id"),
+    response=Eval,
+    tag=TAG,
+    operation_id="getEval",
+)
 def get_eval(call: Call[Any, Any]) -> Eval:
     """Get an eval."""
     return visible_eval(call.caller, call.path["eval_id"])
@@ -165,6 +190,7 @@ def get_eval(call: Call[Any, Any]) -> Eval:
     bp,
     "/api/v1/evals/{eval_id}",
     "PUT",
+    access=on("evaluations:CreateEval", "eval_id"),
     body=UpdateEval,
     published_body=published_update,
     response=Eval,
@@ -179,7 +205,15 @@ def update_eval(call: Call[UpdateEval, Any]) -> Eval:
     return catalog.update_eval(eval_id, changes)
 
 
-@endpoint(bp, "/api/v1/evals/{eval_id}", "DELETE", status=204, tag=TAG, operation_id="deleteEval")
+@endpoint(
+    bp,
+    "/api/v1/evals/{eval_id}",
+    "DELETE",
+    access=on("evaluations:DeleteEval", "eval_id"),
+    status=204,
+    tag=TAG,
+    operation_id="deleteEval",
+)
 def delete_eval(call: Call[Any, Any]) -> None:
     """Delete an eval."""
     evals.delete_eval(visible_eval(call.caller, call.path["eval_id"]))

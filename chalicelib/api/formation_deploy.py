@@ -15,6 +15,7 @@ from typing import Any
 
 from chalicelib import clock, ids
 from chalicelib.api import formation_types as types
+from chalicelib.api.auth import Caller
 from chalicelib.api.formation_plan import (
     Prepared,
     change_for,
@@ -61,16 +62,14 @@ class Deploy:
 
     formation: Formation
     prepared: Prepared
+    #: Who the deploy acts as: the formation's project, under the requester's policies.
+    acting: Caller
     events: list[OperationEvent] = field(default_factory=list)
     records: dict[str, FormationResource] = field(default_factory=dict)
     created: list[str] = field(default_factory=list)
     #: Records the resources after every change, so a process that dies mid-deploy leaves
     #: nothing it made unrecorded (a failed save fails the step: it is walked back).
     checkpoint: Callable[[list[FormationResource]], None] | None = None
-
-    @property
-    def project_id(self) -> str:
-        return self.formation.project_id
 
     def physical(self) -> dict[str, str]:
         return {
@@ -103,7 +102,7 @@ class Deploy:
         return {k: write_only_hash(v) for k, v in props.items() if k in rtype.secret}
 
     def _create(self, change: Change, rtype: types.ResourceType, props: dict[str, Any]) -> None:
-        answer = types.create(rtype, self.project_id, props)
+        answer = types.create(rtype, self.acting, props)
         decl = self.prepared.template.resources[change.logical_id]
         self.records[change.logical_id] = FormationResource(
             id=ids.new_id("formation_resource"),
@@ -121,13 +120,11 @@ class Deploy:
         record = self.records[change.logical_id]
         assert record.physical_resource_id is not None
         if rtype.updatable:
-            types.update(
-                rtype, self.project_id, record.parent_id, record.physical_resource_id, props
-            )
+            types.update(rtype, self.acting, record.parent_id, record.physical_resource_id, props)
             physical = record.physical_resource_id
         else:  # replaced: the new one first, so a failure leaves the old one standing
-            physical = str(types.create(rtype, self.project_id, props)["id"])
-            types.delete(rtype, self.project_id, record.parent_id, record.physical_resource_id)
+            physical = str(types.create(rtype, self.acting, props)["id"])
+            types.delete(rtype, self.acting, record.parent_id, record.physical_resource_id)
         decl = self.prepared.template.resources[change.logical_id]
         self.records[change.logical_id] = record.model_copy(
             update={
@@ -142,7 +139,7 @@ class Deploy:
         record = self.records[change.logical_id]
         if record.deletion_policy != "retain" and record.physical_resource_id:
             rtype = types.resource_type(record.resource_type, change.logical_id)
-            types.delete(rtype, self.project_id, record.parent_id, record.physical_resource_id)
+            types.delete(rtype, self.acting, record.parent_id, record.physical_resource_id)
         self.records[change.logical_id] = record.model_copy(update={"status": "deleted"})
 
     def step(self, change: Change) -> None:
@@ -175,7 +172,7 @@ class Deploy:
         """The change for ``name``, against the ids this deploy has made so far."""
         standing = live_records(self.formation).get(name) and self.records.get(name)
         try:
-            return change_for(self.prepared, name, standing, self.physical(), self.project_id)
+            return change_for(self.prepared, name, standing, self.physical(), self.acting)
         except Exception as exc:  # a read that failed: the deploy fails, not the request
             rtype = self.prepared.template.resources[name].type
             bag = error_bag(exc, logical_id=name, resource_type=rtype)
@@ -202,7 +199,7 @@ class Deploy:
             try:
                 rtype = types.resource_type(record.resource_type, name)
                 assert record.physical_resource_id is not None
-                types.delete(rtype, self.project_id, record.parent_id, record.physical_resource_id)
+                types.delete(rtype, self.acting, record.parent_id, record.physical_resource_id)
             except Exception as exc:  # reported, never thrown: the original error stands
                 self.event(change, "rollback", False, error_bag(exc, logical_id=name))
                 continue
@@ -218,12 +215,13 @@ class Deploy:
 def run_deploy(
     formation: Formation,
     prepared: Prepared,
+    acting: Caller,
     checkpoint: Callable[[list[FormationResource]], None] | None = None,
 ) -> tuple[Formation, list[Change], Deploy]:
     """Execute the plan; the formation as it ended (``active`` or ``failed``), never raising
     for a refused resource."""
     records = {r.logical_id: r for r in formation.resources}
-    deploy = Deploy(formation, prepared, records=records, checkpoint=checkpoint)
+    deploy = Deploy(formation, prepared, acting, records=records, checkpoint=checkpoint)
     changes: list[Change] = []
     error: ErrorBag | None = None
     try:
@@ -286,7 +284,9 @@ def preflight_teardown(formation: Formation, blockers: dict[str, Blocker]) -> No
         )
 
 
-def teardown(formation: Formation) -> tuple[list[FormationResource], list[dict[str, Any]]]:
+def teardown(
+    formation: Formation, acting: Caller
+) -> tuple[list[FormationResource], list[dict[str, Any]]]:
     """Delete every standing, non-retained resource, last created first; the failures."""
     records = list(formation.resources)
     failures: list[dict[str, Any]] = []
@@ -297,9 +297,7 @@ def teardown(formation: Formation) -> tuple[list[FormationResource], list[dict[s
         if record.deletion_policy != "retain":
             try:
                 rtype = types.resource_type(record.resource_type, record.logical_id)
-                types.delete(
-                    rtype, formation.project_id, record.parent_id, record.physical_resource_id
-                )
+                types.delete(rtype, acting, record.parent_id, record.physical_resource_id)
             except Exception as exc:
                 bag = error_bag(exc)
                 failures.append(

@@ -16,6 +16,7 @@ from typing import Any
 
 from chalicelib import ids, secretbox
 from chalicelib.api import formation_types as types
+from chalicelib.api.auth import Caller
 from chalicelib.domain.formations import Change, Diff, Formation, FormationResource
 from chalicelib.formations.template import (
     Scope,
@@ -68,8 +69,9 @@ def _placeholders(prepared_types: Mapping[str, types.ResourceType]) -> dict[str,
     }
 
 
-def prepare(raw: Mapping[str, Any], given: Mapping[str, Any] | None, project_id: str) -> Prepared:
-    """The checked template: 400 naming the field on the first problem, nothing written."""
+def prepare(raw: Mapping[str, Any], given: Mapping[str, Any] | None, acting: Caller) -> Prepared:
+    """The checked template: 400 naming the field on the first problem, 403 on the first
+    resource ``acting`` may not create, nothing written."""
     template = parse_template(raw)
     prepared = Prepared(
         raw=dict(raw),
@@ -84,9 +86,11 @@ def prepare(raw: Mapping[str, Any], given: Mapping[str, Any] | None, project_id:
         where = f"template.resources.{name}.properties"
         properties = resolve(decl.properties, scope, where)
         types.check_shape(by_name[name], properties, where)
+        parent, _ = types.split_properties(by_name[name], properties, where)
+        types.check_allowed(by_name[name], acting, parent)
         for field_name, kind, value in types.literal_ids(properties, where):
             if value not in stand_ins.values():
-                types.check_reference(project_id, field_name, kind, value)
+                types.check_reference(acting, field_name, kind, value)
     resolve(template.outputs, scope, "template.outputs")
     resolve(template.metadata, scope, "template.metadata")
     return prepared
@@ -177,7 +181,7 @@ def change_for(
     name: str,
     record: FormationResource | None,
     physical: Mapping[str, str],
-    project_id: str,
+    acting: Caller,
 ) -> Change:
     """What deploying ``name`` would do, its properties resolved against ``physical``."""
     rtype = prepared.rtype(name)
@@ -186,7 +190,7 @@ def change_for(
     shown = rtype.shown(masked(desired, prepared.secrets()))
     if record is None or record.resource_type != rtype.name or not record.physical_resource_id:
         return _create(name, rtype, shown)
-    current = types.read(rtype, project_id, record.parent_id, record.physical_resource_id)
+    current = types.read(rtype, acting, record.parent_id, record.physical_resource_id)
     if current is None:  # removed outside the formation: it is created again
         return _create(name, rtype, shown)
     changed = changed_properties(rtype, desired, current, record)
@@ -200,13 +204,12 @@ def change_for(
     )
 
 
-def plan(prepared: Prepared, formation: Formation | None, project_id: str) -> list[Change]:
+def plan(prepared: Prepared, formation: Formation | None, acting: Caller) -> list[Change]:
     """Every declared resource in creation order, then every standing one the template drops."""
     records = live_records(formation)
     physical = {k: r.physical_resource_id for k, r in records.items() if r.physical_resource_id}
     changes = [
-        change_for(prepared, name, records.get(name), physical, project_id)
-        for name in prepared.order
+        change_for(prepared, name, records.get(name), physical, acting) for name in prepared.order
     ]
     return changes + plan_removals(prepared, formation)
 

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from chalicelib import ids
+from chalicelib.api import access as authorization
 from chalicelib.api.auth import Caller
 from chalicelib.api.routing import Call, Reply, parse_body, route
 from chalicelib.errors import NotFound, ValidationFailed
@@ -23,9 +24,12 @@ from chalicelib.formations.types import ResourceType, resource_type
 __all__ = ["ResourceType", "check_shape", "create", "delete", "read", "resource_type", "update"]
 
 
-def project_caller(project_id: str) -> Caller:
-    """The caller every formation write acts as: the formation's project and nothing else."""
-    return Caller(is_admin=False, project_id=project_id)
+def acting_caller(caller: Caller, project_id: str) -> Caller:
+    """The caller every formation call acts as: the formation's project and nothing else,
+    under the requester's policies (the admin key's deploy: the whole project)."""
+    return Caller(
+        is_admin=False, project_id=project_id, key_id=caller.key_id, policies=caller.policies
+    )
 
 
 def _body_model(method: str, path: str) -> type[BaseModel] | None:
@@ -84,42 +88,50 @@ def _answer(result: Any) -> dict[str, Any]:
 
 
 def _call(
-    method: str, path: str, project_id: str, params: dict[str, str], body: dict[str, Any] | None
+    method: str, path: str, acting: Caller, params: dict[str, str], body: dict[str, Any] | None
 ) -> dict[str, Any]:
+    """The route's handler called as ``acting``, authorized as a REST call would be."""
     spec = route(method, path)
     assert spec.handler is not None
+    authorization.require(spec.access, acting, params)
     parsed = parse_body(body or {}, spec.body) if spec.body is not None else None
+    authorization.authorize_body(spec.access, acting, parsed)
     query = spec.query.model_validate({})
-    call: Call[Any, Any] = Call(project_caller(project_id), parsed, query, params)
+    call: Call[Any, Any] = Call(acting, parsed, query, params)
     return _answer(spec.handler(call))
 
 
-def create(rtype: ResourceType, project_id: str, properties: Mapping[str, Any]) -> dict[str, Any]:
+def check_allowed(rtype: ResourceType, acting: Caller, parent: str | None) -> None:
+    """403 unless ``acting`` may create ``rtype`` (under ``parent``): before any write."""
+    authorization.require(route("POST", rtype.collection).access, acting, rtype.path(parent))
+
+
+def create(rtype: ResourceType, acting: Caller, properties: Mapping[str, Any]) -> dict[str, Any]:
     parent, body = split_properties(rtype, properties, "properties")
     model = _body_model("POST", rtype.collection)
-    assert model is not None
+    assert model is not None and acting.project_id is not None
     return _call(
         "POST",
         rtype.collection,
-        project_id,
+        acting,
         rtype.path(parent),
-        _create_body(model, body, project_id),
+        _create_body(model, body, acting.project_id),
     )
 
 
 def read(
-    rtype: ResourceType, project_id: str, parent: str | None, physical_id: str
+    rtype: ResourceType, acting: Caller, parent: str | None, physical_id: str
 ) -> dict[str, Any] | None:
     """The resource as its GET route answers it, or None when it is gone."""
     try:
-        return _call("GET", rtype.item, project_id, rtype.path(parent, physical_id), None)
+        return _call("GET", rtype.item, acting, rtype.path(parent, physical_id), None)
     except NotFound:
         return None
 
 
 def update(
     rtype: ResourceType,
-    project_id: str,
+    acting: Caller,
     parent: str | None,
     physical_id: str,
     properties: Mapping[str, Any],
@@ -131,13 +143,13 @@ def update(
             f"Declare a new {rtype.name} instead.",
             field=f"properties.{rtype.parent}",
         )
-    return _call(rtype.update_method, rtype.item, project_id, rtype.path(parent, physical_id), body)
+    return _call(rtype.update_method, rtype.item, acting, rtype.path(parent, physical_id), body)
 
 
-def delete(rtype: ResourceType, project_id: str, parent: str | None, physical_id: str) -> None:
+def delete(rtype: ResourceType, acting: Caller, parent: str | None, physical_id: str) -> None:
     """Delete the resource; one already gone is deleted (idempotent)."""
     try:
-        _call("DELETE", rtype.item, project_id, rtype.path(parent, physical_id), None)
+        _call("DELETE", rtype.item, acting, rtype.path(parent, physical_id), None)
     except NotFound:
         return
 
@@ -185,11 +197,11 @@ def literal_ids(value: Any, field_name: str, key: str = "") -> list[tuple[str, s
     return []
 
 
-def check_reference(project_id: str, field_name: str, kind: str, value: str) -> None:
+def check_reference(acting: Caller, field_name: str, kind: str, value: str) -> None:
     """400 when ``value`` names no ``kind`` of the project (another project's reads as missing)."""
     path = REFERENCE_ROUTES[kind]
     try:
-        _call("GET", path, project_id, {_path_param(path): value}, None)
+        _call("GET", path, acting, {_path_param(path): value}, None)
     except NotFound:
         raise ValidationFailed(
             f"{kind} {value} not found in this project", field=field_name, id=value

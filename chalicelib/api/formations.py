@@ -15,9 +15,11 @@ from pydantic import Field, create_model
 
 from chalicelib import clock, ids
 from chalicelib.api import formation_deploy as deploying
+from chalicelib.api.access import on, on_collection
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import target_project
 from chalicelib.api.formation_plan import Prepared, plan, prepare, stored_template
+from chalicelib.api.formation_types import acting_caller
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.formations import (
@@ -137,14 +139,16 @@ def _stamp() -> tuple[str, str]:
     return creation_stamp(ids.new_id("formation_operation"))
 
 
-def _deploy(formation: Formation, version: int, prepared: Prepared, kind: str) -> Formation:
+def _deploy(
+    formation: Formation, version: int, prepared: Prepared, kind: str, acting: Caller
+) -> Formation:
     saved = [version]
 
     def checkpoint(resources: list[FormationResource]) -> None:
         progress = formation.model_copy(update={"resources": resources})
         saved.append(store.save_formation(progress, saved[-1]))
 
-    deployed, changes, deploy = deploying.run_deploy(formation, prepared, checkpoint)
+    deployed, changes, deploy = deploying.run_deploy(formation, prepared, acting, checkpoint)
     store.save_formation(deployed, saved[-1])
     _record_operation(deployed, kind, changes, deploy.events, deployed.error)
     return deployed
@@ -154,6 +158,7 @@ def _deploy(formation: Formation, version: int, prepared: Prepared, kind: str) -
     bp,
     "/api/v1/formations",
     "POST",
+    access=on_collection("formations:CreateFormation", "formation"),
     body=CreateFormation,
     published_body=_published(CreateFormation),
     response=Formation,
@@ -165,7 +170,8 @@ def create_formation(call: Call[CreateFormation, Any]) -> Formation:
     body = call.body
     project_id = target_project(call.caller, body.project_id)
     metadata = _static_metadata(body.metadata)
-    prepared = prepare(_checked_template(body.template), body.parameters, project_id)
+    acting = acting_caller(call.caller, project_id)
+    prepared = prepare(_checked_template(body.template), body.parameters, acting)
     now = clock.now_iso()
     formation = Formation(
         id=ids.new_id("formation"),
@@ -178,10 +184,18 @@ def create_formation(call: Call[CreateFormation, Any]) -> Formation:
         updated_at=now,
     )
     version = store.create_formation(formation)
-    return _deploy(formation, version, prepared, "create")
+    return _deploy(formation, version, prepared, "create", acting)
 
 
-@endpoint(bp, "/api/v1/formations", "GET", query=FormationQuery, response=Page[Formation], tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/formations",
+    "GET",
+    access=on_collection("formations:ListFormations", "formation"),
+    query=FormationQuery,
+    response=Page[Formation],
+    tag=TAG,
+)
 def list_formations(call: Call[Any, FormationQuery]) -> dict[str, Any]:
     """List a project's formations, oldest first (or the one named ``name``)."""
     project_id = call.caller.listing_project(call.query.project_id)
@@ -191,7 +205,14 @@ def list_formations(call: Call[Any, FormationQuery]) -> dict[str, Any]:
     return page(store.list_formations(project_id, call.query.window()))
 
 
-@endpoint(bp, "/api/v1/formations/{formation_id}", "GET", response=Formation, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/formations/{formation_id}",
+    "GET",
+    access=on("formations:GetFormation", "formation_id"),
+    response=Formation,
+    tag=TAG,
+)
 def get_formation(call: Call[Any, Any]) -> Formation:
     """Get a formation, its resources, outputs and (when failed) why."""
     return visible_formation(call.caller, call.path["formation_id"])[0]
@@ -201,6 +222,7 @@ def get_formation(call: Call[Any, Any]) -> Formation:
     bp,
     "/api/v1/formations/{formation_id}",
     "PUT",
+    access=on("formations:UpdateFormation", "formation_id"),
     body=UpdateFormation,
     response=Formation,
     tag=TAG,
@@ -212,10 +234,11 @@ def update_formation(call: Call[UpdateFormation, Any]) -> Formation:
     changes: dict[str, Any] = {"status": "updating", "updated_at": clock.now_iso()}
     if "metadata" in body.model_fields_set:
         changes["metadata"] = _static_metadata(body.metadata)
-    prepared = prepare(_checked_template(body.template), body.parameters, formation.project_id)
+    acting = acting_caller(call.caller, formation.project_id)
+    prepared = prepare(_checked_template(body.template), body.parameters, acting)
     updating = formation.model_copy(update=changes)
     version = store.save_formation(updating, version)
-    return _deploy(updating, version, prepared, "update")
+    return _deploy(updating, version, prepared, "update", acting)
 
 
 def agent_history_blocker(record: FormationResource) -> str | None:
@@ -235,7 +258,14 @@ def agent_history_blocker(record: FormationResource) -> str | None:
     return None
 
 
-@endpoint(bp, "/api/v1/formations/{formation_id}", "DELETE", status=204, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/formations/{formation_id}",
+    "DELETE",
+    access=on("formations:DeleteFormation", "formation_id"),
+    status=204,
+    tag=TAG,
+)
 def delete_formation(call: Call[Any, Any]) -> None:
     """Delete the formation and every resource it manages, except retained ones.
 
@@ -246,7 +276,9 @@ def delete_formation(call: Call[Any, Any]) -> None:
     deploying.preflight_teardown(formation, {"agent": agent_history_blocker})
     deleting = formation.model_copy(update={"status": "deleting", "updated_at": clock.now_iso()})
     version = store.save_formation(deleting, version)
-    records, failures = deploying.teardown(deleting)
+    records, failures = deploying.teardown(
+        deleting, acting_caller(call.caller, formation.project_id)
+    )
     if failures:
         error = ErrorBag(
             code="FORMATION_DELETE_FAILED",
@@ -266,6 +298,7 @@ def delete_formation(call: Call[Any, Any]) -> None:
     bp,
     "/api/v1/formations/plan",
     "POST",
+    access=on_collection("formations:PlanFormation", "formation"),
     body=PlanFormation,
     published_body=_published(PlanFormation),
     response=Plan,
@@ -284,8 +317,9 @@ def plan_formation(call: Call[PlanFormation, Any]) -> Plan:
             raise ValidationFailed("name or formation_id is required", field="name")
         found = store.find_by_name(project_id, body.name)
         formation = found[0] if found else None
-    prepared = prepare(_checked_template(body.template), body.parameters, project_id)
-    changes = plan(prepared, formation, project_id)
+    acting = acting_caller(call.caller, project_id)
+    prepared = prepare(_checked_template(body.template), body.parameters, acting)
+    changes = plan(prepared, formation, acting)
     return Plan(
         formation_id=formation.id if formation else None,
         name=formation.name if formation else body.name,
@@ -297,6 +331,7 @@ def plan_formation(call: Call[PlanFormation, Any]) -> Plan:
     bp,
     "/api/v1/formations/{formation_id}/events",
     "GET",
+    access=on("formations:ListFormationEvents", "formation_id"),
     query=ListQuery,
     response=Page[FormationOperation],
     tag=TAG,

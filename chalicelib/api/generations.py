@@ -7,6 +7,7 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import Field
 
+from chalicelib.api.access import BodyGrant, on
 from chalicelib.api.routing import Call, endpoint
 from chalicelib.domain.base import RequestBody
 from chalicelib.domain.catalog import DatasetItem, Message
@@ -19,6 +20,8 @@ from chalicelib.store import agents, datasets, generations
 bp = Blueprint(__name__)
 
 TAG = "generations"
+#: Curating copies a generation: the caller must be able to read it, or it reads as missing.
+CURATED = BodyGrant("generations:GetGeneration", "generation", "generation_id")
 
 
 class Generate(RequestBody):
@@ -42,6 +45,7 @@ def _visible_generation(call: Call[Any, Any], generation_id: str) -> Generation:
     bp,
     "/api/v1/generations/{generation_id}",
     "GET",
+    access=on("generations:GetGeneration", "generation_id"),
     response=Generation,
     tag=TAG,
     operation_id="getGeneration",
@@ -55,6 +59,7 @@ def get_generation(call: Call[Any, Any]) -> Generation:
     bp,
     "/api/v1/agents/{agent_id}/generate",
     "POST",
+    access=on("agents:CreateAgentGeneration", "agent_id"),
     body=Generate,
     response=Generation,
     status=201,
@@ -73,6 +78,7 @@ def generate(call: Call[Generate, Any]) -> Generation:
     bp,
     "/api/v1/datasets/{dataset_id}/items/from-generation",
     "POST",
+    access=on("evaluations:CreateDataset", "dataset_id", also=(CURATED,)),
     body=ItemFromGeneration,
     response=DatasetItem,
     status=201,
@@ -97,6 +103,7 @@ def create_item_from_generation(call: Call[ItemFromGeneration, Any]) -> DatasetI
     bp,
     "/api/v1/generations/{generation_id}/content",
     "DELETE",
+    access=on("generations:DeleteGenerationContent", "generation_id"),
     status=204,
     tag=TAG,
     operation_id="deleteGenerationContent",

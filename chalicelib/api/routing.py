@@ -17,6 +17,8 @@ from chalice import Blueprint, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from chalicelib import ids
+from chalicelib.api import access as authorization
+from chalicelib.api.access import Access
 from chalicelib.api.auth import Caller, authenticate
 from chalicelib.api.envelope import JSON_HEADERS, response_for
 from chalicelib.errors import (
@@ -113,6 +115,13 @@ class RouteSpec:
     documented: bool = True
     #: The handler itself: a formation deploy calls it as a REST call would reach it.
     handler: Callable[[Call[Any, Any]], Any] | None = None
+    #: The IAM action the route performs and the SRN it acts on (``chalicelib.api.access``).
+    access: Access = authorization.PUBLIC
+
+    @property
+    def shape(self) -> authorization.Shape:
+        """How the route refuses a caller without its action: list, read or write."""
+        return authorization.shape_of(self.method, self.access)
 
 
 #: How a surface other than ``/api/v1`` renders a failure (``/api/v1``'s own is
@@ -185,6 +194,23 @@ def _check_path(path_params: dict[str, str]) -> None:
             raise not_found(kind, value)
 
 
+def _authorized_query(
+    spec: RouteSpec, caller: Caller, path: dict[str, str], raw: bytes, request: Any
+) -> Any:
+    """The parsed query, once the caller is known to hold the route's action.
+
+    A write is refused before its query or body is parsed; a GET's query is parsed first,
+    since the project it names is the one whose listing (or usage) is checked.
+    """
+    params = _single_values(request.query_params)
+    if spec.method == "GET":
+        parsed = _parse_query(params, spec.query)
+        authorization.authorize(spec.access, spec.shape, caller, path, raw, parsed)
+        return parsed
+    authorization.authorize(spec.access, spec.shape, caller, path, raw)
+    return _parse_query(params, spec.query)
+
+
 def camel_case(snake: str) -> str:
     """``create_eval_run`` -> ``createEvalRun``."""
     head, *rest = snake.split("_")
@@ -196,13 +222,13 @@ def endpoint(
     path: str,
     method: str,
     *,
+    access: Access,
     body: type[BaseModel] | None = None,
     query: type[BaseModel] = NoQuery,
     response: Any = None,
     status: int = 200,
     summary: str = "",
     tag: str = "",
-    public: bool = False,
     published_body: Callable[[], Any] | None = None,
     surface: str = "v1",
     errors: ErrorRenderer | None = None,
@@ -218,7 +244,11 @@ def endpoint(
     (``body`` stays None; the handler parses ``call.raw_body`` itself).
     ``operation_id`` defaults to the handler's name in camel case (``list_runs`` ->
     ``listRuns``); name it when SOAT has the operation under another name.
+    ``access``: the IAM action and the SRN the route acts on (required: no route escapes
+    authorization; :data:`chalicelib.api.access.PUBLIC` for the few that take no key).
     """
+    if not isinstance(access, Access):
+        raise TypeError(f"{method} {path}: access must be a chalicelib.api.access.Access")
 
     def decorate(handler: Callable[[Call[Any, Any]], Any]) -> Callable[..., Response]:
         spec = RouteSpec(
@@ -231,13 +261,14 @@ def endpoint(
             response=response,
             status=status,
             tag=tag,
-            public=public,
+            public=access.target == "public",
             published_body=published_body,
             surface=surface,
             raw_body=raw_body,
             documented=documented,
             operation_id=operation_id or camel_case(handler.__name__),
             handler=handler,
+            access=access,
         )
         ROUTES.append(spec)
 
@@ -254,14 +285,19 @@ def endpoint(
         def respond(path_params: dict[str, str]) -> Response:
             request = bp.current_request
             headers = dict(request.headers or {})
-            caller = Caller(is_admin=False) if public else authenticate(headers)
+            caller = Caller(is_admin=False) if spec.public else authenticate(headers)
             _check_path(path_params)
             raw = _raw_bytes(request.raw_body) if method in {"POST", "PUT", "PATCH"} else b""
+            try:
+                parsed_query = _authorized_query(spec, caller, path_params, raw, request)
+            except authorization.EmptyList as denied:
+                return json_response(empty_page(denied.query))
             parsed_body = _parse_body(raw, body) if body is not None else None
+            authorization.authorize_body(access, caller, parsed_body)
             call: Call[Any, Any] = Call(
                 caller=caller,
                 body=parsed_body,
-                query=_parse_query(_single_values(request.query_params), query),
+                query=parsed_query,
                 path=path_params,
                 raw_body=raw or b"",
                 headers=headers,
@@ -295,6 +331,11 @@ def parse_body(decoded: dict[str, Any], model: type[B]) -> B:
         return model.model_validate(decoded)
     except ValidationError as exc:
         raise validation_error_from_pydantic(exc) from exc
+
+
+def empty_page(query: Any) -> dict[str, Any]:
+    """The answer to a list the caller may not read: a page with nothing on it."""
+    return page(pagination.Listing([], None, query.limit, query.offset, total=0))
 
 
 def page(listing: pagination.Listing[Any]) -> dict[str, Any]:

@@ -12,7 +12,8 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import Field, StrictBool, StrictInt
 
-from chalicelib.api.evals import Concurrency
+from chalicelib.api.access import on
+from chalicelib.api.evals import Concurrency, CostLimit
 from chalicelib.api.routing import Call, ListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import Eval
@@ -35,6 +36,8 @@ class StartRun(RequestBody):
     metadata: dict[str, Any] | None = None
     tool_context: dict[str, str] | None = None
     max_concurrency: Concurrency | None = None
+    #: Overrides the eval's ``max_cost_usd`` for this run.
+    max_cost_usd: CostLimit | None = None
 
 
 def _visible_eval(call: Call[Any, Any]) -> Eval:
@@ -56,6 +59,7 @@ def _run_of(call: Call[Any, Any]) -> RunState:
     bp,
     "/api/v1/evals/{eval_id}/runs",
     "POST",
+    access=on("evaluations:RunEval", "eval_id"),
     body=StartRun,
     response=EvalRun,
     status=201,
@@ -73,6 +77,7 @@ def create_run(call: Call[StartRun, Any]) -> EvalRun:
         metadata=body.metadata or {},
         tool_context=body.tool_context or {},
         max_concurrency=body.max_concurrency,
+        max_cost_usd=body.max_cost_usd,
     )
     return start_run(evaluation, options)
 
@@ -81,6 +86,7 @@ def create_run(call: Call[StartRun, Any]) -> EvalRun:
     bp,
     "/api/v1/evals/{eval_id}/runs",
     "GET",
+    access=on("evaluations:ListEvals", "eval_id"),
     query=ListQuery,
     response=Page[EvalRun],
     tag=TAG,
@@ -96,6 +102,7 @@ def list_runs(call: Call[Any, ListQuery]) -> dict[str, Any]:
     bp,
     "/api/v1/evals/{eval_id}/runs/{eval_run_id}",
     "GET",
+    access=on("evaluations:GetEval", "eval_id"),
     response=EvalRun,
     tag=TAG,
     operation_id="getEvalRun",
@@ -119,6 +126,7 @@ def _with_live_item_ids(page_results: list[EvalResult]) -> list[EvalResult]:
     bp,
     "/api/v1/evals/{eval_id}/runs/{eval_run_id}/results",
     "GET",
+    access=on("evaluations:ListEvals", "eval_id"),
     query=ListQuery,
     response=Page[EvalResult],
     tag=TAG,
@@ -135,6 +143,7 @@ def list_results(call: Call[Any, ListQuery]) -> dict[str, Any]:
     bp,
     "/api/v1/evals/{eval_id}/runs/{eval_run_id}/cancel",
     "POST",
+    access=on("evaluations:RunEval", "eval_id"),
     response=EvalRun,
     tag=TAG,
     operation_id="cancelEvalRun",

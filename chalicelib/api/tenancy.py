@@ -7,13 +7,14 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import Field
 
+from chalicelib.api.access import admin_only, on, on_collection
 from chalicelib.api.common import refuse_nulls
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.tenancy import ApiKey, CreatedApiKey, Project
 from chalicelib.engine import ai_providers
-from chalicelib.ids import AiProviderId, ProjectId
-from chalicelib.store import pagination, tenancy
+from chalicelib.ids import AiProviderId, PolicyId, ProjectId
+from chalicelib.store import pagination, policies, tenancy
 
 bp = Blueprint(__name__)
 
@@ -32,12 +33,28 @@ class UpdateProject(RequestBody):
 class CreateApiKey(RequestBody):
     project_id: ProjectId
     name: str = NAME
+    policy_ids: list[PolicyId] = Field(
+        default_factory=list,
+        max_length=policies.MAX_POLICIES_PER_KEY,
+        description="IAM policies bounding the key within its project (docs/iam.md); "
+        "none: the key reaches all of its project",
+    )
+
+
+class UpdateApiKey(RequestBody):
+    name: str | None = Field(None, min_length=1, max_length=200)
+    policy_ids: list[PolicyId] | None = Field(
+        None,
+        max_length=policies.MAX_POLICIES_PER_KEY,
+        description="replaces the key's policies; [] detaches them all (full project access)",
+    )
 
 
 @endpoint(
     bp,
     "/api/v1/projects",
     "POST",
+    access=admin_only("projects:CreateProject", "project"),
     body=CreateProject,
     response=Project,
     status=201,
@@ -54,6 +71,7 @@ def create_project(call: Call[CreateProject, Any]) -> Project:
     bp,
     "/api/v1/projects",
     "GET",
+    access=on_collection("projects:ListProjects", "project"),
     query=ListQuery,
     response=Page[Project],
     tag="projects",
@@ -72,6 +90,7 @@ def list_projects(call: Call[Any, ListQuery]) -> dict[str, Any]:
     bp,
     "/api/v1/projects/{project_id}",
     "GET",
+    access=on("projects:GetProject", "project_id"),
     response=Project,
     tag="projects",
     operation_id="getProject",
@@ -87,6 +106,7 @@ def get_project(call: Call[Any, Any]) -> Project:
     bp,
     "/api/v1/projects/{project_id}",
     "PUT",
+    access=on("projects:UpdateProject", "project_id"),
     body=UpdateProject,
     response=Project,
     tag="projects",
@@ -109,6 +129,7 @@ def update_project(call: Call[UpdateProject, Any]) -> Project:
     bp,
     "/api/v1/api-keys",
     "POST",
+    access=admin_only("api-keys:CreateApiKey", "api-key"),
     body=CreateApiKey,
     response=CreatedApiKey,
     status=201,
@@ -116,16 +137,21 @@ def update_project(call: Call[UpdateProject, Any]) -> Project:
     operation_id="createApiKey",
 )
 def create_api_key(call: Call[CreateApiKey, Any]) -> CreatedApiKey:
-    """Create a project-scoped API key (admin). The secret ``key`` is shown only here."""
+    """Create a project-scoped API key (admin), optionally bounded by policies.
+
+    The secret ``key`` is shown only here.
+    """
     call.caller.require_admin()
     tenancy.get_project(call.body.project_id)
-    return tenancy.create_api_key(call.body.project_id, call.body.name)
+    policies.check_attachable(call.body.policy_ids)
+    return tenancy.create_api_key(call.body.project_id, call.body.name, call.body.policy_ids)
 
 
 @endpoint(
     bp,
     "/api/v1/api-keys",
     "GET",
+    access=on_collection("api-keys:ListApiKeys", "api-key"),
     query=ProjectListQuery,
     response=Page[ApiKey],
     tag="api-keys",
@@ -147,6 +173,7 @@ def _visible_key(call: Call[Any, Any]) -> ApiKey:
     bp,
     "/api/v1/api-keys/{key_id}",
     "GET",
+    access=on("api-keys:GetApiKey", "key_id"),
     response=ApiKey,
     tag="api-keys",
     operation_id="getApiKey",
@@ -159,7 +186,27 @@ def get_api_key(call: Call[Any, Any]) -> ApiKey:
 @endpoint(
     bp,
     "/api/v1/api-keys/{key_id}",
+    "PUT",
+    access=admin_only("api-keys:UpdateApiKey", "api-key"),
+    body=UpdateApiKey,
+    response=ApiKey,
+    tag="api-keys",
+    operation_id="updateApiKey",
+)
+def update_api_key(call: Call[UpdateApiKey, Any]) -> ApiKey:
+    """Rename an API key and/or replace its policies (admin)."""
+    refuse_nulls(call.body, "name", "policy_ids")
+    current = tenancy.get_api_key(call.path["key_id"])
+    if call.body.policy_ids is not None:
+        policies.check_attachable(call.body.policy_ids)
+    return tenancy.update_api_key(current, call.body.name, call.body.policy_ids)
+
+
+@endpoint(
+    bp,
+    "/api/v1/api-keys/{key_id}",
     "DELETE",
+    access=on("api-keys:DeleteApiKey", "key_id"),
     status=204,
     tag="api-keys",
     operation_id="deleteApiKey",
@@ -167,4 +214,4 @@ def get_api_key(call: Call[Any, Any]) -> ApiKey:
 def delete_api_key(call: Call[Any, Any]) -> None:
     """Revoke an API key."""
     key = _visible_key(call)
-    tenancy.delete_api_key(key.id)
+    tenancy.delete_api_key(key)

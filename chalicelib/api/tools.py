@@ -13,6 +13,7 @@ from chalice import Blueprint
 from pydantic import BaseModel, Field
 
 from chalicelib.api import plugin_schemas
+from chalicelib.api.access import on, on_collection
 from chalicelib.api.common import refuse_nulls
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
@@ -81,6 +82,7 @@ def visible_tool(call: Call[Any, Any]) -> Tool:
     bp,
     "/api/v1/tools",
     "POST",
+    access=on_collection("tools:CreateTool", "tool"),
     body=CreateTool,
     published_body=published_create,
     response=Tool,
@@ -100,6 +102,7 @@ def create_tool(call: Call[CreateTool, Any]) -> Tool:
     bp,
     "/api/v1/tools",
     "GET",
+    access=on_collection("tools:ListTools", "tool"),
     query=ProjectListQuery,
     response=Page[Tool],
     tag=TAG,
@@ -111,7 +114,15 @@ def list_tools(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     return page(store.list_tools(project_id, call.query.window()).map(shown))
 
 
-@endpoint(bp, "/api/v1/tools/{tool_id}", "GET", response=Tool, tag=TAG, operation_id="getTool")
+@endpoint(
+    bp,
+    "/api/v1/tools/{tool_id}",
+    "GET",
+    access=on("tools:GetTool", "tool_id"),
+    response=Tool,
+    tag=TAG,
+    operation_id="getTool",
+)
 def get_tool(call: Call[Any, Any]) -> Tool:
     """Get a tool."""
     return shown(visible_tool(call))
@@ -121,6 +132,7 @@ def get_tool(call: Call[Any, Any]) -> Tool:
     bp,
     "/api/v1/tools/{tool_id}",
     "PUT",
+    access=on("tools:UpdateTool", "tool_id"),
     body=UpdateTool,
     published_body=published_update,
     response=Tool,
@@ -135,7 +147,15 @@ def update_tool(call: Call[UpdateTool, Any]) -> Tool:
     return shown(catalog.update_tool(visible_tool(call), given))
 
 
-@endpoint(bp, "/api/v1/tools/{tool_id}", "DELETE", status=204, tag=TAG, operation_id="deleteTool")
+@endpoint(
+    bp,
+    "/api/v1/tools/{tool_id}",
+    "DELETE",
+    access=on("tools:DeleteTool", "tool_id"),
+    status=204,
+    tag=TAG,
+    operation_id="deleteTool",
+)
 def delete_tool(call: Call[Any, Any]) -> None:
     """Delete a tool. Eval scorers naming it then fail at run start (400)."""
     store.delete_tool(visible_tool(call))

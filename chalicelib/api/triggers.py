@@ -14,6 +14,7 @@ from chalice import Blueprint
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from chalicelib.api import plugin_schemas
+from chalicelib.api.access import PUBLIC, BodyGrant, on, on_collection, on_project
 from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ProjectListQuery, Reply, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
@@ -34,6 +35,8 @@ from chalicelib.store import triggers as store
 bp = Blueprint(__name__)
 
 TAG = "triggers"
+#: A trigger starts its eval's runs: binding one to an eval needs the right to run it (403).
+RUNS_TARGET = BodyGrant("evaluations:RunEval", "eval", "target_id", hidden=False)
 Name = Field(min_length=1, max_length=200)
 Description = Field(None, max_length=2000)
 TargetId = Field(min_length=1, max_length=100)
@@ -165,6 +168,7 @@ def visible_trigger(call: Call[Any, Any]) -> Trigger:
     bp,
     "/api/v1/triggers",
     "POST",
+    access=on_collection("triggers:CreateTrigger", "trigger", also=(RUNS_TARGET,)),
     body=CreateTrigger,
     published_body=published_create,
     response=TriggerWithSecret,
@@ -178,21 +182,42 @@ def create_trigger(call: Call[CreateTrigger, Any]) -> TriggerWithSecret:
     return service.create_trigger(project_id, spec)
 
 
-@endpoint(bp, "/api/v1/triggers", "GET", query=ProjectListQuery, response=Page[Trigger], tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/triggers",
+    "GET",
+    access=on_collection("triggers:ListTriggers", "trigger"),
+    query=ProjectListQuery,
+    response=Page[Trigger],
+    tag=TAG,
+)
 def list_triggers(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     """List a project's triggers, oldest first (never their secrets)."""
     project_id = call.caller.listing_project(call.query.project_id)
     return page(store.list_triggers(project_id, call.query.window()))
 
 
-@endpoint(bp, "/api/v1/triggers/{trigger_id}", "GET", response=Trigger, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/triggers/{trigger_id}",
+    "GET",
+    access=on("triggers:GetTrigger", "trigger_id"),
+    response=Trigger,
+    tag=TAG,
+)
 def get_trigger(call: Call[Any, Any]) -> Trigger:
     """Get a trigger (never its secret)."""
     return visible_trigger(call)
 
 
 @endpoint(
-    bp, "/api/v1/triggers/{trigger_id}", "PATCH", body=UpdateTrigger, response=Trigger, tag=TAG
+    bp,
+    "/api/v1/triggers/{trigger_id}",
+    "PATCH",
+    access=on("triggers:UpdateTrigger", "trigger_id", also=(RUNS_TARGET,)),
+    body=UpdateTrigger,
+    response=Trigger,
+    tag=TAG,
 )
 def update_trigger(call: Call[UpdateTrigger, Any]) -> Trigger:
     """Partially update a trigger (its ``type`` is immutable)."""
@@ -203,13 +228,27 @@ def update_trigger(call: Call[UpdateTrigger, Any]) -> Trigger:
     return service.update_trigger(current, TriggerSpec.model_validate(spec.model_dump()))
 
 
-@endpoint(bp, "/api/v1/triggers/{trigger_id}", "DELETE", status=204, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/triggers/{trigger_id}",
+    "DELETE",
+    access=on("triggers:DeleteTrigger", "trigger_id"),
+    status=204,
+    tag=TAG,
+)
 def delete_trigger(call: Call[Any, Any]) -> None:
     """Delete a trigger; its firings and the runs it started keep its id."""
     service.delete_trigger(visible_trigger(call))
 
 
-@endpoint(bp, "/api/v1/triggers/{trigger_id}/secret", "GET", response=TriggerSecret, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/triggers/{trigger_id}/secret",
+    "GET",
+    access=on("triggers:GetTriggerSecret", "trigger_id"),
+    response=TriggerSecret,
+    tag=TAG,
+)
 def get_trigger_secret(call: Call[Any, Any]) -> TriggerSecret:
     """A webhook trigger's signing secret."""
     return service.read_secret(visible_trigger(call))
@@ -219,6 +258,7 @@ def get_trigger_secret(call: Call[Any, Any]) -> TriggerSecret:
     bp,
     "/api/v1/triggers/{trigger_id}/rotate-secret",
     "POST",
+    access=on("triggers:RotateTriggerSecret", "trigger_id"),
     response=TriggerWithSecret,
     tag=TAG,
 )
@@ -231,6 +271,7 @@ def rotate_trigger_secret(call: Call[Any, Any]) -> TriggerWithSecret:
     bp,
     "/api/v1/triggers/{trigger_id}/fire",
     "POST",
+    access=on("triggers:FireTrigger", "trigger_id"),
     body=FireTrigger,
     published_body=lambda: PublishedFire,
     response=TriggerFiring,
@@ -249,6 +290,7 @@ def fire_trigger(call: Call[FireTrigger, Any]) -> TriggerFiring:
     bp,
     "/api/v1/trigger-firings",
     "GET",
+    access=on_collection("triggers:ListTriggerFirings", "trigger"),
     query=FiringListQuery,
     response=Page[TriggerFiring],
     tag=TAG,
@@ -260,7 +302,14 @@ def list_trigger_firings(call: Call[Any, FiringListQuery]) -> dict[str, Any]:
     return page(store.list_firings(project_id, query.trigger_id, query.window()))
 
 
-@endpoint(bp, "/api/v1/trigger-firings/{firing_id}", "GET", response=TriggerFiring, tag=TAG)
+@endpoint(
+    bp,
+    "/api/v1/trigger-firings/{firing_id}",
+    "GET",
+    access=on_project("triggers:GetTriggerFiring", param="firing_id"),
+    response=TriggerFiring,
+    tag=TAG,
+)
 def get_trigger_firing(call: Call[Any, Any]) -> TriggerFiring:
     """Get a firing: its status, the run it started (``result.result_id``) or its error."""
     found = store.get_firing(call.path["firing_id"])
@@ -272,10 +321,10 @@ def get_trigger_firing(call: Call[Any, Any]) -> TriggerFiring:
     bp,
     "/hooks/triggers/{trigger_id}",
     "POST",
+    access=PUBLIC,
     response=None,
     status=202,
     tag=TAG,
-    public=True,
     documented=False,
 )
 def receive_trigger_webhook(call: Call[Any, Any]) -> Reply:

@@ -10,6 +10,7 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import Field, field_validator
 
+from chalicelib.api.access import on, on_collection
 from chalicelib.api.ai_providers import MAX_URL_LENGTH, UrlText
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
@@ -48,6 +49,7 @@ class CreateWebhook(RequestBody):
     bp,
     "/api/v1/webhooks",
     "POST",
+    access=on_collection("webhooks:CreateWebhook", "webhook"),
     body=CreateWebhook,
     response=CreatedWebhook,
     status=201,
@@ -65,6 +67,7 @@ def create_webhook(call: Call[CreateWebhook, Any]) -> CreatedWebhook:
     bp,
     "/api/v1/webhooks",
     "GET",
+    access=on_collection("webhooks:ListWebhooks", "webhook"),
     query=ProjectListQuery,
     response=Page[Webhook],
     tag=TAG,
@@ -83,7 +86,13 @@ def _visible_webhook(call: Call[Any, Any]) -> Webhook:
 
 
 @endpoint(
-    bp, "/api/v1/webhooks/{webhook_id}", "GET", response=Webhook, tag=TAG, operation_id="getWebhook"
+    bp,
+    "/api/v1/webhooks/{webhook_id}",
+    "GET",
+    access=on("webhooks:GetWebhook", "webhook_id"),
+    response=Webhook,
+    tag=TAG,
+    operation_id="getWebhook",
 )
 def get_webhook(call: Call[Any, Any]) -> Webhook:
     """Get a webhook (never its secret)."""
@@ -91,7 +100,13 @@ def get_webhook(call: Call[Any, Any]) -> Webhook:
 
 
 @endpoint(
-    bp, "/api/v1/webhooks/{webhook_id}", "DELETE", status=204, tag=TAG, operation_id="deleteWebhook"
+    bp,
+    "/api/v1/webhooks/{webhook_id}",
+    "DELETE",
+    access=on("webhooks:DeleteWebhook", "webhook_id"),
+    status=204,
+    tag=TAG,
+    operation_id="deleteWebhook",
 )
 def delete_webhook(call: Call[Any, Any]) -> None:
     """Delete a webhook; deliveries not yet sent are then marked failed."""
@@ -103,6 +118,7 @@ def delete_webhook(call: Call[Any, Any]) -> None:
     bp,
     "/api/v1/webhooks/{webhook_id}/deliveries",
     "GET",
+    access=on("webhooks:ListWebhookDeliveries", "webhook_id"),
     query=ListQuery,
     response=Page[Delivery],
     tag=TAG,

@@ -25,9 +25,18 @@ MESSAGE_CHARS = 1000
 
 
 def decide(
-    project_id: str, version: DeciderVersion, value: Any, metadata: dict[str, Any]
+    project_id: str,
+    version: DeciderVersion,
+    value: Any,
+    metadata: dict[str, Any],
+    *,
+    metered: bool = True,
 ) -> Decision:
-    """Answer ``version``'s questions about ``value``; the recorded decision is returned."""
+    """Answer ``version``'s questions about ``value``; the recorded decision is returned.
+
+    ``metered=False`` (a run's decider scorer): no usage event of its own, because the
+    run records the decision's spend with the item's (``store.usage.batch_row``).
+    """
     backend = bind_backend(project_id, version.backend)
     created_at = clock.now_iso()
     started = time.monotonic()
@@ -58,5 +67,5 @@ def decide(
         latency_ms=int((time.monotonic() - started) * 1000),
         created_at=created_at,
     )
-    deciders.record_decision(decision)
+    deciders.record_decision(decision, metered=metered)
     return decision

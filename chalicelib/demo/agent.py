@@ -51,6 +51,12 @@ def _question(payload: dict[str, Any]) -> str:
     return (user[-1] if user else "").lower()
 
 
+def _usage(tokens_in: int, tokens_out: int) -> dict[str, Any]:
+    """What a hosted model would report: tokens, and their cost at a small model's prices."""
+    cost = round(tokens_in * 0.000_001 + tokens_out * 0.000_004, 9)
+    return {"input_tokens": tokens_in, "output_tokens": tokens_out, "cost_usd": cost}
+
+
 def answer_v1(payload: dict[str, Any]) -> dict[str, Any]:
     """The vague first draft."""
     question = _question(payload)
@@ -61,7 +67,7 @@ def answer_v1(payload: dict[str, Any]) -> dict[str, Any]:
     else:
         text = "Thanks for contacting Acme support! Please visit our help center or reply "
         text += "with more details."
-    return {"output": text, "usage": {"input_tokens": len(question) // 4, "output_tokens": 20}}
+    return {"output": text, "usage": _usage(len(question) // 4, 20)}
 
 
 def answer_v2(payload: dict[str, Any]) -> dict[str, Any]:
@@ -73,4 +79,4 @@ def answer_v2(payload: dict[str, Any]) -> dict[str, Any]:
             break
     else:
         text = f"Could you tell me a little more so I can route your question? {SIGNATURE}"
-    return {"output": text, "usage": {"input_tokens": len(question) // 4, "output_tokens": 30}}
+    return {"output": text, "usage": _usage(len(question) // 4, 30)}

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.progress import track
 
 from chalicelib.client import ApiError, Json, PawlClient, Run, RunWaitTimeout, ServerUnreachable
+from chalicelib.demo import judge, spend
 from chalicelib.demo.cases import dataset_items, eval_scorers
 from chalicelib.demo.comparison import make_console, print_comparison
 from chalicelib.demo.progress import DEFAULT_RUN_TIMEOUT_S, follow_run
@@ -52,6 +53,8 @@ class DemoOptions:
     report_path: Path = DEFAULT_REPORT
     quick: bool = False
     run_timeout_s: float = DEFAULT_RUN_TIMEOUT_S
+    #: The demo judge's base URL (``demo.judge``): the eval adds an ``llm_judge`` scorer.
+    judge_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,32 @@ def _dataset(client: PawlClient, console: Console, quick: bool) -> Json:
     return dataset
 
 
+def _tone_run(
+    client: PawlClient, console: Console, agent: Json, dataset: Json, options: DemoOptions
+) -> tuple[str, Run] | None:
+    """A second eval grading v2's tone with the demo judge (``llm_judge``), run once.
+
+    Its own eval, so the main eval needs nothing that lives only while the demo runs: the
+    demo judge is served by ``pawl demo`` alone.
+    """
+    if options.judge_url is None:
+        return None
+    body = {"name": "demo-judge", "base_url": options.judge_url, "default_model": judge.MODEL}
+    provider = _with_free_name(lambda b: client.send("POST", "/api/v1/ai-providers", body=b), body)
+    scorer = {
+        "type": "llm_judge",
+        "prompt": judge.PROMPT,
+        "ai_provider_id": provider["id"],
+        "pass_threshold": judge.PASS_THRESHOLD,
+    }
+    tone = {"agent_id": agent["id"], "dataset_id": dataset["id"], "scorers": [scorer]}
+    evaluation = _with_free_name(client.create_eval, {"name": "support-tone", **tone})
+    console.print(
+        f"eval      {evaluation['id']}  scorers llm_judge (the demo's tone judge)", highlight=False
+    )
+    return evaluation["id"], _run(client, console, evaluation["id"], 2, options.run_timeout_s)
+
+
 def _eval(client: PawlClient, console: Console, agent: Json, dataset: Json) -> Json:
     body = {
         "name": "support-quality",
@@ -156,6 +185,13 @@ def _walkthrough(
         eval_id, timeout_s = evaluation["id"], options.run_timeout_s
         baseline = _run(client, console, eval_id, 1, timeout_s)
         candidate = _run(client, console, eval_id, 2, timeout_s, baseline_run_id=baseline.id)
+        runs_by_eval = {eval_id: [baseline, candidate]}
+        tone = _tone_run(client, console, agent, dataset, options)
+        if tone is not None:
+            runs_by_eval[tone[0]] = [tone[1]]
+        problems = spend.print_spend(client, console, runs_by_eval)
+    if problems:
+        raise DemoFailed(f"the usage API disagrees with the runs' usage: {'; '.join(problems)}")
     return evaluation, baseline, candidate
 
 

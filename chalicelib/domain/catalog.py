@@ -74,6 +74,8 @@ class EvalSettings(Resource):
     max_regression: float | None = None
     #: How many of a run's items may execute at once (pawl's own; the spec has none).
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    #: A run stops starting items once its spend reaches this (USD); None: no budget.
+    max_cost_usd: float | None = None
 
 
 class EvalSpec(EvalSettings):

@@ -39,6 +39,12 @@ TERMINAL_STATUSES = frozenset({COMPLETED, FAILED, CANCELLED})
 #: cancelled run is refused too — it stopped part-way, so its item set is arbitrary.
 BASELINE_STATUSES = frozenset({COMPLETED, FAILED})
 
+#: The failure code of a run whose ``max_cost_usd`` was spent before every item started,
+#: and the error code of each item it then did not start.
+BUDGET_EXCEEDED = "BUDGET_EXCEEDED"
+#: The failure code of a run the reaper failed: no progress for the grace period.
+RUN_STALLED = "RUN_STALLED"
+
 EVENT_COMPLETED = "eval_run.completed"
 EVENT_FAILED = "eval_run.failed"
 
@@ -67,6 +73,9 @@ class EvalRun(Resource):
     passed: bool | None = None
     verdict_reasons: list[dict[str, Any]] | None = None
     failure_reason: str | None = None
+    #: Why a failed run failed, as a code: ``BUDGET_EXCEEDED`` (its ``max_cost_usd`` was
+    #: spent before every item started) or ``RUN_STALLED`` (the reaper's). pawl's own.
+    failure_code: str | None = None
     item_count: int = 0
     completed_count: int = 0
     errored_count: int = 0
@@ -105,6 +114,9 @@ class RunState(BaseModel):
     causation: list[str] = Field(default_factory=list)
     fanout_done: bool = False
     settle_claimed: bool = False
+    #: What the recorded results spent so far (USD); the spend guard compares it with
+    #: the snapshot's ``max_cost_usd``.
+    spent_usd: float = 0.0
     last_activity_at: str
     created_key: str
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from chalicelib.domain.base import Resource
 
 
@@ -18,6 +20,10 @@ class ApiKey(Resource):
     project_id: str
     name: str
     prefix: str
+    policy_ids: list[str] = Field(
+        default_factory=list,
+        description="Policies attached to the key; none: the key reaches all of its project",
+    )
     created_at: str
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from chalicelib import clock, ids
 from chalicelib.agents.contract import AdapterFailed, AgentReply, AgentRequest
 from chalicelib.domain.runs import (
+    BUDGET_EXCEEDED,
     GENERATION_COMPLETED,
     GENERATION_FAILED,
     EvalResult,
@@ -111,7 +112,7 @@ def _generation_error(generation: Generation) -> RecordedError:
     )
 
 
-def _agent_usage(generation: Generation) -> list[UsageEntry]:
+def _agent_usage(generation: Generation, model: str | None) -> list[UsageEntry]:
     usage = generation.usage or {}
     if not usage:
         return []
@@ -121,6 +122,7 @@ def _agent_usage(generation: Generation) -> list[UsageEntry]:
             input_tokens=int(usage.get("input_tokens") or 0),
             output_tokens=int(usage.get("output_tokens") or 0),
             cost_usd=float(usage.get("cost_usd") or 0.0),
+            model=model,
         )
     ]
 
@@ -222,7 +224,8 @@ def execute(ctx: RunContext, item: FrozenItem, trial: int) -> ResultRecord:
         source=EVAL_SOURCE,
     )
     result = _result(ctx, item, trial, generation)
-    result.usage = _agent_usage(generation)
+    # A model agent names its model; other agent types do not say what they called.
+    result.usage = _agent_usage(generation, getattr(ctx.agent.config, "model", None))
     if generation.status != GENERATION_COMPLETED:
         result.error = _generation_error(generation)
         return ResultRecord(eval_id=ctx.eval_id, result=result, generation=generation)
@@ -236,8 +239,15 @@ def execute(ctx: RunContext, item: FrozenItem, trial: int) -> ResultRecord:
     return ResultRecord(eval_id=ctx.eval_id, result=result, generation=generation)
 
 
-def errored_record(ctx: RunContext, item: FrozenItem, trial: int, reason: str) -> ResultRecord:
+def errored_record(
+    ctx: RunContext, item: FrozenItem, trial: int, reason: str, code: str = ITEM_FAILED_CODE
+) -> ResultRecord:
     """The record of an item that kept failing for reasons of our own (its last delivery)."""
     result = _result(ctx, item, trial, None)
-    result.error = RecordedError(code=ITEM_FAILED_CODE, message=reason[:MESSAGE_CHARS])
+    result.error = RecordedError(code=code, message=reason[:MESSAGE_CHARS])
     return ResultRecord(eval_id=ctx.eval_id, result=result, generation=None)
+
+
+def not_started_record(ctx: RunContext, item: FrozenItem, trial: int, reason: str) -> ResultRecord:
+    """The record of an item the spend guard did not start: errored, ``BUDGET_EXCEEDED``."""
+    return errored_record(ctx, item, trial, reason, code=BUDGET_EXCEEDED)

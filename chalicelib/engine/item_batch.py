@@ -11,6 +11,8 @@ conditional update that claims the settle.
 - An item whose result exists (a redelivery): acknowledged without calling the agent.
 - An item that raised for a reason of pawl's own: reported failed, so SQS redelivers
   it; on its last receive it is recorded as errored instead, so the run can settle.
+- A run whose ``max_cost_usd`` is spent: items not yet started are recorded as not
+  started (``engine.budget``); items in flight finish.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 
 from chalicelib.domain.runs import ACTIVE_STATUSES, ResultRecord, RunState, WorkItem
 from chalicelib.engine import concurrency, execute_item, settle
+from chalicelib.engine.budget import Budget
 from chalicelib.engine.context import RunContext, load_context
 from chalicelib.store import batch_reads, results, runs
 
@@ -115,8 +118,9 @@ def _execute_all(
     state: RunState, todo: list[tuple[int, ReceivedWork]], report: BatchReport
 ) -> list[ResultRecord]:
     ctx = load_context(state)
+    budget = Budget(state.snapshot.max_cost_usd, state.spent_usd)
     outcomes = concurrency.run_all(
-        state.id, state.snapshot.max_concurrency, [_task(ctx, r) for _, r in todo]
+        state.id, state.snapshot.max_concurrency, [_task(ctx, r, budget) for _, r in todo]
     )
     records = []
     for (position, receipt), outcome in zip(todo, outcomes, strict=True):
@@ -134,7 +138,7 @@ def _execute_all(
     return records
 
 
-def _task(ctx: RunContext, receipt: ReceivedWork) -> Callable[[], ResultRecord]:
+def _task(ctx: RunContext, receipt: ReceivedWork, budget: Budget) -> Callable[[], ResultRecord]:
     work = receipt.work
 
     def run() -> ResultRecord:
@@ -142,6 +146,10 @@ def _task(ctx: RunContext, receipt: ReceivedWork) -> Callable[[], ResultRecord]:
             raise LookupError(
                 f"item {work.dataset_item_id} is not in the frozen set of {work.run_id}"
             )
-        return execute_item.execute(ctx, work.item, work.trial)
+        if budget.exhausted():
+            return execute_item.not_started_record(ctx, work.item, work.trial, budget.refusal())
+        record = execute_item.execute(ctx, work.item, work.trial)
+        budget.charge(record)
+        return record
 
     return run

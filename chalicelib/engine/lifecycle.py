@@ -16,6 +16,7 @@ from typing import Any
 from chalicelib import clock
 from chalicelib.domain.events import LifecycleEvent
 from chalicelib.domain.runs import (
+    BUDGET_EXCEEDED,
     CANCELLED,
     COMPLETED,
     EVENT_COMPLETED,
@@ -54,9 +55,25 @@ def settle_completed(
     return settled
 
 
-def fail(run_id: str, reason: str) -> bool:
+def settle_over_budget(run_id: str, aggregate_scores: dict[str, Any], reason: str) -> bool:
+    """Settle a fully recorded run whose spend guard left items unstarted: ``failed`` with
+    ``BUDGET_EXCEEDED``, keeping the aggregates of what ran; no verdict. Emits once."""
+    settled = runs.settle(
+        run_id,
+        FAILED,
+        aggregate_scores=aggregate_scores,
+        failure_reason=reason,
+        failure_code=BUDGET_EXCEEDED,
+    )
+    if settled:
+        log.warning("run %s failed: %s", run_id, reason)
+        emit(runs.get_run(run_id))
+    return settled
+
+
+def fail(run_id: str, reason: str, code: str | None = None) -> bool:
     """Settle a run that cannot complete as ``failed`` and emit ``eval_run.failed`` (once)."""
-    settled = runs.settle(run_id, FAILED, failure_reason=reason)
+    settled = runs.settle(run_id, FAILED, failure_reason=reason, failure_code=code)
     if settled:
         log.warning("run %s failed: %s", run_id, reason)
         emit(runs.get_run(run_id))

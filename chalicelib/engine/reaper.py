@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from chalicelib import clock
-from chalicelib.domain.runs import ACTIVE_STATUSES, RunState
+from chalicelib.domain.runs import ACTIVE_STATUSES, RUN_STALLED, RunState
 from chalicelib.engine import lifecycle, settle
 from chalicelib.settings import get_settings
 from chalicelib.store import runs
@@ -73,6 +73,6 @@ def _reap_one(run_id: str, cutoff: str, report: ReapReport) -> None:
         if runs.claim_settle(run_id, stale_before=cutoff) and settle.settle_run(run_id):
             report.settled += 1
     elif runs.claim_failure(run_id, stale_before=cutoff) and lifecycle.fail(
-        run_id, failure_reason(state, get_settings().run_grace_s)
+        run_id, failure_reason(state, get_settings().run_grace_s), RUN_STALLED
     ):
         report.failed += 1

@@ -53,6 +53,8 @@ class Settlement:
     baseline: dict[str, Any] | None = None
     passed: bool | None = None
     verdict_reasons: list[dict[str, Any]] = field(default_factory=list)
+    #: Items the spend guard did not start: the run settles failed, ``BUDGET_EXCEEDED``.
+    not_started: int = 0
 
 
 Step = Callable[[Settlement], None]
@@ -88,15 +90,13 @@ def item_trials(run_id: str, spend: SpendTally | None = None) -> Iterator[Trials
     pages = read_ahead(outcome_rows.iter_outcome_pages(run_id))
     rows: Iterable[OutcomeRow] = chain.from_iterable(pages)
     if spend is not None:
-        rows = _tapped(rows, spend.add_usage)
+        rows = _tapped(rows, spend)
     return group_consecutive(trial_outcome(row) for row in rows)
 
 
-def _tapped(
-    rows: Iterable[OutcomeRow], tap: Callable[[list[dict[str, Any]]], None]
-) -> Iterator[OutcomeRow]:
+def _tapped(rows: Iterable[OutcomeRow], spend: SpendTally) -> Iterator[OutcomeRow]:
     for row in rows:
-        tap(row.usage)
+        spend.add_usage(row.usage, row.error_code)
         yield row
 
 
@@ -155,6 +155,7 @@ def aggregate_and_compare(settlement: Settlement) -> None:
     settlement.aggregate = aggregator.result()
     # Errored items count in no figure, but what they spent was spent: usage sums every row.
     settlement.aggregate["usage"] = spend.result()
+    settlement.not_started = spend.not_started
     if settlement.baseline is not None:
         settlement.aggregate["baseline"] = settlement.baseline
 
@@ -176,8 +177,22 @@ def settle_run(run_id: str) -> bool:
     settlement = Settlement(state=runs.get_run(run_id))
     for step in PIPELINE:
         step(settlement)
+    if settlement.not_started:
+        return lifecycle.settle_over_budget(
+            run_id, settlement.aggregate, _over_budget_reason(settlement)
+        )
     return lifecycle.settle_completed(
         run_id, settlement.aggregate, settlement.passed, settlement.verdict_reasons
+    )
+
+
+def _over_budget_reason(settlement: Settlement) -> str:
+    state = settlement.state
+    spent = settlement.aggregate["usage"]["total"]["cost_usd"]
+    return (
+        f"the run spent ${spent} and reached its max_cost_usd (${state.snapshot.max_cost_usd}) "
+        f"before every item started: {settlement.not_started} of {state.run.item_count} "
+        "were not started; the aggregates cover the items that ran"
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from chalicelib.domain.runs import EvalResult
+from chalicelib.domain.runs import BUDGET_EXCEEDED, EvalResult
 
 
 @dataclass
@@ -24,12 +24,19 @@ class _SourceTotal:
 @dataclass
 class SpendTally:
     by_source: dict[str, _SourceTotal] = field(default_factory=dict)
+    #: Results the spend guard did not start (``max_cost_usd`` was spent first).
+    not_started: int = 0
 
     def add(self, result: EvalResult) -> None:
-        self.add_usage([entry.model_dump() for entry in result.usage])
+        self.add_usage(
+            [entry.model_dump() for entry in result.usage],
+            result.error.code if result.error is not None else None,
+        )
 
-    def add_usage(self, usage: list[dict[str, Any]]) -> None:
-        """A result row's usage as stored (settle's lean rows read it so)."""
+    def add_usage(self, usage: list[dict[str, Any]], error_code: str | None = None) -> None:
+        """A result row's usage and error code as stored (settle's lean rows read them so)."""
+        if error_code == BUDGET_EXCEEDED:
+            self.not_started += 1
         for entry in usage:
             total = self.by_source.setdefault(entry["source"], _SourceTotal())
             total.calls += 1

@@ -52,6 +52,8 @@ class StartOptions:
     tool_context: dict[str, str] = field(default_factory=dict)
     #: Overrides the eval's ``max_concurrency`` for this run.
     max_concurrency: int | None = None
+    #: Overrides the eval's ``max_cost_usd`` (the spend guard) for this run.
+    max_cost_usd: float | None = None
     #: Set when a trigger firing starts the run: the trigger (kept on the run), the causal
     #: chain of trigger ids that led here, and the run id derived from the firing (so a
     #: firing executed twice cannot start two runs: the run row is a conditional put).
@@ -161,6 +163,8 @@ def _new_state(
     snapshot = EvalSnapshot.model_validate(evaluation.model_dump(mode="json"))
     if options.max_concurrency is not None:
         snapshot.max_concurrency = options.max_concurrency
+    if options.max_cost_usd is not None:
+        snapshot.max_cost_usd = options.max_cost_usd
     run = EvalRun(
         id=run_id,
         eval_id=evaluation.id,

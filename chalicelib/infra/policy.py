@@ -27,8 +27,8 @@ TABLE_ACTIONS = [
     "dynamodb:Query",
     "dynamodb:UpdateItem",
 ]
-#: Tables a repository scans (the admin's list of every project).
-SCANNED_TABLES = ["projects"]
+#: Tables a repository scans (the admin's lists of every project and every policy).
+SCANNED_TABLES = ["projects", "policies"]
 INDEX_ACTIONS = ["dynamodb:Query"]
 #: Senders and the event source mapping (which uses the function's role to poll).
 QUEUE_ACTIONS = [

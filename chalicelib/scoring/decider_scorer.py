@@ -134,7 +134,7 @@ class DeciderScorer:
         }
         value = _decision_input(parsed, item, who)
         try:
-            decision = decide(env.project_id, version, value, metadata)
+            decision = decide(env.project_id, version, value, metadata, metered=False)
         except ValidationFailed as exc:  # the backend went away since the run started
             raise ScorerFailed(
                 f"{who}: the decider cannot answer: {exc.message}", exc.code

@@ -68,14 +68,28 @@ def register(model: M) -> M:
     return model
 
 
+#: The modules that declare tables, in the order their tables are listed (definitions,
+#: generated policies): fixed here, not by which module some entry point imported first.
+_MODEL_MODULES = (
+    "chalicelib.store.models",
+    "chalicelib.store.formation_models",
+    "chalicelib.store.usage_models",
+)
+
+
 def registered_models() -> list[type[Model]]:
     _import_all_models()
-    return list(_REGISTRY)
+
+    def module_rank(model: type[Model]) -> int:
+        module = model.__module__
+        return _MODEL_MODULES.index(module) if module in _MODEL_MODULES else len(_MODEL_MODULES)
+
+    return sorted(_REGISTRY, key=module_rank)  # stable: declaration order within a module
 
 
 def _import_all_models() -> None:
     # Imported for their @register side effect; kept here so bind() sees every table.
-    from chalicelib.store import formation_models, models  # noqa: F401
+    from chalicelib.store import formation_models, models, usage_models  # noqa: F401
 
 
 def bind(force: bool = False) -> None:

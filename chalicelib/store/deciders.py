@@ -21,7 +21,8 @@ from pynamodb.expressions.update import Action
 from chalicelib import clock, ids
 from chalicelib.domain.deciders import Backend, Decider, DeciderVersion, Decision, Question
 from chalicelib.errors import Conflict, not_found
-from chalicelib.store import blobs, names, project_scoped
+from chalicelib.store import blobs, names, project_scoped, usage
+from chalicelib.store.base import transaction
 from chalicelib.store.models import DeciderModel, DeciderVersionModel, DecisionModel
 from chalicelib.store.pagination import Listing, Partition, Window, page_of
 from chalicelib.store.transactions import TxnRefused, labelled_transaction
@@ -211,8 +212,12 @@ def input_key(decision_id: str) -> str:
     return f"decisions/{decision_id}/input.json"
 
 
-def record_decision(decision: Decision) -> None:
-    """Write a settled decision once (a repeated id is refused, never overwritten)."""
+def record_decision(decision: Decision, metered: bool = True) -> None:
+    """Write a settled decision once (a repeated id is refused, never overwritten).
+
+    ``metered``: write its usage event in the same call. A decision a run's scorer asked
+    is not: its spend is the item's, metered with the batch's results.
+    """
     encoded = json.dumps(decision.input)
     offload = blobs.should_offload(encoded)
     if offload:
@@ -232,7 +237,12 @@ def record_decision(decision: Decision) -> None:
         latency_ms=decision.latency_ms,
         created_at=decision.created_at,
     )
-    row.save(condition=DecisionModel.id.does_not_exist())
+    if not metered:
+        row.save(condition=DecisionModel.id.does_not_exist())
+        return
+    with transaction() as txn:
+        txn.save(row, condition=DecisionModel.id.does_not_exist())
+        txn.save(usage.decision_row(decision))
 
 
 def _decision_input(model: DecisionModel) -> Any:

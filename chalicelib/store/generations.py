@@ -10,8 +10,8 @@ from pynamodb.exceptions import DoesNotExist
 
 from chalicelib.domain.runs import Generation, RecordedError
 from chalicelib.errors import not_found
-from chalicelib.store import blobs
-from chalicelib.store.base import serialized_writes
+from chalicelib.store import blobs, usage
+from chalicelib.store.base import serialized_writes, transaction
 from chalicelib.store.models import GenerationModel
 
 
@@ -96,10 +96,17 @@ def from_model(model: GenerationModel, with_blobs: bool = True) -> Generation:
 
 
 def create(generation: Generation) -> Generation:
-    """Write one generation on its own (an agent called outside an eval)."""
+    """Write one generation on its own (an agent called outside an eval), with its usage
+    event when it reported usage (one call either way)."""
     row = to_row(generation)
-    with serialized_writes():
-        row.model.save(condition=GenerationModel.id.does_not_exist())
+    usage_row = usage.generation_row(generation)
+    if usage_row is None:
+        with serialized_writes():
+            row.model.save(condition=GenerationModel.id.does_not_exist())
+        return generation
+    with transaction() as txn:
+        txn.save(row.model, condition=GenerationModel.id.does_not_exist())
+        txn.save(usage_row)
     return generation
 
 

@@ -12,6 +12,7 @@ from pynamodb.attributes import (
     ListAttribute,
     NumberAttribute,
     UnicodeAttribute,
+    UnicodeSetAttribute,
 )
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 
@@ -74,6 +75,28 @@ class ApiKeyModel(ProjectScoped, IdModel):
     name = UnicodeAttribute()
     key_hash = UnicodeAttribute()
     prefix = UnicodeAttribute()
+    # The policies attached to the key, in the order given; absent or empty: none, the
+    # key reaches all of its project. Each policy lists the key in its ``key_ids``.
+    policy_ids: ListAttribute[str] = ListAttribute(null=True)  # a list of strings
+
+
+@register
+class PolicyModel(IdModel):
+    """A global IAM policy (not project-scoped, as SOAT has it).
+
+    ``key_ids`` holds the keys it is attached to, written in the same transaction as the
+    key: a delete conditioned on it being absent cannot strand a key (see store/policies.py).
+    """
+
+    class Meta:
+        short_name = "policies"
+
+    name = UnicodeAttribute()
+    description = UnicodeAttribute(null=True)
+    document = JSONAttribute()
+    key_ids = UnicodeSetAttribute(null=True)
+    created_at = UnicodeAttribute()
+    updated_at = UnicodeAttribute()
 
 
 @register
@@ -176,6 +199,7 @@ class EvalModel(ProjectScoped, IdModel):
     trial_reducer = UnicodeAttribute(default="all")
     max_regression = NumberAttribute(null=True)
     max_concurrency = NumberAttribute(null=True)  # absent on evals created before it existed
+    max_cost_usd = NumberAttribute(null=True)
     updated_at = UnicodeAttribute()
     by_dataset = _EvalsByDataset()
     by_agent = _EvalsByAgent()
@@ -238,11 +262,15 @@ class RunModel(IdModel):
     # completed + errored, kept beside them so a condition can compare it with item_count
     # (DynamoDB conditions cannot add).
     recorded_count = NumberAttribute(default=0)
+    #: What the run's recorded results spent (USD), added in the transaction that records
+    #: them: the spend guard reads it (``max_cost_usd``).
+    spent_usd = NumberAttribute(default=0)
     fanout_done = BooleanAttribute(default=False)
     aggregate_scores = JSONAttribute(null=True)
     passed = BooleanAttribute(null=True)
     verdict_reasons = JSONAttribute(null=True)
     failure_reason = UnicodeAttribute(null=True)
+    failure_code = UnicodeAttribute(null=True)
     settle_claimed = BooleanAttribute(default=False)
     started_at = UnicodeAttribute(null=True)
     finished_at = UnicodeAttribute(null=True)

@@ -28,9 +28,14 @@ class OutcomeRow(NamedTuple):
 
     dataset_item_id: str
     trial: int
-    errored: bool
+    #: The recorded error's code (``AGENT_TIMEOUT``, ``BUDGET_EXCEEDED``, ...), None if scored.
+    error_code: str | None
     scores: list[dict[str, Any]]
     usage: list[dict[str, Any]]
+
+    @property
+    def errored(self) -> bool:
+        return self.error_code is not None
 
 
 def _json(item: dict[str, Any], name: str) -> Any:
@@ -42,10 +47,11 @@ def _json(item: dict[str, Any], name: str) -> Any:
 
 def _row(item: dict[str, Any]) -> OutcomeRow:
     trial = item.get("trial")
+    error = _json(item, "error")
     return OutcomeRow(
         dataset_item_id=item["dataset_item_id"]["S"],
         trial=int(trial["N"]) if trial is not None else 1,
-        errored=_json(item, "error") is not None,
+        error_code=None if error is None else str(error.get("code") or "UNKNOWN"),
         scores=_json(item, "scores") or [],
         usage=_json(item, "usage") or [],
     )

@@ -35,17 +35,19 @@ from chalicelib.domain.runs import (
     UsageEntry,
     result_key,
 )
-from chalicelib.store import blobs, generations
+from chalicelib.store import blobs, generations, usage
 from chalicelib.store.base import serialized_writes, transact_write
 from chalicelib.store.models import ResultModel, RunModel
 from chalicelib.store.pagination import Listing, Partition, Window, page_of
+from chalicelib.store.usage_models import UsageModel
 
 log = logging.getLogger("pawl.store.results")
 
 _RESULT_KEYS = frozenset({"run_id", "result_key"})
 _BATCH_GET = 100
-#: TransactWriteItems accepts 100 operations and 4 MB; stay clear of both.
-_TXN_MAX_OPS = 99
+#: TransactWriteItems accepts 100 operations and 4 MB. A chunk of 49 records is 98 puts,
+#: the usage row and the counter update: exactly 100, so metering costs no extra call.
+_TXN_MAX_OPS = 100
 _TXN_MAX_BYTES = 3_500_000
 _CONFLICT_RETRIES = 8
 #: What outcome readers read of a result: enough for the statistics, nothing of the content.
@@ -187,15 +189,19 @@ def from_model(model: ResultModel, with_output: bool = True) -> EvalResult:
 # --- recording --------------------------------------------------------------------------------
 
 
-def _counter_actions(records: list[_PreparedRecord]) -> list[Any]:
+def _counter_actions(records: list[_PreparedRecord], spent_usd: float) -> list[Any]:
     errored = sum(1 for p in records if p.record.result.errored)
     completed = len(records) - errored
-    return [
+    actions = [
         RunModel.completed_count.add(completed),
         RunModel.errored_count.add(errored),
         RunModel.recorded_count.add(completed + errored),
         RunModel.last_activity_at.set(clock.now_iso()),
     ]
+    if spent_usd:
+        # DynamoDB adds decimals exactly; rounding drops the float's binary noise.
+        actions.append(RunModel.spent_usd.add(round(spent_usd, 9)))
+    return actions
 
 
 def _commit(run_id: str, records: list[_PreparedRecord], progress: RunProgress | None) -> bool:
@@ -206,9 +212,11 @@ def _commit(run_id: str, records: list[_PreparedRecord], progress: RunProgress |
     same moment) with jittered backoff; raises anything else.
     """
     guard = _not_completing_the_set(progress, len(records))
+    # Built once: a retried transaction writes the same usage row, never a second one.
+    usage_row = usage.batch_row(run_id, (p.record for p in records))
     for attempt in range(_CONFLICT_RETRIES):
         try:
-            _transact(run_id, records, guard)
+            _transact(run_id, records, guard, usage_row)
             return guard is None
         except TransactWriteError as exc:
             reasons = _reasons(exc)
@@ -223,21 +231,34 @@ def _commit(run_id: str, records: list[_PreparedRecord], progress: RunProgress |
     raise RuntimeError(f"run {run_id}: recording kept conflicting with other writers")
 
 
-def _transact(run_id: str, records: list[_PreparedRecord], guard: Any) -> None:
+def _transact(
+    run_id: str, records: list[_PreparedRecord], guard: Any, usage_row: UsageModel | None
+) -> None:
     condition = RunModel.id.exists()
     if guard is not None:
         condition = condition & guard
     counters = RunModel(id=run_id).get_update_kwargs_from_instance(
-        actions=_counter_actions(records), condition=condition
+        actions=_counter_actions(records, usage.row_cost(usage_row)), condition=condition
     )
-    transact_write([put for prepared in records for put in prepared.puts], [counters])
+    puts = [put for prepared in records for put in prepared.puts]
+    if usage_row is not None:
+        puts.append(usage_row.get_save_kwargs_from_instance())
+    transact_write(puts, [counters])
+
+
+def _usage_bytes(chunk: list[_PreparedRecord], item: _PreparedRecord) -> int:
+    """A generous bound on the chunk's usage row if ``item`` joins it."""
+    entries = sum(len(p.record.result.usage) for p in chunk) + len(item.record.result.usage)
+    return 400 * entries
 
 
 def _chunks(prepared: list[_PreparedRecord]) -> Iterator[list[_PreparedRecord]]:
     chunk: list[_PreparedRecord] = []
     size = 0
     for item in prepared:
-        if chunk and (2 * (len(chunk) + 1) + 1 > _TXN_MAX_OPS or size + item.size > _TXN_MAX_BYTES):
+        # Per record a result and a generation; per chunk a usage row and the counters.
+        too_many = 2 * (len(chunk) + 1) + 2 > _TXN_MAX_OPS
+        if chunk and (too_many or size + item.size + _usage_bytes(chunk, item) > _TXN_MAX_BYTES):
             yield chunk
             chunk, size = [], 0
         chunk.append(item)

@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist
+from pynamodb.exceptions import DoesNotExist, PutError
 
 from chalicelib import clock
 from chalicelib.domain.runs import (
@@ -33,7 +33,7 @@ from chalicelib.domain.runs import (
     RunState,
 )
 from chalicelib.errors import not_found
-from chalicelib.store.base import serialized_writes, transaction
+from chalicelib.store.base import CONDITION_FAILED, serialized_writes, transaction
 from chalicelib.store.models import DatasetItemModel, FrozenItemModel, RunModel
 from chalicelib.store.pagination import Listing, Partition, Window, page_of
 
@@ -62,6 +62,7 @@ def _public(model: RunModel) -> EvalRun:
         passed=model.passed,
         verdict_reasons=model.verdict_reasons,
         failure_reason=model.failure_reason,
+        failure_code=model.failure_code,
         item_count=int(model.item_count or 0),
         completed_count=int(model.completed_count or 0),
         errored_count=int(model.errored_count or 0),
@@ -80,6 +81,7 @@ def state_from_row(model: RunModel) -> RunState:
         causation=list(model.causation or []),
         fanout_done=bool(model.fanout_done),
         settle_claimed=bool(model.settle_claimed),
+        spent_usd=float(model.spent_usd or 0),
         last_activity_at=model.last_activity_at,
         created_key=model.created_key,
     )
@@ -173,13 +175,33 @@ def create_run(state: RunState, items: list[FrozenItem] | None = None) -> None:
     """Write a new run; with ``items`` (a sync run) its frozen set, in the same transaction."""
     row = _row(state)
     if not items:
-        with serialized_writes():
-            row.save(condition=RunModel.id.does_not_exist())
+        try:
+            with serialized_writes():
+                row.save(condition=RunModel.id.does_not_exist())
+        except PutError as exc:
+            if not _landed_on_retry(exc, row):
+                raise
         return
     with transaction() as txn:
         txn.save(row, condition=RunModel.id.does_not_exist())
         for item in items:
             txn.save(_run_item_row(state.id, item))
+
+
+def _landed_on_retry(exc: PutError, row: RunModel) -> bool:
+    """Whether a refused create is our own first attempt, landed before botocore retried.
+
+    A retried PutItem (a timeout or 5xx after the write applied) meets its own row and
+    fails ``does_not_exist``; the row's ``created_key`` (a stamp made per attempt) tells
+    ours from another writer's run of the same id.
+    """
+    if exc.cause_response_code != CONDITION_FAILED:
+        return False
+    try:
+        existing = RunModel.get(row.id, consistent_read=True)
+    except DoesNotExist:
+        return False
+    return bool(existing.created_key == row.created_key)
 
 
 def withdraw_run(run_id: str) -> None:
@@ -296,6 +318,7 @@ def settle(
     passed: bool | None = None,
     verdict_reasons: list[dict[str, Any]] | None = None,
     failure_reason: str | None = None,
+    failure_code: str | None = None,
     event_pending: bool = True,
 ) -> bool:
     """Move an active run to a terminal ``status``, once; the tool_context secret goes with it.
@@ -319,6 +342,8 @@ def settle(
     ]
     if failure_reason is not None:
         actions.append(RunModel.failure_reason.set(failure_reason))
+    if failure_code is not None:
+        actions.append(RunModel.failure_code.set(failure_code))
     if not event_pending:
         actions.append(RunModel.active.remove())
     return _conditional_update(run_id, actions, RunModel.status.is_in(*ACTIVE_STATUSES))

@@ -11,12 +11,12 @@ from pynamodb.expressions.update import Action
 
 from chalicelib import clock, ids, secretbox
 from chalicelib.domain.tenancy import ApiKey, CreatedApiKey, Project
-from chalicelib.errors import ValidationFailed, not_found
-from chalicelib.store import project_scoped
+from chalicelib.errors import PawlError, ValidationFailed, concurrent_update, not_found
+from chalicelib.store import policies, project_scoped
 from chalicelib.store.models import AiProviderModel, ApiKeyModel, ProjectModel
 from chalicelib.store.names import GLOBAL_SCOPE, claiming_name
 from chalicelib.store.pagination import Listing, TableScan, Window, page_of
-from chalicelib.store.transactions import TxnRefused, conflict_on_lost_race
+from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
 KIND = "project"
 KEY_SCHEME = "pawl"
@@ -154,12 +154,19 @@ def _api_key(model: ApiKeyModel) -> ApiKey:
         project_id=model.project_id,
         name=model.name,
         prefix=model.prefix,
+        policy_ids=list(model.policy_ids or []),
         created_at=model.created_at,
     )
 
 
-def create_api_key(project_id: str, name: str) -> CreatedApiKey:
-    """Create a key; the secret exists only in the return value (stored as a keyed hash)."""
+def create_api_key(
+    project_id: str, name: str, policy_ids: list[str] | None = None
+) -> CreatedApiKey:
+    """Create a key; the secret exists only in the return value (stored as a keyed hash).
+
+    The row, the project check and each attached policy's ``key_ids`` are one transaction:
+    a policy deleted meanwhile is a 400 naming it, the project gone a 404, nothing written.
+    """
     key_id = ids.new_id("api_key")
     secret = ids.random_token(32)
     token = f"{KEY_SCHEME}.{key_id}.{secret}"
@@ -170,11 +177,69 @@ def create_api_key(project_id: str, name: str) -> CreatedApiKey:
         name=name,
         key_hash=_hash(key_id, secret),
         prefix=token[: len(KEY_SCHEME) + 1 + len(key_id)],
+        policy_ids=list(policy_ids or []) or None,
         created_at=now,
         created_key=created_key,
     )
-    project_scoped.save_in_project(row, project_id)
+    try:
+        with labelled_transaction() as txn:
+            txn.save("row", row, condition=ApiKeyModel.id.does_not_exist())
+            txn.check("project", ProjectModel, project_id, ProjectModel.id.exists())
+            policies.attach(txn, key_id, list(policy_ids or []))
+    except TxnRefused as exc:
+        raise _key_write_refused(exc, "project", project_id) from exc
     return CreatedApiKey(key=token, **_api_key(row).model_dump())
+
+
+def update_api_key(current: ApiKey, name: str | None, policy_ids: list[str] | None) -> ApiKey:
+    """Rename the key and/or replace its policies (``[]`` detaches them all), atomically.
+
+    Conditioned on the policy list it read, so two concurrent updates cannot leave a
+    policy's ``key_ids`` disagreeing with the key: the loser gets 409 ``CONCURRENT_UPDATE``.
+    """
+    attrs = ApiKeyModel
+    actions: list[Action] = []
+    if name is not None:
+        actions.append(attrs.name.set(name))
+    added: list[str] = []
+    removed: list[str] = []
+    if policy_ids is not None:
+        added = [p for p in policy_ids if p not in current.policy_ids]
+        removed = [p for p in current.policy_ids if p not in policy_ids]
+        actions.append(
+            attrs.policy_ids.set(policy_ids) if policy_ids else attrs.policy_ids.remove()
+        )
+    if not actions:
+        return current
+    unchanged = (
+        attrs.policy_ids == current.policy_ids
+        if current.policy_ids
+        else attrs.policy_ids.does_not_exist()
+    )
+    try:
+        with labelled_transaction() as txn:
+            txn.update(
+                "api_key",
+                ApiKeyModel(id=current.id),
+                actions,
+                condition=attrs.id.exists() & unchanged,
+            )
+            policies.attach(txn, current.id, added)
+            policies.detach(txn, current.id, removed)
+    except TxnRefused as exc:
+        if "api_key" in exc.labels:
+            raise project_scoped.lost_race(ApiKeyModel, "api_key", current.id) from exc
+        raise _key_write_refused(exc, "api_key", current.id) from exc
+    return get_api_key(current.id)
+
+
+def _key_write_refused(exc: TxnRefused, kind: str, resource_id: str) -> PawlError:
+    refused = policies.refused_attachment(exc)
+    if refused is not None:
+        return refused
+    if kind in exc.labels:
+        return not_found(kind, resource_id)
+    return concurrent_update("api_key", resource_id)
 
 
 def get_api_key(key_id: str) -> ApiKey:
@@ -185,9 +250,21 @@ def list_api_keys(project_id: str, window: Window) -> Listing[ApiKey]:
     return project_scoped.list_by_project(ApiKeyModel, project_id, window, _api_key)
 
 
-def delete_api_key(key_id: str) -> None:
-    with conflict_on_lost_race():
-        ApiKeyModel(id=key_id).delete()
+def delete_api_key(key: ApiKey) -> None:
+    """Revoke a key and take it off its policies' ``key_ids`` in the same transaction."""
+    unchanged = (
+        ApiKeyModel.policy_ids == key.policy_ids
+        if key.policy_ids
+        else ApiKeyModel.policy_ids.does_not_exist()
+    )
+    try:
+        with labelled_transaction() as txn:
+            txn.delete(
+                "api_key", ApiKeyModel(id=key.id), condition=ApiKeyModel.id.exists() & unchanged
+            )
+            policies.detach(txn, key.id, key.policy_ids)
+    except TxnRefused as exc:
+        raise project_scoped.lost_race(ApiKeyModel, "api_key", key.id) from exc
 
 
 def resolve_token(token: str) -> ApiKey | None:

@@ -40,6 +40,10 @@ def test_api_key_secret_shown_once_and_scoped(api: Any, project: dict[str, Any])
     scoped = api.as_key(created.json["key"])
     assert scoped.get(f"/api/v1/projects/{project['id']}").status == 200
     assert scoped.post("/api/v1/projects", {"name": "x"}).status == 403
+    # Admin-only creates refuse a project key before its body is read (iam.md's order).
+    for path in ("/api/v1/projects", "/api/v1/api-keys"):
+        refused = scoped.post(path, {"colour": "red"})
+        assert refused.status == 403 and refused.code == "FORBIDDEN", refused
     assert api.delete(f"/api/v1/api-keys/{key_id}").status == 204
     assert scoped.get(f"/api/v1/projects/{project['id']}").status == 401
 

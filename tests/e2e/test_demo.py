@@ -110,6 +110,14 @@ def test_quick_demo_prints_the_comparison_writes_the_report_and_its_state_serves
     assert sorted(bars) == ["baseline"] * len(expected) + ["candidate"] * len(expected)
     assert "<script" not in html
 
+    # the spend: the usage API's rollup by source, checked against the runs' own usage
+    eval_spend = re.search(r"^spend     eval: \$([\d.]+) over (\d+) calls", out, re.M)
+    judge_spend = re.search(r"^spend     eval_judge: \$([\d.]+) over (\d+) calls", out, re.M)
+    assert eval_spend and judge_spend, out
+    assert int(eval_spend.group(2)) == 3 * n and int(judge_spend.group(2)) == n
+    assert float(eval_spend.group(1)) > 0 and float(judge_spend.group(1)) > 0
+    assert "/usage/aggregate?group_by=source equals the runs' own usage" in out
+
     _serve_the_demos_state(tmp_path / "state", out, capsys)
 
 
@@ -121,7 +129,8 @@ def _serve_the_demos_state(state_dir: Path, out: str, capsys: pytest.CaptureFixt
     env = {"PAWL_PYTHON_AGENT_MODULES": "chalicelib.demo.agent"}
     server = ServeProcess(state_dir, state_dir.parent, extra_env=env, admin_key=None)
     try:
-        restored = f"1 project, 1 agent, 1 dataset, {QUICK_CASES} dataset items, 1 eval, 2 runs"
+        # The comparison's eval and its two runs, and the tone eval the demo judge ran once.
+        restored = f"1 project, 1 agent, 1 dataset, {QUICK_CASES} dataset items, 2 evals, 3 runs"
         assert f"restored    {restored}" in "".join(server.output)
         args = ["run", "--server", server.url, "--api-key", key.group(1), "--timeout", "120"]
         assert cli.main([*args, "--eval", eval_id.group(1), "--baseline", "latest"]) == 0

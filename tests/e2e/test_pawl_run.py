@@ -14,6 +14,7 @@ from chalicelib.client import PawlClient, Run
 from chalicelib.demo.cases import CASES, dataset_items, eval_scorers
 from chalicelib.demo.ci import exit_code_for
 from chalicelib.local.runtime import LocalRuntime
+from tests.api.test_iam_examples import documented_policy
 from tests.support import agents
 from tests.support.runtime import runtime_with_project
 
@@ -24,6 +25,7 @@ CASE_INDICES = (0, 8, 32, 40)
 class Setup:
     def __init__(self, runtime: LocalRuntime, key: str, agent_id: str, dataset_id: str) -> None:
         self.url = runtime.url
+        self.admin_key = runtime.admin_key
         self.key = key
         self.agent_id = agent_id
         self.dataset_id = dataset_id
@@ -47,8 +49,9 @@ class Setup:
             )
         return str(created["id"])
 
-    def args(self, *extra: str) -> list[str]:
-        return ["run", "--server", self.url, "--api-key", self.key, "--timeout", "120", *extra]
+    def args(self, *extra: str, key: str | None = None) -> list[str]:
+        key = key or self.key
+        return ["run", "--server", self.url, "--api-key", key, "--timeout", "120", *extra]
 
 
 @pytest.fixture(scope="module")
@@ -249,3 +252,28 @@ def _run(status: str, passed: bool | None) -> Run:
 )
 def test_exit_code_follows_status_then_verdict(status: str, passed: bool | None, code: int) -> None:
     assert exit_code_for(_run(status, passed)) == code
+
+
+@pytest.mark.slow
+def test_a_ci_key_whose_policy_names_one_eval_runs_it_and_nothing_else(
+    setup: Setup, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/iam.md's CI example: `pawl run --baseline latest` needs no more than it grants."""
+    eval_id, other_id = setup.new_eval("ci-only"), setup.new_eval("not-for-ci")
+    assert cli.main(setup.args("--eval", eval_id, "--agent-version", "1")) == 1
+    with setup.client() as client:
+        project_id = client.get_eval(eval_id)["project_id"]
+    document = documented_policy("ci").replace("proj_ACME", project_id)
+    document = document.replace("eval_NIGHTLY", eval_id)
+    with PawlClient(setup.url, setup.admin_key) as admin:
+        body = {"name": "ci-only", "document": json.loads(document)}
+        policy = admin.send("POST", "/api/v1/policies", body=body)
+        key_body = {"project_id": project_id, "name": "ci-only", "policy_ids": [policy["id"]]}
+        ci_key = admin.send("POST", "/api/v1/api-keys", body=key_body)["key"]
+    capsys.readouterr()
+    code = cli.main(setup.args("--eval", eval_id, "--baseline", "latest", key=ci_key))
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "Verdict: PASSED" in out
+    assert cli.main(setup.args("--eval", other_id, key=ci_key)) == 2
+    assert "403 FORBIDDEN" in capsys.readouterr().err

@@ -95,8 +95,20 @@ def _agent(request: Request) -> Reply:
     return Reply(body={"output": f"answer to {question}"})
 
 
+def _a_key_with_a_policy(api: Api, project_id: str) -> None:
+    """A policy (created, listed: a Scan) and a key carrying it (read on its request)."""
+    document = {"statement": [{"effect": "Allow", "action": ["projects:GetProject"]}]}
+    policy = api.post("/api/v1/policies", {"name": "reader", "document": document}).json
+    assert [p["id"] for p in api.get("/api/v1/policies").json["data"]] == [policy["id"]]
+    body = {"project_id": project_id, "name": "reader", "policy_ids": [policy["id"]]}
+    reader = api.as_key(api.post("/api/v1/api-keys", body).json["key"])
+    assert reader.get(f"/api/v1/projects/{project_id}").status == 200
+    assert reader.get(f"/api/v1/datasets?project_id={project_id}").json["data"] == []
+
+
 def _one_small_run(api: Api) -> dict[str, Any]:
     project = api.post("/api/v1/projects", {"name": "deployed"}).json
+    _a_key_with_a_policy(api, project["id"])
     with serve(_agent) as agent_server:
         agent = api.post("/api/v1/agents", {
             "project_id": project["id"], "name": "remote", "type": "http",

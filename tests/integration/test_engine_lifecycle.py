@@ -169,6 +169,7 @@ def test_reaper_fails_an_abandoned_run_once(
     assert _reap(app)["failed"] == 1
     failed = _run(api, suite, run["id"])
     assert failed["status"] == "failed" and "1 of 2" in failed["failure_reason"]
+    assert failed["failure_code"] == "RUN_STALLED"
     assert failed["aggregate_scores"] is None and failed["finished_at"]
     assert plugins.events.of(run["id"]) == ["eval_run.failed"]
     assert run_store.get_run(run["id"]).tool_context == {}

@@ -213,12 +213,8 @@ EVERY_TYPE: dict[str, Any] = {
 }
 
 
-def test_a_snapshot_round_trips_every_type_tables_with_sort_keys_and_objects(
-    tmp_path: Path, standins: list[StandIn]
-) -> None:
-    journal_dir, state_dir = tmp_path / "journal", tmp_path / "state"
-    first = _start(journal_dir, standins)
-    first.dynamodb.create_table(
+def _create_sorted_table(standin: StandIn) -> None:
+    standin.dynamodb.create_table(
         TableName=SORTED_TABLE,
         KeySchema=[
             {"AttributeName": "pk", "KeyType": "HASH"},
@@ -230,6 +226,14 @@ def test_a_snapshot_round_trips_every_type_tables_with_sort_keys_and_objects(
         ],
         BillingMode="PAY_PER_REQUEST",
     )
+
+
+def test_a_snapshot_round_trips_every_type_tables_with_sort_keys_and_objects(
+    tmp_path: Path, standins: list[StandIn]
+) -> None:
+    journal_dir, state_dir = tmp_path / "journal", tmp_path / "state"
+    first = _start(journal_dir, standins)
+    _create_sorted_table(first)
     first.server.control("open", **{"from": 0})
     first.dynamodb.put_item(TableName=TABLE, Item=EVERY_TYPE)
     for index in range(30):
@@ -247,18 +251,7 @@ def test_a_snapshot_round_trips_every_type_tables_with_sort_keys_and_objects(
     first.kill9()
 
     second = _start(journal_dir, standins)
-    second.dynamodb.create_table(
-        TableName=SORTED_TABLE,
-        KeySchema=[
-            {"AttributeName": "pk", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    _create_sorted_table(second)
     opened = second.server.control("open", state_dir=str(state_dir), region=REGION)
     assert opened["restored"]["items"] == 31 and opened["restored"]["objects"] == 1
     assert opened["replayed"] == 1

@@ -16,7 +16,7 @@ import pytest
 from chalicelib.engine import execute_item, messages
 from chalicelib.engine.context import load_context
 from chalicelib.settings import get_settings
-from chalicelib.store import results
+from chalicelib.store import results, usage
 from chalicelib.store import runs as run_store
 from chalicelib.store.base import connection
 from chalicelib.workers.queues import ITEM_BATCH_MESSAGES, ITEM_BATCH_SIZE
@@ -98,6 +98,27 @@ def test_batches_that_cannot_finish_the_run_make_no_claim(
     assert done["status"] == "completed" and done["completed_count"] == items
     assert_counters_match_rows(done)
     assert plugins.events.of(run_id) == ["eval_run.completed"]
+
+
+def test_metering_a_full_batch_adds_no_aws_call(
+    api: Any, app: Any, project: Any, plugins: Plugins, calls: DynamoCalls
+) -> None:
+    """Every item reports usage: its events ride in the batch's two transactions."""
+    cases = [(f"paid:{i}", str(i)) for i in range(2 * ITEM_BATCH_SIZE)]
+    suite = make_suite(api, project, cases)
+    run_id = api.post(suite.runs_path, {}).json["id"]
+    deliver(app, "fan_out_run", get_settings().run_queue, receive(get_settings().run_queue, 1))
+    queue = get_settings().item_queue
+    calls.take()
+    batch = receive(queue, ITEM_BATCH_MESSAGES)
+    assert sum(len(messages.decode_work(m["Body"])) for m in batch) == ITEM_BATCH_SIZE
+    assert deliver(app, "execute_items", queue, batch) == []
+    steady = Counter({"BatchGetItem": 1, "TransactWriteItems": 2, "GetItem": 1})
+    assert calls.take() == steady
+    events = list(usage.iter_events(project["id"], usage.UsageFilter(run_id=run_id)))
+    assert len(events) == ITEM_BATCH_SIZE
+    assert {(e.source, e.cost_usd) for e in events} == {("eval", 0.001)}
+    assert run_store.get_run(run_id).spent_usd == pytest.approx(ITEM_BATCH_SIZE * 0.001)
 
 
 def _errored_record(run_id: str, item_id: str) -> Any:

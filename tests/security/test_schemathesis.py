@@ -39,7 +39,16 @@ from tests.conftest import ADMIN_KEY
 from tests.support.fuzz import FUZZ_SETTINGS, MAX_EXAMPLES
 from tests.support.http_front import app_over_http, project_over_http
 
-ADMIN_ONLY = {("POST", "/api/v1/projects"), ("POST", "/api/v1/api-keys")}
+ADMIN_ONLY = {
+    ("POST", "/api/v1/projects"),
+    ("POST", "/api/v1/api-keys"),
+    ("PUT", "/api/v1/api-keys/{key_id}"),
+    ("GET", "/api/v1/policies"),
+    ("POST", "/api/v1/policies"),
+    ("GET", "/api/v1/policies/{policy_id}"),
+    ("PUT", "/api/v1/policies/{policy_id}"),
+    ("DELETE", "/api/v1/policies/{policy_id}"),
+}
 #: A formation template is valid only when its refs name its own resources, its graph has
 #: no cycle and each resource's properties fit that type's create route: rules between
 #: members that JSON Schema cannot state. These operations get every check but positive
@@ -124,7 +133,9 @@ def seed(url: str, key: str, project_id: str) -> dict[str, str]:
         "dataset_id": dataset_id,
         "scorers": [{"type": "contains", "value": "x"}],
     }
+    policy = {"name": "fuzz", "document": {"statement": [{"effect": "Allow", "action": ["*"]}]}}
     return {
+        "policy": _create(url, "/api/v1/policies", policy, ADMIN_KEY)["id"],
         "project": project_id,
         "ai_provider": provider["id"],
         "tool": tool_id,
@@ -151,6 +162,8 @@ def real_references(value: Any, seeded: dict[str, str]) -> Any:
     for key, entry in value.items():
         if key in REFERENCES and isinstance(entry, str):
             real[key] = seeded[REFERENCES[key]]
+        elif key == "policy_ids" and isinstance(entry, list):
+            real[key] = [seeded["policy"]] if entry else []
         elif key in {"url", "base_url"} and isinstance(entry, str):
             real[key] = _ORIGIN.sub(ALLOWED_ORIGIN, entry, count=1)
         else:

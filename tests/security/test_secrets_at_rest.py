@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from chalicelib import aws, secretbox, wiring
-from chalicelib.local import snapshot
+from chalicelib.local import standin_state
 from chalicelib.plugins.manager import plugins
 from chalicelib.settings import get_settings
 from chalicelib.store import webhooks as webhook_store
@@ -67,7 +67,7 @@ def test_webhook_secret_is_sealed_at_rest_and_still_signs(
         hook = _create_webhook(api.as_key(project_key), project["id"], f"{server.url}/hook")
         stored = _raw_row("webhooks", hook["id"])["secret"]["S"]
         assert stored.startswith("sb1.") and WEBHOOK_SECRET not in stored
-        document = json.dumps(snapshot.capture(get_settings().bucket))
+        document = json.dumps(standin_state.dump(get_settings().region, get_settings().bucket))
         assert hook["id"] in document and WEBHOOK_SECRET not in document
         _delivered_and_verified(project["id"], receiver)
     assert "secret" not in api.get(f"/api/v1/webhooks/{hook['id']}").json

@@ -40,6 +40,8 @@ SECRET_HEADER_VALUE = "Bearer victim-tool-secret-0000"
 TEMPLATE = {
     "resources": {"Cases": {"type": "dataset", "properties": {"name": "victim-formation-dataset"}}}
 }
+DENY_ALL = {"statement": [{"effect": "Deny", "action": ["*"]}]}
+ALLOW_ALL = {"effect": "Allow", "action": ["*"]}
 STOLEN_TEMPLATE = {"resources": {"Cases": {"type": "dataset", "properties": {"name": "stolen"}}}}
 
 
@@ -148,7 +150,11 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
         )
     )
     assert formation["status"] == "active", formation
+    policy = _created(api.post("/api/v1/policies", {"name": "victim-policy", "document": DENY_ALL}))
+    bounded = {"project_id": project["id"], "name": "bounded", "policy_ids": [policy["id"]]}
+    assert api.post("/api/v1/api-keys", bounded).status == 201
     ids = {
+        "policy_id": policy["id"],
         "formation_id": formation["id"],
         "project_id": project["id"],
         "key_id": key["id"],
@@ -178,7 +184,7 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
     ids["suiteId"], ids["runId"] = V2_SUITE_ID, v2_run["runId"]
     names = ["victim-corp", "victim-judge-tool", "victim-decider", "victim-provider"]
     names += ["victim-nightly"]
-    names += ["victim-formation", "victim-formation-dataset"]
+    names += ["victim-formation", "victim-formation-dataset", "victim-policy"]
     names += ["echo:alpha", "echo:gamma", SECRET_HEADER_VALUE]
     return Victim(
         ids=ids,
@@ -215,6 +221,9 @@ def sample_body(method: str, path: str, ids: dict[str, str]) -> dict[str, Any] |
         ("POST", "/api/v1/projects"): {"name": "stolen"},
         ("PUT", "/api/v1/projects/{project_id}"): {"name": "renamed-by-attacker"},
         ("POST", "/api/v1/api-keys"): {"project_id": project, "name": "stolen"},
+        ("PUT", "/api/v1/api-keys/{key_id}"): {"name": "renamed-by-attacker", "policy_ids": []},
+        ("POST", "/api/v1/policies"): {"name": "stolen", "document": DENY_ALL},
+        ("PUT", "/api/v1/policies/{policy_id}"): {"document": {"statement": [ALLOW_ALL]}},
         ("POST", "/api/v1/agents"): {
             "project_id": project,
             "name": "stolen",
@@ -323,8 +332,16 @@ LIST_QUERIES = {
     "/api/v1/tools",
     "/api/v1/triggers",
     "/api/v1/trigger-firings",
+    "/api/v1/usage/aggregate",
+    "/api/v1/usage/events",
     "/api/v1/webhooks",
 }
+#: What a listing needs beside ``project_id`` to be a valid request.
+LIST_QUERY_EXTRAS = {"/api/v1/usage/aggregate": "&group_by=source"}
+
+
+def _listing(path: str, project: str) -> str:
+    return f"{path}?project_id={project}{LIST_QUERY_EXTRAS.get(path, '')}"
 
 
 def route_calls(app: Any, ids: dict[str, str]) -> list[tuple[str, str, dict[str, Any] | None]]:
@@ -336,7 +353,7 @@ def route_calls(app: Any, ids: dict[str, str]) -> list[tuple[str, str, dict[str,
                 continue
             path = _fill(template, ids)
             if method == "GET" and template in LIST_QUERIES:
-                path += f"?project_id={ids['project_id']}"
+                path = _listing(path, ids["project_id"])
             calls.append((method, path, sample_body(method, template, ids)))
     return calls
 
@@ -346,7 +363,7 @@ def victim_state(api: Any, victim: Victim) -> str:
     project = victim.ids["project_id"]
     parts = [api.get(f"/api/v1/projects/{project}").json]
     for listing in sorted(LIST_QUERIES):
-        parts.append(api.get(f"{listing}?project_id={project}").json)
+        parts.append(api.get(_listing(listing, project)).json)
     for path in (
         "/api/v1/datasets/{dataset_id}/items",
         "/api/v1/evals/{eval_id}/runs",
@@ -359,6 +376,8 @@ def victim_state(api: Any, victim: Victim) -> str:
         "/api/v1/triggers/{trigger_id}/secret",
         "/api/v1/trigger-firings/{firing_id}",
         "/api/v1/formations/{formation_id}/events",
+        "/api/v1/policies/{policy_id}",
+        "/api/v1/api-keys/{key_id}",
     ):
         parts.append(api.get(_fill(path, victim.ids)).json)
     return json.dumps(parts, sort_keys=True)
@@ -402,6 +421,22 @@ def test_a_foreign_key_reaches_nothing_on_any_route(api: Any, victim: Victim) ->
             )
     assert leaks == []
     assert victim_state(api, victim) == before
+
+
+def test_a_foreign_key_filtering_by_the_victim_s_run_or_eval_sees_no_usage(
+    api: Any, victim: Victim
+) -> None:
+    own = api.get(_listing("/api/v1/usage/events", victim.ids["project_id"])).json["data"]
+    assert [e["decision_id"] for e in own] == [victim.ids["decision_id"]]  # metered
+    other = _created(api.post("/api/v1/projects", {"name": "other"}))
+    other_key = _created(api.post("/api/v1/api-keys", {"project_id": other["id"], "name": "k"}))
+    outsider = api.as_key(other_key["key"])
+    run_id, eval_id = victim.ids["eval_run_id"], victim.ids["eval_id"]
+    for query in (f"eval_run_id={run_id}", f"eval_id={eval_id}", ""):
+        listed = outsider.get(f"/api/v1/usage/events?{query}")
+        assert listed.status == 200 and listed.json["data"] == [] and listed.json["total"] == 0
+        rolled = outsider.get(f"/api/v1/usage/aggregate?group_by=eval_id&{query}").json
+        assert rolled["groups"] == [] and rolled["totals"]["event_count"] == 0
 
 
 def test_missing_project_and_foreign_project_look_the_same(api: Any, victim: Victim) -> None:

@@ -27,6 +27,10 @@ ENTERED = threading.Semaphore(0)
 BLOCK_TIMEOUT_S = 20
 
 
+#: The usage a ``paid:<text>`` answer reports.
+PAID_USAGE = {"input_tokens": 10, "output_tokens": 2, "cost_usd": 0.001}
+
+
 def reset() -> None:
     with _lock:
         CALLS.clear()
@@ -52,6 +56,8 @@ def scripted(payload: dict[str, Any]) -> dict[str, Any]:
     command, _, argument = text.partition(":")
     if command == "echo":
         return {"output": argument}
+    if command == "paid":  # an answer that reports usage, as a hosted model's would
+        return {"output": argument, "usage": PAID_USAGE}
     if command == "big":
         return {"output": "x" * int(argument)}
     if text == "pause":

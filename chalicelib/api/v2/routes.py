@@ -11,6 +11,7 @@ from typing import Any
 
 from chalice import Blueprint
 
+from chalicelib.api.access import PUBLIC, on_project
 from chalicelib.api.routing import Call, Reply, endpoint
 from chalicelib.api.v2 import envelope, reads, responses, runs, suites
 from chalicelib.api.v2.bodies import CreateRun, SuiteDocument
@@ -46,7 +47,9 @@ def capability(project_id: str) -> dict[str, Any]:
     }
 
 
-@v2_endpoint("/v2/discovery", "GET", response=responses.DISCOVERY)
+@v2_endpoint(
+    "/v2/discovery", "GET", access=on_project("openwop:GetDiscovery"), response=responses.DISCOVERY
+)
 def discovery(call: Call[Any, Any]) -> dict[str, Any]:
     """What this host runs: ``agents.evalSuite`` and the fixtures every tenant can run."""
     project_id = tenant(call)
@@ -60,7 +63,12 @@ def discovery(call: Call[Any, Any]) -> dict[str, Any]:
 
 
 @v2_endpoint(
-    "/v2/eval-suites", "POST", body=SuiteDocument, status=201, response=responses.SUITE_REF
+    "/v2/eval-suites",
+    "POST",
+    access=on_project("openwop:RegisterSuite"),
+    body=SuiteDocument,
+    status=201,
+    response=responses.SUITE_REF,
 )
 def register_suite(call: Call[Any, Any]) -> Any:
     """Register an AgentEvalSuite version (201; the same content again: 200; changed: 409)."""
@@ -81,7 +89,12 @@ def _versions_body(suite_id: str, found: list[dict[str, Any]]) -> dict[str, Any]
     }
 
 
-@v2_endpoint("/v2/eval-suites/{suiteId}", "GET", response=responses.VERSIONS)
+@v2_endpoint(
+    "/v2/eval-suites/{suiteId}",
+    "GET",
+    access=on_project("openwop:GetSuite", missing="suite"),
+    response=responses.VERSIONS,
+)
 def list_suite_versions(call: Call[Any, Any]) -> dict[str, Any]:
     """The versions of one of the caller's suites, oldest first."""
     suite_id = call.path["suiteId"]
@@ -91,7 +104,12 @@ def list_suite_versions(call: Call[Any, Any]) -> dict[str, Any]:
     return _versions_body(suite_id, found)
 
 
-@v2_endpoint("/v2/eval-suites/{suiteId}/{version}", "GET", response=responses.SUITE)
+@v2_endpoint(
+    "/v2/eval-suites/{suiteId}/{version}",
+    "GET",
+    access=on_project("openwop:GetSuite", missing="suite version"),
+    response=responses.SUITE,
+)
 def get_suite_version(call: Call[Any, Any]) -> dict[str, Any]:
     """One suite version's document, as registered."""
     document = suites.document_of(tenant(call), call.path["suiteId"], call.path["version"])
@@ -119,7 +137,14 @@ def _created(v2: dict[str, Any], status: str = "queued") -> dict[str, Any]:
     return {"runId": run_id, "status": status, "eventsUrl": f"/v2/runs/{run_id}/events"}
 
 
-@v2_endpoint("/v2/runs", "POST", body=CreateRun, status=201, response=responses.CREATED)
+@v2_endpoint(
+    "/v2/runs",
+    "POST",
+    access=on_project("openwop:CreateRun"),
+    body=CreateRun,
+    status=201,
+    response=responses.CREATED,
+)
 def create_run(call: Call[CreateRun, Any]) -> Any:
     """Start an eval run of a suite on an agent, optionally against a baseline run."""
     project_id = tenant(call)
@@ -141,27 +166,42 @@ def create_run(call: Call[CreateRun, Any]) -> Any:
     return _created(started)
 
 
-@v2_endpoint("/v2/runs/{runId}", "GET", response=responses.RUN)
+@v2_endpoint(
+    "/v2/runs/{runId}",
+    "GET",
+    access=on_project("openwop:GetRun", missing="run"),
+    response=responses.RUN,
+)
 def get_run(call: Call[Any, Any]) -> dict[str, Any]:
     """A run: status, suite, agent, timestamps."""
     return reads.public(reads.get(tenant(call), call.path["runId"]))
 
 
-@v2_endpoint("/v2/runs/{runId}/events", "GET", response=responses.EVENTS)
+@v2_endpoint(
+    "/v2/runs/{runId}/events",
+    "GET",
+    access=on_project("openwop:GetRun", missing="run"),
+    response=responses.EVENTS,
+)
 def list_events(call: Call[Any, Any]) -> dict[str, Any]:
     """The run's eval.* events, by strictly increasing ``sequence``."""
     project_id = tenant(call)
     return {"data": reads.events_of(project_id, reads.get(project_id, call.path["runId"]))}
 
 
-@v2_endpoint("/v2/runs/{runId}/eval-summary", "GET", response=responses.SUMMARY)
+@v2_endpoint(
+    "/v2/runs/{runId}/eval-summary",
+    "GET",
+    access=on_project("openwop:GetRun", missing="run"),
+    response=responses.SUMMARY,
+)
 def get_eval_summary(call: Call[Any, Any]) -> dict[str, Any]:
     """The EvalSummary of a terminal run (409 while it runs)."""
     project_id = tenant(call)
     return reads.summary_of(project_id, reads.get(project_id, call.path["runId"]))
 
 
-@v2_endpoint("/v2/openapi.json", "GET", public=True, response=responses.OPENAPI)
+@v2_endpoint("/v2/openapi.json", "GET", access=PUBLIC, response=responses.OPENAPI)
 def openapi_document(call: Call[Any, Any]) -> dict[str, Any]:
     """The OpenAPI 3.1 document of ``/v2``."""
     from chalicelib.api.v2.openapi import build_document

@@ -1,0 +1,168 @@
+"""Every route declares its IAM action and SRN once, beside it; docs/iam.md lists them all.
+
+The table in docs/iam.md (between the ``action-table`` markers) is generated from the route
+table: ``python -m tests.unit.test_route_actions`` rewrites it after a route changes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from chalice import Blueprint
+
+from chalicelib import wiring
+from chalicelib.api import routing
+from chalicelib.api.access import on
+from chalicelib.api.routing import RouteSpec
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "iam.md"
+START, END = "<!-- action-table:start -->", "<!-- action-table:end -->"
+
+#: SOAT's evaluations module: operationId -> action (``soat/evaluations.json``).
+SOAT_ACTIONS = {
+    "listDatasets": "evaluations:ListDatasets",
+    "createDataset": "evaluations:CreateDataset",
+    "getDataset": "evaluations:GetDataset",
+    "updateDataset": "evaluations:CreateDataset",
+    "deleteDataset": "evaluations:DeleteDataset",
+    "listDatasetItems": "evaluations:ListDatasets",
+    "createDatasetItem": "evaluations:CreateDataset",
+    "createDatasetItemFromGeneration": "evaluations:CreateDataset",
+    "updateDatasetItem": "evaluations:CreateDataset",
+    "deleteDatasetItem": "evaluations:CreateDataset",
+    "listEvals": "evaluations:ListEvals",
+    "createEval": "evaluations:CreateEval",
+    "getEval": "evaluations:GetEval",
+    "updateEval": "evaluations:CreateEval",
+    "deleteEval": "evaluations:DeleteEval",
+    "startEvalRun": "evaluations:RunEval",
+    "listEvalRuns": "evaluations:ListEvals",
+    "getEvalRun": "evaluations:GetEval",
+    "listEvalResults": "evaluations:ListEvals",
+    "cancelEvalRun": "evaluations:RunEval",
+}
+#: Where the coordinator keeps the spec; absent on a fresh clone (the table above stands in).
+SPEC_FILE = Path("/work/shared/spec/soat/evaluations.json")
+#: The routes that take no key: health, the OpenAPI documents, the signed inbound webhook.
+PUBLIC = {
+    ("GET", "/health"),
+    ("GET", "/api/v1/openapi.json"),
+    ("GET", "/v2/openapi.json"),
+    ("POST", "/hooks/triggers/{trigger_id}"),
+}
+
+
+def routes() -> list[RouteSpec]:
+    wiring.blueprints()
+    return list(routing.ROUTES)
+
+
+def test_soat_table_is_soats_own() -> None:
+    if SPEC_FILE.is_file():
+        spec = json.loads(SPEC_FILE.read_text())
+        assert {op["operationId"]: op["action"] for op in spec["operations"]} == SOAT_ACTIONS
+
+
+def test_evaluation_routes_take_soats_action_for_their_operation() -> None:
+    declared = {r.operation_id: r.access.action for r in routes()}
+    assert {op: declared.get(op) for op in SOAT_ACTIONS} == SOAT_ACTIONS
+
+
+def test_a_route_without_an_access_declaration_cannot_be_declared() -> None:
+    bp = Blueprint("probe")
+    with pytest.raises(TypeError):
+        routing.endpoint(bp, "/probe", "GET")  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        routing.endpoint(bp, "/probe", "GET", access="evaluations:GetEval")  # type: ignore[arg-type]
+
+
+def test_every_route_but_the_public_ones_names_an_action_in_module_operation_form() -> None:
+    public = set()
+    for spec in routes():
+        if spec.access.action is None:
+            public.add((spec.method, spec.path))
+            continue
+        assert re.fullmatch(r"[a-z][a-z0-9-]*:[A-Z][A-Za-z]+", spec.access.action), spec
+    assert public == PUBLIC
+
+
+def test_a_path_target_names_a_parameter_of_its_path() -> None:
+    for spec in routes():
+        param = spec.access.param
+        if param is not None:
+            assert "{" + param + "}" in spec.path, (spec.method, spec.path, param)
+        if spec.access.target == "path":
+            assert param is not None
+    with pytest.raises(KeyError):
+        on("agents:GetAgent", "no_such_param")
+
+
+def _resource(spec: RouteSpec) -> str:
+    access = spec.access
+    if access.target == "admin":
+        return "(the admin key only)"
+    if access.target == "collection":
+        return f"`srn:<project>:{access.resource_type}:*`"
+    if access.target == "project":
+        return "`srn:<project>:project:<project>`"
+    project = "{project_id}" if access.resource_type == "project" else "<project>"
+    return f"`srn:{project}:{access.resource_type}:{{{access.param}}}`"
+
+
+def _denied(spec: RouteSpec) -> str:
+    if spec.access.target == "admin":
+        return "403, to every key but the admin key"
+    if spec.shape == "list":
+        return "200, empty page"
+    if spec.shape == "read":
+        return "404"
+    if spec.access.target == "path":
+        return "403 (404 if no policy names the project)"
+    return "403"
+
+
+def _also(spec: RouteSpec) -> str:
+    return "; ".join(f"and `{g.action}` on the body's `{g.field}`" for g in spec.access.also)
+
+
+def action_table() -> str:
+    """The markdown table of every route's action, as docs/iam.md holds it."""
+    rows = [
+        "| Method | Path | Operation | Action | Resource | Denied |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for spec in sorted(routes(), key=lambda r: (r.path, r.method)):
+        if spec.access.action is None:
+            continue
+        action = f"`{spec.access.action}`" + (f" {_also(spec)}" if spec.access.also else "")
+        rows.append(
+            f"| {spec.method} | `{spec.path}` | `{spec.operation_id}` | {action} "
+            f"| {_resource(spec)} | {_denied(spec)} |"
+        )
+    return "\n".join(rows)
+
+
+def _documented() -> str:
+    text = DOC.read_text()
+    assert START in text and END in text, f"docs/iam.md lacks the {START} ... {END} markers"
+    return text.split(START, 1)[1].split(END, 1)[0].strip()
+
+
+def test_docs_iam_lists_every_routes_action() -> None:
+    assert _documented() == action_table(), (
+        "docs/iam.md's action table is stale: run python -m tests.unit.test_route_actions"
+    )
+
+
+def rewrite() -> None:
+    text = DOC.read_text()
+    head, rest = text.split(START, 1)
+    tail = rest.split(END, 1)[1]
+    DOC.write_text(f"{head}{START}\n{action_table()}\n{END}{tail}")
+
+
+if __name__ == "__main__":
+    rewrite()
