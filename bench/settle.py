@@ -1,52 +1,43 @@
-"""Settle time and peak memory of a real ``settle_run`` over N items, against moto in-process.
+"""Settle time, CPU and pawl's memory of a real ``settle_run`` over N items (the stand-in).
 
-For each size N, seeds (not measured) a dataset of N items with a ``kind`` metadata (8
-kinds), and two fully recorded runs of an eval grouped by ``kind`` with one ``contains``
-scorer: a ``completed`` baseline and a ``running`` candidate naming it, each with N result
-rows (about 5% errored, some items flipping between the runs). Then claims the candidate's
-settle as a worker does and times ``engine.settle.settle_run``: it streams both runs'
-results in key order, labels items from the dataset in pages, merge-joins the two runs
-and completes the run. Peak memory is traced with tracemalloc in a second, identical
-settle of a fresh candidate (tracing slows allocation, so its time is not the one shown).
+Starts the local runtime in-process (the AWS stand-in, moto's server with pawl's patches
+and journal, in its own child process, exactly as under ``pawl serve``; no schedules).
+For each size N it seeds (not measured; straight into the stand-in in batches) a dataset
+of N items with a ``kind`` metadata (8 kinds), and two fully recorded runs of an eval
+grouped by ``kind`` with one ``contains`` scorer: a ``completed`` baseline and a
+``running`` candidate naming it, each with N result rows (about 5% errored, some items
+flipping between the runs). Then claims the candidate's settle as a worker does and
+times ``engine.settle.settle_run``: it streams both runs' results in key order,
+merge-joins them, labels each item once from the dataset in pages, and completes the run.
 
-    .venv/bin/python bench/settle.py [--sizes 1000 10000] [--quick]
+    .venv/bin/python bench/settle.py [--sizes 1000 10000] [--quick] [--profile]
 
-The traced peak covers everything in the process during settle, moto's own work included,
-and moto's Query materialises the whole partition before it pages (DynamoDB does not):
-that part grows with N. Settle itself holds at most one page per stream (the pure
-pipeline's bounded memory is shown by ``tests/unit/test_stats_memory.py`` and
-``bench/settle_stats.py``: ~20 KiB over 100,000 items).
+Prints the settle's wall time, the CPU seconds of this process (pawl's side) and of the
+stand-in during it, the AWS calls it made, and this process's resident memory: before
+the settle and its peak during it (sampled every 20 ms). pawl's memory is the figure the
+issue bounds; the stand-in holds every table in memory, which grows with N whatever
+pawl does.
 
-Measured here (2 cores, moto in-process with the local stand-in's speed-ups, settle
-reading each run once; ``--sizes 1000 10000``):
+Measured (2026-12-01, 2 shared cores at load 5-8, grouped, with a baseline):
 
-    N=1,000  settle  2.6 s (381 items/s), peak traced memory 13.4 MB, AWS calls 29
-    N=10,000 settle 28.4 s (352 items/s), peak traced memory 77.9 MB, AWS calls 215
-
-The stand-in bounds the rate (Query 15.5 s and BatchGetItem 7.7 s of the 28.4 s at
-N=10,000 are moto's). 100,000 items (``--sizes 100000``) seed in ~5 minutes, but the
-settle through moto had not finished after 17 minutes, so it is not the default. AWS
-calls are the portable figure: ~0.02 per item (two result streams paged at 1 MB, labels
-read in BatchGetItems of 100 once per stream).
+    N=10,000  settle   7.0 s; CPU pawl  1.3 s, stand-in  3.3 s; pawl RSS 104 -> 138 MB
+    N=100,000 settle 149.0 s; CPU pawl 15.1 s, stand-in 45.2 s; pawl RSS 107 -> 141 MB
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import gc
+import logging
 import os
+import pstats
+import tempfile
+import threading
 import time
-import tracemalloc
 from collections import Counter
+from pathlib import Path
 from typing import Any
-
-os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
-os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
-os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-os.environ.pop("AWS_ENDPOINT_URL", None)
-os.environ.setdefault("PAWL_TABLE_PREFIX", "pawl-bench")
-
-from moto import mock_aws
 
 from chalicelib import clock, ids
 from chalicelib.domain.runs import (
@@ -56,7 +47,6 @@ from chalicelib.domain.runs import (
     EvalSnapshot,
     RunState,
 )
-from chalicelib.local import moto_patches, moto_server_patches
 
 KINDS = tuple(f"kind_{k}" for k in range(8))
 SCORER = {"type": "contains", "value": "ok"}
@@ -211,14 +201,21 @@ def seed(count: int) -> tuple[EvalSnapshot, str, str, list[str]]:
     return snapshot, eval_id, baseline_id, item_ids
 
 
-def settle_once(candidate_id: str) -> float:
+def settle_once(candidate_id: str, profile: bool = False) -> float:
     from chalicelib.engine.settle import settle_run
     from chalicelib.store import runs
 
     assert runs.claim_settle(candidate_id), "candidate is not fully recorded"
+    profiler = cProfile.Profile() if profile else None
     started = time.perf_counter()
+    if profiler is not None:
+        profiler.enable()
     assert settle_run(candidate_id)
-    return time.perf_counter() - started
+    elapsed = time.perf_counter() - started
+    if profiler is not None:
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+    return elapsed
 
 
 def check(candidate_id: str, count: int) -> None:
@@ -233,59 +230,96 @@ def check(candidate_id: str, count: int) -> None:
     assert set(aggregate["grouping"]["groups"]) == set(KINDS), aggregate["grouping"]
 
 
-def measure(count: int, counter: CallCounter) -> None:
+def _rss_mb(pid: int | str = "self") -> float:
+    pages = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+def _cpu_s(pid: int | str = "self") -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class RssPeak:
+    """This process's resident memory, sampled every 20 ms while a block runs."""
+
+    def __init__(self) -> None:
+        self.peak = 0.0
+        self._stop = threading.Event()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.02):
+            self.peak = max(self.peak, _rss_mb())
+
+    def __enter__(self) -> RssPeak:
+        self.peak = _rss_mb()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, _rss_mb())
+
+
+def measure(count: int, counter: CallCounter, standin_pid: int, profile: bool) -> None:
     started = time.perf_counter()
     snapshot, eval_id, baseline_id, item_ids = seed(count)
     timed_id = seed_run(snapshot, eval_id, baseline_id, item_ids)
-    traced_id = seed_run(snapshot, eval_id, baseline_id, item_ids)
+    del item_ids
     print(
-        f"N={count:,}: seeded 3 runs x {count:,} results in {time.perf_counter() - started:.1f} s"
+        f"N={count:,}: seeded 2 runs x {count:,} results in {time.perf_counter() - started:.1f} s",
+        flush=True,
     )
 
     gc.collect()
     counter.take()
-    elapsed = settle_once(timed_id)
+    before_mb = _rss_mb()
+    cpu_before = (time.process_time(), _cpu_s(standin_pid))
+    with RssPeak() as rss:
+        elapsed = settle_once(timed_id, profile)
+    pawl_cpu, standin_cpu = (
+        after - before
+        for after, before in zip(
+            (time.process_time(), _cpu_s(standin_pid)), cpu_before, strict=True
+        )
+    )
     counts, seconds = counter.take()
     calls = sum(counts.values())
     check(timed_id, count)
-
-    gc.collect()
-    tracemalloc.start()
-    try:
-        settle_once(traced_id)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    check(traced_id, count)
     print(
-        f"N={count:,} settle {elapsed:.1f} s ({count / elapsed:,.0f} items/s), "
-        f"peak traced memory {peak / 1e6:.1f} MB, AWS calls {calls:,}"
+        f"N={count:,} settle {elapsed:.1f} s ({count / elapsed:,.0f} items/s); CPU pawl "
+        f"{pawl_cpu:.1f} s, stand-in {standin_cpu:.1f} s; pawl RSS {before_mb:.0f} MB before, "
+        f"peak {rss.peak:.0f} MB; stand-in RSS {_rss_mb(standin_pid):.0f} MB; "
+        f"AWS calls {calls:,}",
+        flush=True,
     )
     top = ", ".join(f"{op} {n:,} ({seconds[op]:.1f} s)" for op, n in counts.most_common(5))
-    print(f"    calls (time in the stand-in): {top}")
+    print(f"    calls (wall time waiting on the stand-in): {top}", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
     parser.add_argument("--quick", action="store_true", help="one tiny size (500 items)")
+    parser.add_argument("--profile", action="store_true", help="cProfile the settle (slower)")
     arguments = parser.parse_args()
     sizes = [500] if arguments.quick else arguments.sizes
 
-    moto_patches.apply()
-    moto_server_patches.apply()  # the stand-in's speed-ups (same answers): less of moto
-    with mock_aws():
-        from chalicelib import settings
-        from chalicelib.bootstrap import ensure_resources
-        from chalicelib.store import base
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 
-        settings.reset_settings()
-        base.bind()
-        ensure_resources()
-        counter = CallCounter()
-        counter.install()
-        for count in sizes:
-            measure(count, counter)
+    with tempfile.TemporaryDirectory(prefix="pawl-settle-") as state_dir:
+        config = RuntimeConfig(
+            port=0, state_dir=Path(state_dir), snapshot_interval_s=0, run_schedules=False
+        )
+        with LocalRuntime(config) as runtime:
+            assert runtime.standin is not None and runtime.standin.pid is not None
+            counter = CallCounter()
+            counter.install()
+            for count in sizes:
+                measure(count, counter, runtime.standin.pid, arguments.profile)
 
 
 if __name__ == "__main__":

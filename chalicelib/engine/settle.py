@@ -5,24 +5,26 @@ worker (or reaper) that wins the claim goes on to :func:`settle_run`. Each step 
 extends one :class:`Settlement`; a later addition (another comparison, another gate) is
 one more function in :data:`PIPELINE`.
 
-Everything streams: results are queried in key order (item, then trial), grouped per item
-and reduced, labelled in pages from the items' *current* metadata, and fed to
-accumulators that keep counters only, so a 100,000-item run settles in bounded memory.
+Everything streams: results are queried in key order (item, then trial) as lean rows
+(``store.outcome_rows``: no model objects), grouped per item, merge-joined with the
+baseline's, labelled once per item in pages from the items' *current* metadata, reduced,
+and fed to accumulators that keep counters only, so a 100,000-item run settles in
+bounded memory: at most one page of each stream and one page of labels at a time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, islice
 from typing import Any, TypeVar
 
-from chalicelib.domain.runs import EvalResult, RunState
+from chalicelib.domain.runs import RunState
 from chalicelib.engine import lifecycle
+from chalicelib.engine.readahead import read_ahead
 from chalicelib.engine.spend import SpendTally
 from chalicelib.stats import (
     BaselineComparator,
-    ItemOutcome,
     RunAggregator,
     ScorerScore,
     TrialOutcome,
@@ -32,12 +34,14 @@ from chalicelib.stats import (
     reduce_trials,
     verdict,
 )
-from chalicelib.store import datasets, results, runs
+from chalicelib.store import outcome_rows, runs
+from chalicelib.store.outcome_rows import OutcomeRow
 
-#: Items whose labels are read with one BatchGetItem.
-LABEL_PAGE = 100
+#: Items whose labels are read with one BatchGetItem (its limit).
+LABEL_PAGE = outcome_rows.METADATA_PAGE
 
 T = TypeVar("T")
+Trials = list[TrialOutcome]
 
 
 @dataclass
@@ -62,13 +66,13 @@ def _pages(values: Iterable[T], size: int) -> Iterator[list[T]]:
         yield page
 
 
-def trial_outcome(result: EvalResult) -> TrialOutcome:
-    scores = tuple(ScorerScore(key=s.scorer, score=s.score, passed=s.passed) for s in result.scores)
+def trial_outcome(row: OutcomeRow) -> TrialOutcome:
+    scores = tuple(
+        ScorerScore(key=s["scorer"], score=float(s["score"]), passed=bool(s["passed"]))
+        for s in row.scores
+    )
     return TrialOutcome(
-        dataset_item_id=result.dataset_item_id or "",
-        trial=result.trial,
-        errored=result.errored,
-        scores=scores,
+        dataset_item_id=row.dataset_item_id, trial=row.trial, errored=row.errored, scores=scores
     )
 
 
@@ -76,40 +80,45 @@ def _labels(item_ids: list[str], group_by: str | None) -> dict[str, str | None]:
     """Group labels from the items as they are *now*; a deleted item names no group."""
     if group_by is None:
         return {}
-    current = datasets.batch_get_items(item_ids)
-    return {
-        dataset_item_id: group_label(
-            current[dataset_item_id].metadata if dataset_item_id in current else None, group_by
-        )
-        for dataset_item_id in item_ids
-    }
+    current = outcome_rows.batch_get_metadata(item_ids)
+    return {item_id: group_label(current.get(item_id), group_by) for item_id in item_ids}
 
 
-def item_outcomes(
-    run_id: str,
-    reducer: str,
-    group_by: str | None,
-    on_result: Callable[[EvalResult], None] | None = None,
-) -> Iterator[ItemOutcome]:
-    """A run's items, in item order, each with its trials reduced and its group label.
-
-    ``on_result`` sees every result row as it streams past (the spend tally uses it).
-    """
-    rows = results.iter_outcomes(run_id)
-    if on_result is not None:
-        rows = _tapped(rows, on_result)
-    trials = (trial_outcome(r) for r in rows)
-    for page in _pages(group_consecutive(trials), LABEL_PAGE):
-        labels = _labels([item_trials[0].dataset_item_id for item_trials in page], group_by)
-        for item_trials in page:
-            label = labels.get(item_trials[0].dataset_item_id)
-            yield reduce_trials(item_trials, reducer, group=label)
+def item_trials(run_id: str, spend: SpendTally | None = None) -> Iterator[Trials]:
+    """A run's trials grouped per item, in item order; ``spend`` sums every row's usage."""
+    # The next page is read while this one is reduced (engine.readahead).
+    pages = read_ahead(outcome_rows.iter_outcome_pages(run_id))
+    rows: Iterable[OutcomeRow] = chain.from_iterable(pages)
+    if spend is not None:
+        rows = _tapped(rows, spend)
+    return group_consecutive(trial_outcome(row) for row in rows)
 
 
-def _tapped(rows: Iterable[T], tap: Callable[[T], None]) -> Iterator[T]:
+def _tapped(rows: Iterable[OutcomeRow], spend: SpendTally) -> Iterator[OutcomeRow]:
     for row in rows:
-        tap(row)
+        spend.add_usage(row.usage, row.error_code)
         yield row
+
+
+def _item_id(trials: Trials) -> str:
+    return trials[0].dataset_item_id
+
+
+def labelled_pairs(
+    current: Iterator[Trials], baseline: Iterator[Trials], group_by: str | None
+) -> Iterator[tuple[Trials | None, Trials | None, str | None]]:
+    """Both runs' items merge-joined in item order, each item labelled once (in pages).
+
+    The join and the next page's labels are worked out in a thread while the caller
+    reduces this page."""
+    pairs = merge_join(current, baseline, key=_item_id)
+    labelled = (
+        (page, _labels([_item_id(here or there or []) for here, there in page], group_by))
+        for page in _pages(pairs, LABEL_PAGE)
+    )
+    for page, labels in read_ahead(labelled):
+        for here, there in page:
+            yield here, there, labels.get(_item_id(here or there or []))
 
 
 # --- the pipeline -------------------------------------------------------------------------------
@@ -121,25 +130,27 @@ def aggregate_and_compare(settlement: Settlement) -> None:
     snapshot = settlement.state.snapshot
     aggregator = RunAggregator(snapshot.group_by)
     spend = SpendTally()
-    current = item_outcomes(
-        settlement.state.id, snapshot.trial_reducer, snapshot.group_by, on_result=spend.add
-    )
+    current = item_trials(settlement.state.id, spend)
     baseline_id = settlement.state.run.baseline_run_id
+    reducer = snapshot.trial_reducer
     if baseline_id is None:
-        for item in current:
-            aggregator.add(item)
+        for here, _, label in labelled_pairs(current, iter(()), snapshot.group_by):
+            assert here is not None
+            aggregator.add(reduce_trials(here, reducer, group=label))
     else:
         comparator = BaselineComparator(baseline_id, snapshot.group_by)
-        baseline_state = runs.get_run(baseline_id)
-        # The baseline's trials reduce as that run's did; its labels come from the same
-        # current items, so both sides of a group compare the same kind of item.
-        previous = item_outcomes(
-            baseline_id, baseline_state.snapshot.trial_reducer, snapshot.group_by
-        )
-        for here, there in merge_join(current, previous):
-            if here is not None:
-                aggregator.add(here)
-            comparator.add(here, there)
+        # The baseline's trials reduce as that run's did; its labels are the same current
+        # items' (read once per item), so both sides of a group compare the same items.
+        baseline_reducer = runs.get_run(baseline_id).snapshot.trial_reducer
+        previous = item_trials(baseline_id)
+        for here, there, label in labelled_pairs(current, previous, snapshot.group_by):
+            item = reduce_trials(here, reducer, group=label) if here is not None else None
+            if item is not None:
+                aggregator.add(item)
+            before = (
+                reduce_trials(there, baseline_reducer, group=label) if there is not None else None
+            )
+            comparator.add(item, before)
         settlement.baseline = comparator.result()
     settlement.aggregate = aggregator.result()
     # Errored items count in no figure, but what they spent was spent: usage sums every row.

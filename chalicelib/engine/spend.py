@@ -28,14 +28,21 @@ class SpendTally:
     not_started: int = 0
 
     def add(self, result: EvalResult) -> None:
-        if result.error is not None and result.error.code == BUDGET_EXCEEDED:
+        self.add_usage(
+            [entry.model_dump() for entry in result.usage],
+            result.error.code if result.error is not None else None,
+        )
+
+    def add_usage(self, usage: list[dict[str, Any]], error_code: str | None = None) -> None:
+        """A result row's usage and error code as stored (settle's lean rows read them so)."""
+        if error_code == BUDGET_EXCEEDED:
             self.not_started += 1
-        for entry in result.usage:
-            total = self.by_source.setdefault(entry.source, _SourceTotal())
+        for entry in usage:
+            total = self.by_source.setdefault(entry["source"], _SourceTotal())
             total.calls += 1
-            total.input_tokens += entry.input_tokens
-            total.output_tokens += entry.output_tokens
-            total.cost_usd += entry.cost_usd
+            total.input_tokens += entry.get("input_tokens", 0)
+            total.output_tokens += entry.get("output_tokens", 0)
+            total.cost_usd += entry.get("cost_usd", 0.0)
 
     def result(self) -> dict[str, Any]:
         """``{"by_source": {source: {calls, input_tokens, output_tokens, cost_usd}}, "total"}``."""

@@ -8,9 +8,9 @@ items added or removed since the baseline show up in the counts, not in the delt
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from chalicelib.stats.holm import holm_adjust
 from chalicelib.stats.mcnemar import mcnemar_exact_p
@@ -18,34 +18,43 @@ from chalicelib.stats.outcomes import ItemOutcome
 from chalicelib.stats.tally import PairedScorerTally
 
 Pair = tuple[ItemOutcome | None, ItemOutcome | None]
+T = TypeVar("T")
 
 
-def _strictly_sorted(items: Iterable[ItemOutcome], side: str) -> Iterator[ItemOutcome]:
+def _dataset_item_id(item: Any) -> str:
+    key: str = item.dataset_item_id
+    return key
+
+
+def _strictly_sorted(items: Iterable[T], side: str, key: Callable[[T], str]) -> Iterator[T]:
     previous: str | None = None
     for item in items:
-        if previous is not None and item.dataset_item_id <= previous:
+        item_id = key(item)
+        if previous is not None and item_id <= previous:
             raise ValueError(
-                f"{side} items not sorted by dataset_item_id: "
-                f"{item.dataset_item_id!r} after {previous!r}"
+                f"{side} items not sorted by dataset_item_id: {item_id!r} after {previous!r}"
             )
-        previous = item.dataset_item_id
+        previous = item_id
         yield item
 
 
-def merge_join(current: Iterable[ItemOutcome], baseline: Iterable[ItemOutcome]) -> Iterator[Pair]:
+def merge_join(
+    current: Iterable[T], baseline: Iterable[T], key: Callable[[T], str] = _dataset_item_id
+) -> Iterator[tuple[T | None, T | None]]:
     """Full outer join of two item streams sorted by ``dataset_item_id`` (unique per stream).
 
-    Yields ``(current, baseline)``; the side that lacks the item is ``None``.
+    Yields ``(current, baseline)``; the side that lacks the item is ``None``. ``key`` reads
+    the id of a stream element (settle joins lists of trials before it reduces them).
     """
-    current_items = _strictly_sorted(current, "current")
-    baseline_items = _strictly_sorted(baseline, "baseline")
+    current_items = _strictly_sorted(current, "current", key)
+    baseline_items = _strictly_sorted(baseline, "baseline", key)
     here = next(current_items, None)
     there = next(baseline_items, None)
     while here is not None or there is not None:
-        if there is None or (here is not None and here.dataset_item_id < there.dataset_item_id):
+        if there is None or (here is not None and key(here) < key(there)):
             yield here, None
             here = next(current_items, None)
-        elif here is None or there.dataset_item_id < here.dataset_item_id:
+        elif here is None or key(there) < key(here):
             yield None, there
             there = next(baseline_items, None)
         else:

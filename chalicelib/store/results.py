@@ -50,7 +50,7 @@ _BATCH_GET = 100
 _TXN_MAX_OPS = 100
 _TXN_MAX_BYTES = 3_500_000
 _CONFLICT_RETRIES = 8
-#: What settle reads of a result: enough for the statistics, nothing of the content.
+#: What outcome readers read of a result: enough for the statistics, nothing of the content.
 OUTCOME_ATTRIBUTES = [
     "run_id",
     "result_key",
@@ -342,17 +342,10 @@ def list_results(run: RunState, window: Window) -> Listing[EvalResult]:
     return page_of(rows, window, from_model)
 
 
-def iter_outcomes(run_id: str) -> Iterator[EvalResult]:
-    """Every result of a run in key order (item, then trial), without content: for settle."""
-    for model in ResultModel.query(
-        run_id, consistent_read=True, attributes_to_get=OUTCOME_ATTRIBUTES
-    ):
-        yield _without_content(model)
-
-
 def iter_scored(run_id: str) -> Iterator[EvalResult]:
-    """Like :func:`iter_outcomes`, plus each result's generation id and creation time
-    (what ``/v2`` events and summaries need), still without content."""
+    """Every result of a run in key order, without content, with each result's generation
+    id and creation time (what ``/v2`` events and summaries need). Settle reads leaner
+    rows (:mod:`chalicelib.store.outcome_rows`)."""
     wanted = [*OUTCOME_ATTRIBUTES, "generation_id", "created_at"]
     for model in ResultModel.query(run_id, consistent_read=True, attributes_to_get=wanted):
         yield _without_content(
