@@ -12,15 +12,14 @@ per-call work that grows with what the tables hold, not with what a call asks:
   only reads it: the copy protected nothing, since the stand-in serializes the whole
   answer under the state lock (``local/state_lock.py``), so no write can interleave.
   Table backups and restores, which need real copies, still get them.
-- **An index Query reads one index partition.** moto answers a Query on a global
-  secondary index by walking every item of the table, keeping those with the asked index
-  key, sorting them all with its comparison objects and, for each page, walking them again
-  to the page's start key: fan-out paging a 10,000-item dataset walked and sorted 10,000
-  items per page of 100 (half the stand-in's CPU through a 10k run). The items of each
-  index partition are now grouped once per table state (regrouped after any write to the
-  table) and, when every sort key is a string, sorted by the strings (moto's order for
-  strings) and cut at the page's start key; moto's own query code does the rest
-  (conditions, filters, limits, the next page's key).
+- **A Query page reads its page.** moto answers a Query on a global secondary index by
+  walking every item of the table, keeping those with the asked index key, sorting them
+  all and walking them again to the page's start key; a table Query sorts its whole hash
+  partition per page. Index partitions are now grouped once per table state (regrouped
+  after any write to the table), each asked partition (index or table) is kept sorted by
+  its string sort keys until the next write, and a page hands moto only the stretch it
+  can reach (``local/moto_query_pages.py``: a bisect to the start key and to the range
+  condition's bound, then the limit); moto's own query code does the rest.
 - **Parsed conditions, kept.** moto parses a condition or filter expression on every call;
   pawl sends the same few expressions again and again. Parsed trees are kept by their
   (expression, names, values) text, so a repeat with the same values reuses its tree.
@@ -141,7 +140,7 @@ def _replace(owner: Any, name: str, value: Any) -> None:
     setattr(owner, name, value)
 
 
-# --- index queries: one index partition --------------------------------------------------
+# --- queries: a sorted partition, cut to the page -----------------------------------
 
 _WRITES = "_pawl_writes"
 _GROUPS = "_pawl_index_groups"

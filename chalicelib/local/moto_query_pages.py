@@ -58,10 +58,15 @@ class SortedPartition:
         self.attrs = attrs
         self.keys = [key for key, _ in keyed]
         self.items = [item for _, item in keyed]
+        self._values: dict[str, list[str]] = {}
 
     def values_of(self, attr: str) -> list[str]:
-        position = self.attrs.index(attr)
-        return [key[position] for key in self.keys]
+        """Every item's ``attr``, in the partition's order (kept: pages bisect them)."""
+        found = self._values.get(attr)
+        if found is None:
+            position = self.attrs.index(attr)
+            found = self._values[attr] = [key[position] for key in self.keys]
+        return found
 
 
 def _string_key(item: Any, attrs: list[str]) -> tuple[str, ...] | None:
