@@ -45,7 +45,7 @@ _FROM = {"GE", ">="}
 _EQUAL = {"EQ", "="}
 
 #: Positions among Table.query's arguments after ``hash_key``.
-_COMPARISON, _RANGE_VALUES, _LIMIT, _START, _FORWARD, _INDEX = 0, 1, 2, 3, 4, 6
+_COMPARISON, _RANGE_VALUES, _LIMIT, _START, _FORWARD, _FILTER = 0, 1, 2, 3, 4, 8
 
 _SORTED = "_pawl_sorted_partitions"
 
@@ -146,10 +146,14 @@ class PageShape:
         self.start: Any = arg(_START, "exclusive_start_key")
         self.forward = arg(_FORWARD, "scan_index_forward", True) is not False
         self.cond_attr = cond_attr
-        self.legacy_filters = bool(set(kwargs) - _QUERY_KEYWORDS)
+        # moto's backend passes everything through ``filter_expression`` by position, so
+        # any other keyword is a legacy QueryFilter attribute (a filter moto counts oddly).
+        named = _KEY_CONDITIONS if len(args) > _FILTER else _QUERY_KEYWORDS
+        self.legacy_filters = bool(set(kwargs) - named)
 
 
-_QUERY_KEYWORDS = {
+_KEY_CONDITIONS = {"hash_key_conditions", "range_key_conditions"}
+_QUERY_KEYWORDS = _KEY_CONDITIONS | {
     "range_comparison",
     "range_objs",
     "limit",
@@ -159,8 +163,6 @@ _QUERY_KEYWORDS = {
     "index_name",
     "consistent_read",
     "filter_expression",
-    "hash_key_conditions",
-    "range_key_conditions",
 }
 
 

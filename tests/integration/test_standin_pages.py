@@ -149,7 +149,23 @@ def _conversation(dynamodb: Any, index: bool) -> list[Any]:
     }
     for limit in (3, 20, None):
         answers.append(_pages(dynamodb, filtered, limit))
+    for limit in (2, None):
+        answers.append(_pages(dynamodb, _legacy_request(index), limit))
     return answers
+
+
+def _legacy_request(index: bool) -> dict[str, Any]:
+    """KeyConditions and a QueryFilter (moto tests the filter on every item it walks)."""
+    hash_attr, range_attr, hash_value = ("ds", "ck", "d") if index else ("pk", "sk", "b")
+    return {
+        "TableName": TABLE,
+        **({"IndexName": "by_dataset"} if index else {}),
+        "KeyConditions": {
+            hash_attr: {"AttributeValueList": [{"S": hash_value}], "ComparisonOperator": "EQ"},
+            range_attr: {"AttributeValueList": [{"S": "k09"}], "ComparisonOperator": "LE"},
+        },
+        "QueryFilter": {"n": {"AttributeValueList": [{"N": "4"}], "ComparisonOperator": "GT"}},
+    }
 
 
 def _write_between_pages(dynamodb: Any) -> list[Any]:
