@@ -12,15 +12,14 @@ per-call work that grows with what the tables hold, not with what a call asks:
   only reads it: the copy protected nothing, since the stand-in serializes the whole
   answer under the state lock (``local/state_lock.py``), so no write can interleave.
   Table backups and restores, which need real copies, still get them.
-- **An index Query reads one index partition.** moto answers a Query on a global
-  secondary index by walking every item of the table, keeping those with the asked index
-  key, sorting them all with its comparison objects and, for each page, walking them again
-  to the page's start key: fan-out paging a 10,000-item dataset walked and sorted 10,000
-  items per page of 100 (half the stand-in's CPU through a 10k run). The items of each
-  index partition are now grouped once per table state (regrouped after any write to the
-  table) and, when every sort key is a string, sorted by the strings (moto's order for
-  strings) and cut at the page's start key; moto's own query code does the rest
-  (conditions, filters, limits, the next page's key).
+- **A Query page reads its page.** moto answers a Query on a global secondary index by
+  walking every item of the table, keeping those with the asked index key, sorting them
+  all and walking them again to the page's start key; a table Query sorts its whole hash
+  partition per page. Index partitions are now grouped once per table state (regrouped
+  after any write to the table), each asked partition (index or table) is kept sorted by
+  its string sort keys until the next write, and a page hands moto only the stretch it
+  can reach (``local/moto_query_pages.py``: a bisect to the start key and to the range
+  condition's bound, then the limit); moto's own query code does the rest.
 - **Parsed conditions, kept.** moto parses a condition or filter expression on every call;
   pawl sends the same few expressions again and again. Parsed trees are kept by their
   (expression, names, values) text, so a repeat with the same values reuses its tree.
@@ -32,17 +31,18 @@ they were written for (``local/moto_patches.PATCHED_MOTO_VERSION``);
 
 from __future__ import annotations
 
-import bisect
 import copy
 import functools
 import json
 from collections.abc import Callable
 from typing import Any
 
+from chalicelib.local import moto_query_pages as pages
+
 #: Parsed condition/filter expressions kept (distinct texts; pawl sends a few dozen).
 PARSED_EXPRESSIONS_KEPT = 4096
 #: moto's limit on an item's size (DynamoDB's 400 KB, as moto measures it).
-MOTO_ITEM_SIZE_LIMIT = 405000
+MOTO_ITEM_SIZE_LIMIT = pages.MOTO_ITEM_SIZE_LIMIT
 
 
 def apply() -> None:
@@ -51,7 +51,7 @@ def apply() -> None:
     _return_stored_items_uncopied()
     _keep_parsed_expressions()
     _count_table_writes()
-    _query_one_index_partition()
+    _query_sorted_pages()
 
 
 def _size_items_once() -> None:
@@ -140,13 +140,14 @@ def _replace(owner: Any, name: str, value: Any) -> None:
     setattr(owner, name, value)
 
 
-# --- index queries: one index partition --------------------------------------------------
+# --- queries: a sorted partition, cut to the page -----------------------------------
 
 _WRITES = "_pawl_writes"
 _GROUPS = "_pawl_index_groups"
 
 
-def _written(table: Any) -> None:
+def written(table: Any) -> None:
+    """Note that the table's items changed (what a Query page reads is sorted anew)."""
     table.__dict__[_WRITES] = table.__dict__.get(_WRITES, 0) + 1
 
 
@@ -172,44 +173,92 @@ def _counting(write: Callable[..., Any], table_of: Callable[..., Any]) -> Callab
         try:
             return write(self, *args, **kwargs)
         finally:
-            _written(table_of(self, *args))
+            written(table_of(self, *args))
 
     return counted
 
 
-def _query_one_index_partition() -> None:
+def _query_sorted_pages() -> None:
     from moto.dynamodb.models.table import Table
 
-    table_query: Callable[..., Any] = Table.query
+    table_query: Callable[..., Any] = Table.query  # moto_server_patches': one partition
+    moto_query = pages.moto_query_of(table_query)
 
+    @functools.wraps(table_query)
     def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
-        view = _index_view(self, hash_key, args, kwargs)
-        return table_query(view if view is not None else self, hash_key, *args, **kwargs)
+        if hash_key is not None:
+            index_name = args[_INDEX_ARG] if len(args) > _INDEX_ARG else kwargs.get("index_name")
+            view = (
+                _index_view(self, hash_key, index_name, args, kwargs)
+                if index_name
+                else _table_view(self, hash_key, args, kwargs)
+            )
+            if view is not None:
+                return moto_query(view, hash_key, *args, **kwargs)
+        return table_query(self, hash_key, *args, **kwargs)
 
     _replace(Table, "query", query)
 
 
-#: Positions among Table.query's arguments after ``hash_key``.
-_START_ARG, _FORWARD_ARG, _INDEX_ARG = 3, 4, 6
+#: Position of ``index_name`` among Table.query's arguments after ``hash_key``.
+_INDEX_ARG = 6
 
 
-def _index_view(table: Any, hash_key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """The table as an index Query sees it, or None: not an index query of the simple
-    shape (one hash key attribute, asked by equality), so moto answers it unchanged."""
-    index_name = args[_INDEX_ARG] if len(args) > _INDEX_ARG else kwargs.get("index_name")
-    if not index_name or hash_key is None:
-        return None
+def _index_view(
+    table: Any, hash_key: Any, index_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> pages.PageView | None:
+    """The table as an index Query's page sees it, or None: not an index query of the
+    simple shape (one hash key attribute, asked by equality), so moto answers it unchanged."""
     index = {i.name: i for i in table.all_indexes()}.get(index_name)
     if index is None:
         return None  # moto refuses it
     hashes = [k["AttributeName"] for k in index.schema if k["KeyType"] == "HASH"]
+    ranges = [k["AttributeName"] for k in index.schema if k["KeyType"] == "RANGE"]
     conditions = kwargs.get("hash_key_conditions") or []
     if len(hashes) != 1 or [(n, v) for n, v in conditions] != [(hashes[0], hash_key)]:
         return None
-    items = _index_groups(table, index_name, hashes[0]).get(hash_key, [])
-    start = args[_START_ARG] if len(args) > _START_ARG else kwargs.get("exclusive_start_key")
-    forward = args[_FORWARD_ARG] if len(args) > _FORWARD_ARG else True
-    return _IndexPartition(table, items, start, forward is not False)
+    group = _index_groups(table, index_name, hashes[0]).get(hash_key, [])
+    range_conditions = kwargs.get("range_key_conditions") or []
+    if len(ranges) != 1 or [c[0] for c in range_conditions] not in ([], ranges):
+        return pages.PageView(table, group, ordered=False)  # moto filters and sorts it
+    attrs = table._generate_attr_to_sort_by(
+        [hashes[0], table.hash_key_attr], [ranges[0], table.range_key_attr]
+    )
+    # moto leaves out of an index the items without its range attribute, as DynamoDB does.
+    part = pages.sorted_partition(
+        table,
+        table.__dict__.get(_WRITES, 0),
+        ("index", index_name, hash_key),
+        lambda: [item for item in group if item.attrs.get(ranges[0]) is not None],
+        attrs,
+    )
+    if part is None:
+        return pages.PageView(table, group, ordered=False)
+    shape = pages.PageShape(args, kwargs, cond_attr=ranges[0])
+    window = pages.page_items(part, shape, {hashes[0]})
+    return pages.PageView(table, part.items if window is None else window, ordered=True)
+
+
+def _table_view(
+    table: Any, hash_key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> pages.PageView | None:
+    """The table as a Query's page on one hash key sees it, or None (moto_server_patches'
+    one-partition Query answers it)."""
+    range_attr = table.range_key_attr
+    range_conditions = kwargs.get("range_key_conditions") or []
+    if not range_attr or [c[0] for c in range_conditions] not in ([], [range_attr]):
+        return None
+
+    def partition() -> list[Any]:
+        return list(table.items.get(hash_key, {}).values())
+
+    attrs = table._generate_attr_to_sort_by([table.hash_key_attr], [range_attr])
+    writes = table.__dict__.get(_WRITES, 0)
+    part = pages.sorted_partition(table, writes, ("table", hash_key), partition, attrs)
+    if part is None:
+        return None
+    window = pages.page_items(part, pages.PageShape(args, kwargs, cond_attr=range_attr), {attrs[0]})
+    return None if window is None else pages.PageView(table, window, ordered=True)
 
 
 def _index_groups(table: Any, index_name: str, hash_attr: str) -> dict[Any, list[Any]]:
@@ -225,63 +274,3 @@ def _index_groups(table: Any, index_name: str, hash_attr: str) -> dict[Any, list
             groups.setdefault(value, []).append(item)
     kept[index_name] = (writes, groups)
     return groups
-
-
-def _string_key(item: Any, attrs: list[str]) -> tuple[str, ...] | None:
-    """The item's sort key as plain strings; None unless every attribute is a string."""
-    key = []
-    for name in attrs:
-        value = item.attrs.get(name)
-        if value is None or value.type != "S":
-            return None
-        key.append(value.value)
-    return tuple(key)
-
-
-class _IndexPartition:
-    """The table as moto's index query sees it: ``all_items`` is one index partition;
-    ``sorted_items`` sorts by plain strings when every sort key is one, and then also
-    leaves out what precedes the page's start key (moto would walk past it item by item).
-    Everything else is the table's."""
-
-    def __init__(self, table: Any, items: list[Any], start: Any, forward: bool) -> None:
-        self._table, self._items = table, items
-        self._start, self._forward = start, forward
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._table, name)
-
-    def all_items(self) -> list[Any]:
-        return list(self._items)
-
-    def sorted_items(
-        self, hash_attrs: list[str], range_attrs: list[str | None], items: list[Any]
-    ) -> list[Any]:
-        attrs = self._table._generate_attr_to_sort_by(hash_attrs, range_attrs)
-        keyed: list[tuple[tuple[str, ...], Any]] = []
-        for item in items:
-            key = _string_key(item, attrs)
-            if key is None:
-                return list(self._table.sorted_items(hash_attrs, range_attrs, items))
-            keyed.append((key, item))
-        keyed.sort(key=lambda pair: pair[0])
-        keys = [key for key, _ in keyed]
-        ordered = [item for _, item in keyed]
-        start = self._start_key(attrs)
-        if start is None:
-            return ordered
-        # moto reverses a backward page after sorting, then skips to just past the start.
-        if self._forward:
-            return ordered[bisect.bisect_right(keys, start) :]
-        return ordered[: bisect.bisect_left(keys, start)]
-
-    def _start_key(self, attrs: list[str]) -> tuple[str, ...] | None:
-        if not self._start:
-            return None
-        key = []
-        for name in attrs:
-            value = self._start.get(name)
-            if not isinstance(value, dict) or set(value) != {"S"}:
-                return None
-            key.append(value["S"])
-        return tuple(key)

@@ -199,6 +199,7 @@ def _query_one_partition() -> None:
 
     query_items: Callable[..., Any] = Table.query
 
+    @functools.wraps(query_items)  # moto_dynamodb_patches reaches moto's query beneath
     def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
         index_name = args[QUERY_INDEX_ARG] if len(args) > QUERY_INDEX_ARG else None
         if index_name or kwargs.get("index_name") or hash_key is None:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chalicelib.local import snapshot
+from chalicelib.local import moto_dynamodb_patches, snapshot
 from chalicelib.local.journal import Journal, JournalClosed
 
 _META_PREFIX = "x-amz-meta-"
@@ -171,6 +171,7 @@ def _put_stored(table: Any, items: list[dict[str, Any]]) -> None:
         else:
             range_value = DynamoType(attrs[range_attr])
             partitions[hash_value][range_value] = Item(hash_value, range_value, attrs)
+    moto_dynamodb_patches.written(table)  # queries sort what they read anew
 
 
 # --- taking one ----------------------------------------------------------------------------
