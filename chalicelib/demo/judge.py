@@ -57,6 +57,13 @@ def grade(prompt: str) -> dict[str, Any]:
     }
 
 
+class _JudgeServer(ThreadingHTTPServer):
+    # A run opens a connection per worker thread at once (40 by default); the socket
+    # module's listen backlog of 5 drops some, and pawl reads a reset (ReadError).
+    request_queue_size = 128
+    daemon_threads = True
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -78,8 +85,7 @@ class _Handler(BaseHTTPRequestHandler):
 def demo_judge() -> Iterator[str]:
     """Serve the judge on a free loopback port, allow-listed for pawl's outbound calls
     (set before the runtime reads its settings); yields its ``/v1`` base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
+    server = _JudgeServer(("127.0.0.1", 0), _Handler)
     port = server.server_address[1]
     previous = os.environ.get(ALLOW_LIST)
     os.environ[ALLOW_LIST] = ",".join(filter(None, [previous, f"loopback:{port}"]))
