@@ -51,6 +51,10 @@ from urllib.parse import urlsplit
 import httpx
 
 BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+from run_throughput import instant_http_agent as agent_process  # noqa: E402
+
 KINDS = tuple(f"kind_{k}" for k in range(8))
 STARTS = 20
 POLLER_OPERATIONS = {
@@ -93,25 +97,6 @@ def _peak_rss_mb(pid: int) -> float:
 def _children(pid: int) -> list[int]:
     text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
     return [int(p) for p in text.split()]
-
-
-@contextmanager
-def agent_process(delay_ms: float = 0.0) -> Iterator[tuple[str, int]]:
-    """``bench/instant_agent.py`` in its own process: (url, pid)."""
-    process = subprocess.Popen(
-        [sys.executable, str(BENCH / "instant_agent.py"), "--delay-ms", str(delay_ms)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        port = json.loads(process.stdout.readline())["port"]
-        yield f"http://127.0.0.1:{port}/", process.pid
-    finally:
-        assert process.stdin is not None
-        process.stdin.close()
-        process.wait(timeout=10)
 
 
 @dataclass
