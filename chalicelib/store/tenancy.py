@@ -7,6 +7,7 @@ import hmac
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
+from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 
 from chalicelib import clock, ids, secretbox
@@ -211,11 +212,7 @@ def update_api_key(current: ApiKey, name: str | None, policy_ids: list[str] | No
         )
     if not actions:
         return current
-    unchanged = (
-        attrs.policy_ids == current.policy_ids
-        if current.policy_ids
-        else attrs.policy_ids.does_not_exist()
-    )
+    unchanged = _policies_as_read(current)
     try:
         with labelled_transaction() as txn:
             txn.update(
@@ -231,6 +228,13 @@ def update_api_key(current: ApiKey, name: str | None, policy_ids: list[str] | No
             raise project_scoped.lost_race(ApiKeyModel, "api_key", current.id) from exc
         raise _key_write_refused(exc, "api_key", current.id) from exc
     return get_api_key(current.id)
+
+
+def _policies_as_read(key: ApiKey) -> Condition:
+    """The key still has the policy list it was read with (none: no attribute at all)."""
+    if key.policy_ids:
+        return ApiKeyModel.policy_ids == key.policy_ids
+    return ApiKeyModel.policy_ids.does_not_exist()
 
 
 def _key_write_refused(exc: TxnRefused, kind: str, resource_id: str) -> PawlError:
@@ -252,11 +256,7 @@ def list_api_keys(project_id: str, window: Window) -> Listing[ApiKey]:
 
 def delete_api_key(key: ApiKey) -> None:
     """Revoke a key and take it off its policies' ``key_ids`` in the same transaction."""
-    unchanged = (
-        ApiKeyModel.policy_ids == key.policy_ids
-        if key.policy_ids
-        else ApiKeyModel.policy_ids.does_not_exist()
-    )
+    unchanged = _policies_as_read(key)
     try:
         with labelled_transaction() as txn:
             txn.delete(
