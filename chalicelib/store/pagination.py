@@ -211,36 +211,45 @@ class Position:
 def encode_cursor(position: Position | None) -> str | None:
     if position is None or position.last_key is None:
         return None
-    value = {"k": position.last_key, "o": position.offset, "t": position.total}
+    return pack_cursor({"k": position.last_key, "o": position.offset, "t": position.total})
+
+
+def pack_cursor(value: dict[str, Any]) -> str:
+    """A cursor's JSON ``value`` as the opaque, URL-safe string clients pass back."""
     raw = json.dumps(value, separators=(",", ":"), sort_keys=True).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def unpack_cursor(cursor: str) -> Any:
+    """The JSON value :func:`pack_cursor` packed; anything that is not one is a 400."""
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        return json.loads(base64.urlsafe_b64decode(padded.encode()))
+    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+        raise malformed_cursor() from exc
 
 
 def decode_cursor(cursor: str | None, expected_keys: frozenset[str]) -> Position | None:
     """Decode a cursor made by :func:`encode_cursor`; anything else is a 400."""
     if cursor is None or cursor == "":
         return None
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        value = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
-        raise _malformed() from exc
+    value = unpack_cursor(cursor)
     if not isinstance(value, dict) or set(value) != {"k", "o", "t"}:
-        raise _malformed()
+        raise malformed_cursor()
     last_key, offset, total = value["k"], value["o"], value["t"]
-    if not (_is_count(offset) and (total is None or _is_count(total))):
-        raise _malformed()
+    if not (is_count(offset) and (total is None or is_count(total))):
+        raise malformed_cursor()
     if not isinstance(last_key, dict) or set(last_key) != expected_keys:
-        raise _malformed()
+        raise malformed_cursor()
     for attr in last_key.values():
         if not (isinstance(attr, dict) and len(attr) == 1 and next(iter(attr)) in {"S", "N"}):
-            raise _malformed()
+            raise malformed_cursor()
     return Position(last_key, offset, total)
 
 
-def _is_count(value: Any) -> bool:
+def is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _malformed() -> ValidationFailed:
+def malformed_cursor() -> ValidationFailed:
     return ValidationFailed("cursor is malformed", field="cursor")

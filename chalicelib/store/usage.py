@@ -9,9 +9,6 @@ it. Keys and indexes: ``docs/dynamodb.md``.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,8 +18,14 @@ from chalicelib import ids
 from chalicelib.domain.deciders import Decision
 from chalicelib.domain.runs import Generation, ResultRecord
 from chalicelib.domain.usage import SOURCE_DECIDER, UsageComponent, UsageEvent
-from chalicelib.errors import ValidationFailed
-from chalicelib.store.pagination import Listing, Window
+from chalicelib.store.pagination import (
+    Listing,
+    Window,
+    is_count,
+    malformed_cursor,
+    pack_cursor,
+    unpack_cursor,
+)
 from chalicelib.store.project_scoped import creation_stamp
 from chalicelib.store.usage_models import UsageModel
 
@@ -264,28 +267,21 @@ class _Position:
 
 
 def _encode_cursor(position: _Position) -> str:
-    value = {"k": position.row_key, "i": position.skip, "o": position.before, "t": position.total}
-    raw = json.dumps(value, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return pack_cursor(
+        {"k": position.row_key, "i": position.skip, "o": position.before, "t": position.total}
+    )
 
 
 def _decode_cursor(cursor: str | None) -> _Position:
     if not cursor:
         return _Position()
-    try:
-        value = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
-        raise ValidationFailed("cursor is malformed", field="cursor") from exc
+    value = unpack_cursor(cursor)
     if (
         not isinstance(value, dict)
         or set(value) != {"k", "i", "o", "t"}
         or not isinstance(value["k"], str)
         or not 0 < len(value["k"]) <= _MAX_CURSOR_KEY
-        or not all(_count(value[name]) for name in ("i", "o", "t"))
+        or not all(is_count(value[name]) for name in ("i", "o", "t"))
     ):
-        raise ValidationFailed("cursor is malformed", field="cursor")
+        raise malformed_cursor()
     return _Position(value["k"], value["i"], value["o"], value["t"])
