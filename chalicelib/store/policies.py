@@ -173,7 +173,11 @@ def attach(txn: LabelledTxn, key_id: str, policy_ids: list[str]) -> None:
 
 
 def detach(txn: LabelledTxn, key_id: str, policy_ids: list[str]) -> None:
-    """In the key's transaction: each policy stops listing ``key_id`` (a gone one is skipped)."""
+    """In the key's transaction: each policy stops listing ``key_id``.
+
+    Conditioned on the policy existing so the update never creates a bare row; a policy a
+    key names cannot be gone (deleting one is refused while it lists keys).
+    """
     for policy_id in policy_ids:
         txn.update(
             f"detach:{policy_id}",
