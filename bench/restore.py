@@ -5,7 +5,9 @@ DIR``: a 10,000-item run leaves about 40,000 rows, 16 MB) to a temporary one and
 the local runtime on the copy, as ``pawl serve --state-dir`` does. Prints the rows in the
 snapshot, the seconds the stand-in spent loading them into moto, the journal records
 replayed after it, and the whole start (stand-in, bootstrap, restore, replay, counts,
-re-drive, workers) to the moment the API answers.
+re-drive, workers) to the moment the API answers. A state dir without ``snapshot.json``
+(``bench/standin_load.py --snapshot-interval 0 --keep-unclean DIR``) is all journal: its
+round shows the journal's replay rate in MB/s.
 
     .venv/bin/python bench/restore.py DIR [--rounds 3]
 """
@@ -22,7 +24,7 @@ from pathlib import Path
 import httpx
 
 
-def one_round(source: Path) -> tuple[float, dict[str, float], int]:
+def one_round(source: Path) -> tuple[float, dict[str, float], dict[str, float]]:
     from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -38,7 +40,7 @@ def one_round(source: Path) -> tuple[float, dict[str, float], int]:
             whole = time.perf_counter() - started
             assert runtime.replayed is not None
             restored = runtime.replayed.get("restored") or {}
-            return whole, restored, int(runtime.replayed["replayed"])
+            return whole, restored, runtime.replayed
         finally:
             runtime.stop()
 
@@ -48,16 +50,24 @@ def main() -> None:
     parser.add_argument("state_dir", type=Path)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    document = json.loads((args.state_dir / "snapshot.json").read_bytes())
-    rows = sum(len(items) for items in document["tables"].values())
-    size_mb = (args.state_dir / "snapshot.json").stat().st_size / 1e6
-    print(f"snapshot: {rows} rows, {len(document['objects'])} objects, {size_mb:.1f} MB")
+    path = args.state_dir / "snapshot.json"
+    if path.exists():
+        document = json.loads(path.read_bytes())
+        rows = sum(len(items) for items in document["tables"].values())
+        size_mb = path.stat().st_size / 1e6
+        print(f"snapshot: {rows} rows, {len(document['objects'])} objects, {size_mb:.1f} MB")
+    else:
+        print("no snapshot: the whole state is journal")
     for round_number in range(1, args.rounds + 1):
         whole, restored, replayed = one_round(args.state_dir)
+        seconds, size = replayed.get("replay_seconds", 0), replayed.get("replayed_bytes", 0)
+        rate = f"{size / 1e6 / seconds:.1f} MB/s" if seconds else "-"
         print(
             f"round {round_number}: restore {restored.get('seconds', 0):.2f} s in the stand-in "
-            f"({restored.get('cpu_seconds', 0):.2f} s CPU), "
-            f"{replayed} journal records replayed, start to /health {whole:.2f} s"
+            f"({restored.get('cpu_seconds', 0):.2f} s CPU); replayed {replayed['replayed']} "
+            f"journal records, {size / 1e6:.1f} MB in {seconds:.2f} s ({rate}, "
+            f"{replayed.get('replay_cpu_seconds', 0):.2f} s CPU); "
+            f"start to /health {whole:.2f} s"
         )
 
 

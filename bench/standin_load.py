@@ -15,7 +15,10 @@ seconds, timing each start's answer (a start that waits on the stand-in shows he
 - snapshots written while it ran and the longest time mutations were held back by one.
 
     .venv/bin/python bench/standin_load.py [--items 10000] [--snapshot-interval 10]
-        [--ministack /path/to/venv/bin/python] [--keep-state DIR]
+        [--ministack /path/to/venv/bin/python] [--keep-state DIR] [--keep-unclean DIR]
+
+``--keep-unclean`` with ``--snapshot-interval 0`` leaves a state that is all journal (what
+``bench/restore.py`` replays to measure the journal's replay rate).
 
 MiniStack pins a botocore that pawl's boto3 does not accept, so it runs from its own
 virtualenv (``python -m venv /tmp/ms && /tmp/ms/bin/pip install ministack==1.5.33``).
@@ -178,6 +181,11 @@ def main() -> None:
     parser.add_argument("--probe-every", type=float, default=2.0)
     parser.add_argument("--ministack", metavar="PYTHON", help="run MiniStack with this python")
     parser.add_argument("--keep-state", type=Path, help="copy the state dir here at the end")
+    parser.add_argument(
+        "--keep-unclean",
+        type=Path,
+        help="copy the state dir here before the runtime stops (as kill -9 would leave it)",
+    )
     args = parser.parse_args()
 
     from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
@@ -206,6 +214,9 @@ def main() -> None:
         assert standin_pid is not None
         measure(args, runtime, standin_pid, agent_pid)
         print(f"load average at the end: {os.getloadavg()}")
+        if args.keep_unclean:
+            shutil.copytree(state_dir, args.keep_unclean, ignore=shutil.ignore_patterns(".lock"))
+            print(f"unclean state kept in {args.keep_unclean}")
         if args.keep_state:
             runtime.stop()
             shutil.copytree(state_dir, args.keep_state, dirs_exist_ok=True)

@@ -26,6 +26,12 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from chalicelib import datasets_cli
+from chalicelib.local.compaction import (
+    DEFAULT_JOURNAL_RATIO,
+    DEFAULT_MIN_JOURNAL_BYTES,
+    MB,
+    CompactionPolicy,
+)
 
 if TYPE_CHECKING:  # imported lazily: `pawl plugins` need not load moto and the app
     from chalicelib.demo.walkthrough import DemoOptions
@@ -50,6 +56,10 @@ def _runtime_config(args: argparse.Namespace, state_dir: Path) -> RuntimeConfig:
         aws_endpoint=args.aws_endpoint,
         use_real_aws=args.use_aws,
         snapshot_interval_s=args.snapshot_interval,
+        compaction=CompactionPolicy(
+            min_journal_bytes=int(args.snapshot_min_journal_mb * MB),
+            journal_ratio=args.snapshot_journal_ratio,
+        ),
         workers=workers,
         item_workers=args.item_workers,
         retry_delay_s=args.retry_delay,
@@ -292,7 +302,27 @@ def build_parser(with_operations: bool = True) -> argparse.ArgumentParser:
     serve.add_argument(
         "--use-aws", action="store_true", help="use real AWS with the usual boto3 credentials"
     )
-    serve.add_argument("--snapshot-interval", type=float, default=10.0, metavar="SECONDS")
+    serve.add_argument(
+        "--snapshot-interval",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how often to check whether a snapshot is due (0: only at a clean stop)",
+    )
+    serve.add_argument(
+        "--snapshot-min-journal-mb",
+        type=float,
+        default=DEFAULT_MIN_JOURNAL_BYTES / MB,
+        metavar="MB",
+        help="a snapshot needs at least this much journal since the last one (default %(default)g)",
+    )
+    serve.add_argument(
+        "--snapshot-journal-ratio",
+        type=float,
+        default=DEFAULT_JOURNAL_RATIO,
+        metavar="R",
+        help="...and at least R x the last snapshot's size (default %(default)g)",
+    )
     serve.add_argument("--item-workers", type=int, default=4, help="threads on the item queue")
     serve.add_argument(
         "--workers", action="append", metavar="QUEUE=N", help="threads for a named queue"

@@ -149,6 +149,9 @@ class Journal:
         self.segment: int | None = None
         #: Records appended to the open segment (0: nothing changed since it was opened).
         self.records_in_segment = 0
+        #: Bytes in each segment on disk, by number (read once at the first open, then
+        #: counted as records are appended): what the snapshot policy weighs.
+        self.segment_bytes: dict[int, int] | None = None
 
     # --- writing ---------------------------------------------------------------------
 
@@ -161,10 +164,22 @@ class Journal:
         """Write one record and fsync it. The caller holds ``lock``."""
         if self._file is None:
             raise JournalClosed("the journal is not open")
-        self._file.write(record.encode())
+        encoded = record.encode()
+        self._file.write(encoded)
         self._file.flush()
         os.fsync(self._file.fileno())
         self.records_in_segment += 1
+        if self.segment_bytes is not None and self.segment is not None:
+            self.segment_bytes[self.segment] += len(encoded)
+
+    @property
+    def bytes_since_cut(self) -> int:
+        """The journal a restart would replay: every segment no snapshot holds yet.
+
+        A snapshot's segments are dropped once its file is written, so that is every
+        segment still on disk (a failed snapshot drops none: its bytes still count)."""
+        with self.lock:
+            return sum((self.segment_bytes or {}).values())
 
     # --- segments --------------------------------------------------------------------
 
@@ -172,8 +187,14 @@ class Journal:
         """Start appending to a new, empty segment ``number``."""
         with self.lock:
             self.directory.mkdir(parents=True, exist_ok=True)
+            if self.segment_bytes is None:
+                self.segment_bytes = {
+                    old: segment_path(self.directory, old).stat().st_size
+                    for old in segment_numbers(self.directory)
+                }
             handle = open(segment_path(self.directory, number), "xb")  # noqa: SIM115
             fsync_dir(self.directory)
+            self.segment_bytes[number] = 0
             previous, self._file = self._file, handle
             self.segment, self.records_in_segment = number, 0
             if previous is not None:
@@ -185,6 +206,9 @@ class Journal:
         for old in segment_numbers(self.directory):
             if old < number and old != self.segment:
                 segment_path(self.directory, old).unlink(missing_ok=True)
+                with self.lock:  # bytes_since_cut may be summing them
+                    if self.segment_bytes is not None:
+                        self.segment_bytes.pop(old, None)
                 dropped += 1
         if dropped:
             fsync_dir(self.directory)

@@ -29,7 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from chalicelib.local import snapshot, standin_state
-from chalicelib.local.journal import Journal, Record, pending_segments, segment_numbers
+from chalicelib.local.compaction import CompactionPolicy
+from chalicelib.local.journal import (
+    Journal,
+    Record,
+    pending_segments,
+    segment_numbers,
+    segment_path,
+)
 from chalicelib.local.standin_auth import read_body
 
 log = logging.getLogger("pawl.local.journal")
@@ -237,8 +244,10 @@ def replay(app: WsgiApp, journal: Journal, journal_from: int) -> dict[str, Any]:
     """Replay every segment from ``journal_from`` into ``app`` (moto, no journal, no auth),
     then open the next segment. Returns a summary for the runtime's log."""
     summary: dict[str, Any] = {"replayed": 0, "refused": 0, "torn": [], "segments": []}
+    started, cpu_started, replayed_bytes = time.perf_counter(), time.process_time(), 0
     for number, found in pending_segments(journal.directory, journal_from):
         summary["segments"].append(number)
+        replayed_bytes += segment_path(journal.directory, number).stat().st_size
         if found.torn_at is not None:
             log.warning("journal segment %d: torn record at byte %d dropped", number, found.torn_at)
             summary["torn"].append(number)
@@ -248,6 +257,9 @@ def replay(app: WsgiApp, journal: Journal, journal_from: int) -> dict[str, Any]:
             if not _succeeded(status):
                 summary["refused"] += 1
                 log.error("journal replay: %s answered %s: %s", _label(record), status, body[:200])
+    summary["replay_seconds"] = round(time.perf_counter() - started, 3)
+    summary["replay_cpu_seconds"] = round(time.process_time() - cpu_started, 3)
+    summary["replayed_bytes"] = replayed_bytes
     existing = segment_numbers(journal.directory)
     next_segment = max([journal_from - 1, *existing]) + 1
     journal.open_segment(max(next_segment, 1))
@@ -267,7 +279,9 @@ def handle_command(journal: Journal, moto_app: WsgiApp, command: dict[str, Any])
 
     ``open``: restore ``snapshot`` (a path, when there is one) into moto, replay the journal
     from its cut and start a new segment. ``snapshot``: cut the journal and write the state
-    at the cut to ``state_dir`` from a forked child (``local/standin_state.py``)."""
+    at the cut to ``state_dir`` from a forked child (``local/standin_state.py``); with a
+    ``policy`` (``min_journal_bytes``, ``journal_ratio``: ``local/compaction.py``) only when
+    it is due."""
     op = command.get("op")
     region = str(command.get("region") or "us-east-1")
     if op == "open":
@@ -290,11 +304,18 @@ def handle_command(journal: Journal, moto_app: WsgiApp, command: dict[str, Any])
         journal_from = int(command.get("from", journal_from))
         return {"ok": True, **restored, **replay(moto_app, journal, journal_from)}
     if op == "snapshot":
+        policy = None
+        if command.get("policy") is not None:
+            policy = CompactionPolicy(
+                min_journal_bytes=int(command["policy"]["min_journal_bytes"]),
+                journal_ratio=float(command["policy"]["journal_ratio"]),
+            )
         return standin_state.snapshot_in_background(
             journal,
             Path(command["state_dir"]),
             region,
             str(command["bucket"]),
             force=bool(command.get("force")),
+            policy=policy,
         )
     return {"ok": False, "error": f"unknown command {op!r}"}

@@ -9,6 +9,7 @@ state is restored before anything can write; runs are re-driven before pollers s
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import logging
 import os
@@ -24,6 +25,7 @@ from chalice import Chalice
 
 from chalicelib import aws, bootstrap, queues
 from chalicelib.local import server_secret, snapshot
+from chalicelib.local.compaction import CompactionPolicy
 from chalicelib.local.gateway import GatewayServer
 from chalicelib.local.local_routes import LocalRoutesHandler
 from chalicelib.local.pollers import QueuePoller, sqs_sources
@@ -67,7 +69,10 @@ class RuntimeConfig:
     aws_endpoint: str | None = None
     #: Use real AWS through the usual credential chain (no stand-in, no endpoint override).
     use_real_aws: bool = False
+    #: How often the snapshot policy is checked (0: never; a clean stop still snapshots).
     snapshot_interval_s: float = 10.0
+    #: When a check takes a snapshot: once the journal since the last one is big enough.
+    compaction: CompactionPolicy = field(default_factory=CompactionPolicy)
     #: Worker threads per queue name; queues not named get ``item_workers`` (the item
     #: queue) or one.
     workers: dict[str, int] = field(default_factory=dict)
@@ -96,6 +101,8 @@ class LocalRuntime:
         self.snapshots_written = 0
         self.last_snapshot: dict[str, Any] | None = None
         self.longest_hold_ms = 0.0
+        #: The stand-in's last answer to a snapshot request (written or not, and why).
+        self.last_check: dict[str, Any] | None = None
         self.restored: snapshot.RestoreSummary | None = None
         #: Projects, agents, datasets, dataset items, evals and runs after a restart.
         self.restored_counts: dict[str, int] | None = None
@@ -345,14 +352,22 @@ class LocalRuntime:
 
     def _snapshot_loop(self) -> None:
         while not self._stopping.wait(self.config.snapshot_interval_s):
-            self.snapshot_now()
+            self.compact_if_due()
 
-    def snapshot_now(self) -> bool:
+    def compact_if_due(self) -> bool:
+        """One check of the snapshot policy (``local/compaction.py``): snapshot only when
+        the journal since the last cut is big enough, so a snapshot's cost follows the
+        writes rather than the clock. Returns whether a file was written."""
+        return self.snapshot_now(policy=self.config.compaction)
+
+    def snapshot_now(self, policy: CompactionPolicy | None = None) -> bool:
         """Compact: the stand-in writes its state at an exact journal cut from a forked
         child, then drops the journal before the cut (``local/standin_state.py``).
 
-        Requests and workers wait only for the fork (``last_snapshot["hold_ms"]``), not for
-        the write. Returns whether a file was written.
+        Without ``policy``, whenever anything was journaled since the last cut; with one,
+        when it is due. Segments replayed at start are folded in at the first call either
+        way. Requests and workers wait only for the fork (``last_snapshot["hold_ms"]``),
+        not for the write. Returns whether a file was written.
         """
         if not self.persists_state or self.standin is None:
             return False
@@ -364,11 +379,13 @@ class LocalRuntime:
                     region=get_settings().region,
                     bucket=get_settings().bucket,
                     force=self._journal_behind,
+                    policy=None if policy is None else dataclasses.asdict(policy),
                 )
             except Exception:
                 log.exception("snapshot to %s failed", self.state_dir)
                 return False
             self._journal_behind = False
+            self.last_check = reply
             if reply["written"]:
                 self.snapshots_written += 1
                 self.last_snapshot = reply

@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 SNAPSHOT_FILE = "snapshot.json"
 FORMAT_VERSION = 1
@@ -42,12 +42,17 @@ def encode_document(document: dict[str, Any]) -> bytes:
 
 def write_atomically(state_dir: Path, payload: bytes) -> Path:
     """Write ``payload`` as the snapshot: temp file in the same dir, fsync, rename."""
+    return write_atomically_with(state_dir, lambda handle: handle.write(payload))
+
+
+def write_atomically_with(state_dir: Path, write: Callable[[BinaryIO], object]) -> Path:
+    """Let ``write`` stream the snapshot into a temp file in the same dir; fsync, rename."""
     state_dir.mkdir(parents=True, exist_ok=True)
     target = state_dir / SNAPSHOT_FILE
     fd, temp_name = tempfile.mkstemp(prefix=".snapshot-", suffix=".tmp", dir=state_dir)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+            write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp_name, target)
@@ -70,6 +75,14 @@ def _fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def snapshot_bytes(state_dir: Path) -> int:
+    """The size of the last snapshot written to ``state_dir`` (0: there is none)."""
+    try:
+        return (state_dir / SNAPSHOT_FILE).stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def read_snapshot(state_dir: Path) -> dict[str, Any] | None:

@@ -27,13 +27,16 @@ from __future__ import annotations
 
 import base64
 import gc
+import json
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from chalicelib.local import moto_dynamodb_patches, snapshot
+from chalicelib.local.compaction import CompactionPolicy
 from chalicelib.local.journal import Journal, JournalClosed
 
 _META_PREFIX = "x-amz-meta-"
@@ -90,13 +93,21 @@ def _base64(value: str | bytes) -> str:
     return base64.b64encode(value).decode("ascii") if isinstance(value, bytes) else value
 
 
-def _table_items(table: Any) -> list[dict[str, Any]]:
+def _stored_items(table: Any) -> Iterator[Any]:
     partitions = table.items.values()
     if table.range_key_attr:
-        items = [item for partition in partitions for item in partition.values()]
+        for partition in partitions:
+            yield from partition.values()
     else:
-        items = list(partitions)
-    return [{name: wire_value(value) for name, value in item.attrs.items()} for item in items]
+        yield from partitions
+
+
+def _wire_item(item: Any) -> dict[str, Any]:
+    return {name: wire_value(value) for name, value in item.attrs.items()}
+
+
+def _table_items(table: Any) -> list[dict[str, Any]]:
+    return [_wire_item(item) for item in _stored_items(table)]
 
 
 def _bucket_objects(bucket_name: str) -> list[dict[str, Any]]:
@@ -132,6 +143,43 @@ def dump(region: str, bucket: str) -> dict[str, Any]:
         "tables": {name: _table_items(tables[name]) for name in sorted(tables)},
         "objects": _bucket_objects(bucket),
     }
+
+
+def stream_dump(handle: BinaryIO, region: str, bucket: str, extra: dict[str, Any]) -> None:
+    """Write what :func:`dump` returns, plus ``extra``, as JSON into ``handle`` a chunk of
+    items at a time: the whole document never exists in memory (at 100,000 items it was
+    gigabytes in the forked writer, on top of the copied pages)."""
+    tables = _tables(region)
+    head = {"format": snapshot.FORMAT_VERSION, "bucket": bucket, **extra}
+    handle.write(_json(head)[:-1].encode() + b',"tables":{')
+    for index, name in enumerate(sorted(tables)):
+        handle.write((b"," if index else b"") + _json(name).encode() + b":[")
+        chunk: list[dict[str, Any]] = []
+        first = True
+        for item in _stored_items(tables[name]):
+            chunk.append(_wire_item(item))
+            if len(chunk) == _CHUNK_ITEMS:
+                first = _write_chunk(handle, chunk, first)
+                chunk = []
+        _write_chunk(handle, chunk, first)
+        handle.write(b"]")
+    handle.write(b'},"objects":' + _json(_bucket_objects(bucket)).encode() + b"}")
+
+
+#: Items encoded per ``json.dumps`` call: one call per item costs more than the encoding.
+_CHUNK_ITEMS = 1000
+
+
+def _write_chunk(handle: BinaryIO, chunk: list[dict[str, Any]], first: bool) -> bool:
+    """Append ``chunk``'s items to an open JSON array; returns whether it is still empty."""
+    if not chunk:
+        return first
+    handle.write((b"" if first else b",") + _json(chunk)[1:-1].encode())
+    return False
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
 
 
 # --- the snapshot document -> moto's model -------------------------------------------------
@@ -178,16 +226,24 @@ def _put_stored(table: Any, items: list[dict[str, Any]]) -> None:
 
 
 def snapshot_in_background(
-    journal: Journal, state_dir: Path, region: str, bucket: str, force: bool = False
+    journal: Journal,
+    state_dir: Path,
+    region: str,
+    bucket: str,
+    force: bool = False,
+    policy: CompactionPolicy | None = None,
 ) -> dict[str, Any]:
     """Cut the journal and write the state at the cut from a forked child; see the module
-    docstring. ``force``: write even when nothing was journaled since the last cut (the
-    runtime replayed segments at start that no snapshot holds yet)."""
+    docstring. Without ``policy`` it writes when anything was journaled since the last cut
+    (``POST /_local/snapshot``, a clean stop); with one, only when the policy says the
+    journal since the cut is big enough (the runtime's periodic check). ``force``: write
+    regardless (the runtime replayed segments at start that no snapshot holds yet)."""
     with journal.lock:
         if journal.segment is None:
             raise JournalClosed("the journal is not open")
-        if not (force or journal.records_in_segment):
-            return {"ok": True, "written": False, "segment": journal.segment}
+        weighed = _weigh(journal, state_dir, policy)
+        if not (force or weighed["due"]):
+            return {"ok": True, "written": False, "segment": journal.segment, **weighed}
         journal.open_segment(journal.segment + 1)
         cut = journal.segment
         held_from = time.perf_counter()
@@ -203,9 +259,24 @@ def snapshot_in_background(
         "ok": True,
         "written": True,
         "segment": cut,
+        **weighed,
         "hold_ms": round(hold_ms, 2),
         "write_s": round(time.perf_counter() - started, 3),
         "dropped": journal.drop_below(cut),
+    }
+
+
+def _weigh(journal: Journal, state_dir: Path, policy: CompactionPolicy | None) -> dict[str, Any]:
+    """Whether a snapshot is due, with the figures it was decided on. The caller holds the
+    journal's lock."""
+    journal_bytes = journal.bytes_since_cut
+    if policy is None:
+        return {"due": journal.records_in_segment > 0, "journal_bytes": journal_bytes}
+    snapshot_bytes = snapshot.snapshot_bytes(state_dir)
+    return {
+        "due": policy.due(journal_bytes, snapshot_bytes),
+        "journal_bytes": journal_bytes,
+        "threshold_bytes": policy.threshold(snapshot_bytes),
     }
 
 
@@ -214,10 +285,13 @@ def _write_and_exit_status(state_dir: Path, region: str, bucket: str, cut: int) 
     lock another thread held at the fork stays held here forever)."""
     try:
         gc.disable()  # a collection would only touch (and so copy) the parent's pages
-        document = dump(region, bucket)
-        document["journal_from"] = cut
-        document["taken_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        snapshot.write_atomically(state_dir, snapshot.encode_document(document))
+        extra = {
+            "journal_from": cut,
+            "taken_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        snapshot.write_atomically_with(
+            state_dir, lambda handle: stream_dump(handle, region, bucket, extra)
+        )
     except BaseException:
         return 1
     return 0

@@ -280,3 +280,43 @@ def test_a_snapshot_with_nothing_new_writes_nothing(
         "snapshot", state_dir=str(tmp_path / "state"), region=REGION, bucket=BUCKET
     )
     assert reply["written"] is False
+
+
+def _check_policy(one: StandIn, state_dir: Path, floor: int, ratio: float = 0) -> dict[str, Any]:
+    """One tick of the runtime's snapshot policy, driven directly (no clock)."""
+    policy = {"min_journal_bytes": floor, "journal_ratio": ratio}
+    return one.server.control(
+        "snapshot", state_dir=str(state_dir), region=REGION, bucket=BUCKET, policy=policy
+    )
+
+
+def test_the_policy_snapshots_once_the_journal_reaches_its_floor(
+    tmp_path: Path, standins: list[StandIn]
+) -> None:
+    journal_dir, state_dir = tmp_path / "journal", tmp_path / "state"
+    one = _start(journal_dir, standins)
+    one.server.control("open", **{"from": 0})
+    one.add("counter")
+    (segment,) = segment_numbers(journal_dir)
+    one_write = segment_path(journal_dir, segment).stat().st_size
+    # Records differ by a few bytes (each carries its time): half a record of slack.
+    floor = 3 * one_write - one_write // 2
+    below = _check_policy(one, state_dir, floor)
+    assert below["written"] is False and below["journal_bytes"] == one_write
+    one.add("counter")
+    assert _check_policy(one, state_dir, floor)["written"] is False
+    assert not (state_dir / snapshot.SNAPSHOT_FILE).exists()
+    one.add("counter")
+    reached = _check_policy(one, state_dir, floor)
+    assert reached["written"] and reached["journal_bytes"] >= floor
+    assert segment_numbers(journal_dir) == [reached["segment"]]
+    # Now the last snapshot's size counts too: a ratio of it can be above the floor.
+    size = snapshot.snapshot_bytes(state_dir)
+    one.add("counter")
+    by_ratio = _check_policy(one, state_dir, 0, ratio=100.0)
+    assert by_ratio["threshold_bytes"] == 100 * size and by_ratio["written"] is False
+    one.kill9()
+
+    again = _start(journal_dir, standins)
+    opened = again.server.control("open", state_dir=str(state_dir), region=REGION)
+    assert opened["replayed"] == 1 and again.counter("counter") == 4

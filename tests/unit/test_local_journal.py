@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from chalicelib.local import snapshot
+from chalicelib.local.compaction import CompactionPolicy
 from chalicelib.local.journal import (
     Journal,
     JournalClosed,
@@ -75,7 +76,7 @@ def test_a_snapshot_cuts_only_after_a_write_and_compacts_what_it_holds(tmp_path:
     journal.open_segment(3)
     state_dir = tmp_path / "state"
     nothing_new = snapshot_in_background(journal, state_dir, "us-east-1", "no-bucket")
-    assert nothing_new == {"ok": True, "written": False, "segment": 3}
+    assert nothing_new["written"] is False and nothing_new["segment"] == 3
     assert not (state_dir / snapshot.SNAPSHOT_FILE).exists()
     with journal.lock:
         journal.append(_records(2)[1])
@@ -99,8 +100,53 @@ def test_a_snapshot_writer_that_fails_is_reported_and_keeps_the_journal(tmp_path
     not_a_dir.write_text("")
     with pytest.raises(RuntimeError, match="snapshot writer"):
         snapshot_in_background(journal, not_a_dir, "us-east-1", "no-bucket")
-    # The cut happened, nothing was dropped: a restart replays both segments.
+    # The cut happened, nothing was dropped: a restart replays both segments, and the
+    # policy still weighs them.
     assert segment_numbers(tmp_path / "journal") == [1, 2]
+    assert journal.bytes_since_cut == segment_path(tmp_path / "journal", 1).stat().st_size > 0
+    journal.close()
+
+
+def test_the_journal_weighs_every_segment_no_snapshot_holds(tmp_path: Path) -> None:
+    """Segments on disk at the first open (replayed at start) count, appends count as they
+    are written, and a snapshot's cut drops what it holds from the count."""
+    directory = tmp_path / "journal"
+    replayed = _journal_with(directory, _records(5)).stat().st_size
+    journal = Journal(directory, threading.RLock())
+    journal.open_segment(2)
+    assert journal.bytes_since_cut == replayed
+    record = _records(7)[6]
+    with journal.lock:
+        journal.append(record)
+    assert journal.bytes_since_cut == replayed + len(record.encode())
+    assert journal.bytes_since_cut == sum(
+        segment_path(directory, n).stat().st_size for n in segment_numbers(directory)
+    )
+    taken = snapshot_in_background(journal, tmp_path / "state", "us-east-1", "no-bucket")
+    assert taken["written"] and taken["journal_bytes"] == replayed + len(record.encode())
+    assert journal.bytes_since_cut == 0 and segment_numbers(directory) == [3]
+    journal.close()
+
+
+def test_with_a_policy_a_snapshot_waits_for_enough_journal(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal", threading.RLock())
+    journal.open_segment(1)
+    state_dir = tmp_path / "state"
+    record = _records(10)[9]
+    size = len(record.encode())
+    policy = CompactionPolicy(min_journal_bytes=3 * size, journal_ratio=0)
+    for _ in range(2):
+        with journal.lock:
+            journal.append(record)
+        reply = snapshot_in_background(journal, state_dir, "us-east-1", "no-bucket", policy=policy)
+        assert reply["written"] is False and reply["threshold_bytes"] == 3 * size
+    # Without a policy (a clean stop, POST /_local/snapshot) anything new is enough.
+    assert snapshot_in_background(journal, state_dir, "us-east-1", "no-bucket")["written"]
+    for _ in range(3):
+        with journal.lock:
+            journal.append(record)
+    reply = snapshot_in_background(journal, state_dir, "us-east-1", "no-bucket", policy=policy)
+    assert reply["written"] and reply["journal_bytes"] == 3 * size
     journal.close()
 
 

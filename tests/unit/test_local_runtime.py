@@ -13,6 +13,7 @@ from chalice import Chalice, Rate
 from chalice.app import CloudWatchEvent, SQSEvent
 
 from chalicelib import aws, queues
+from chalicelib.local.compaction import CompactionPolicy
 from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 from chalicelib.settings import get_settings
 from tests.conftest import ADMIN_KEY
@@ -84,3 +85,25 @@ def test_embedded_runtime_runs_handlers_and_snapshots_on_stop(tmp_path: Path) ->
     expected = sorted(["ran/hourly", *(f"items/n{i}" for i in range(12))])
     assert sorted(obj["key"] for obj in document["objects"]) == expected
     assert get_settings().table_name("projects") in document["tables"]
+
+
+def test_the_periodic_check_snapshots_once_the_journal_is_big_enough(tmp_path: Path) -> None:
+    """What the snapshot loop does on each tick, driven directly: below the policy's floor
+    nothing is written, at it a snapshot is."""
+    policy = CompactionPolicy(min_journal_bytes=64 * 1024, journal_ratio=0)
+    config = RuntimeConfig(
+        port=0, state_dir=tmp_path, snapshot_interval_s=0, run_schedules=False, compaction=policy
+    )
+    with LocalRuntime(config) as runtime:
+        s3, bucket = aws.client("s3"), get_settings().bucket
+        s3.put_object(Bucket=bucket, Key="small", Body=b"x" * 1024)
+        assert runtime.compact_if_due() is False
+        assert runtime.last_check is not None
+        assert 1024 < runtime.last_check["journal_bytes"] < policy.min_journal_bytes
+        assert not (tmp_path / "snapshot.json").exists()
+        s3.put_object(Bucket=bucket, Key="large", Body=b"y" * policy.min_journal_bytes)
+        assert runtime.compact_if_due() is True
+        assert runtime.snapshots_written == 1
+        assert runtime.last_check["journal_bytes"] >= policy.min_journal_bytes
+    document = json.loads((tmp_path / "snapshot.json").read_bytes())
+    assert sorted(obj["key"] for obj in document["objects"]) == ["large", "small"]

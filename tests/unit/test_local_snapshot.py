@@ -92,6 +92,29 @@ def test_dump_load_round_trip_into_a_fresh_stand_in(tmp_path: Path, stand_in: No
     assert text["ContentType"] == "text/json"
 
 
+def test_the_streamed_snapshot_is_the_document(tmp_path: Path, stand_in: None) -> None:
+    """The forked writer streams the file a chunk of items at a time (more than one chunk
+    here); what it writes parses to what :func:`dump` builds in memory."""
+    _start_over()
+    _fill()
+    table = get_settings().table_name("datasets")
+    dynamodb = aws.client("dynamodb")
+    for index in range(standin_state._CHUNK_ITEMS + 1):
+        dynamodb.put_item(TableName=table, Item={"id": {"S": f"d{index}"}})
+    settings = get_settings()
+    extra = {"journal_from": 7, "taken_at": "2026-01-01T00:00:00Z"}
+    snapshot.write_atomically_with(
+        tmp_path,
+        lambda handle: standin_state.stream_dump(handle, settings.region, settings.bucket, extra),
+    )
+    document = snapshot.read_snapshot(tmp_path)
+    expected = {**standin_state.dump(settings.region, settings.bucket), **extra}
+    assert document == expected
+    assert len(expected["tables"][table]) == standin_state._CHUNK_ITEMS + 1
+    assert snapshot.snapshot_bytes(tmp_path) == (tmp_path / snapshot.SNAPSHOT_FILE).stat().st_size
+    assert snapshot.snapshot_bytes(tmp_path / "missing") == 0
+
+
 def test_load_names_tables_that_no_longer_exist(stand_in: None) -> None:
     document = {
         "format": snapshot.FORMAT_VERSION,
