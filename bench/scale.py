@@ -14,7 +14,8 @@ Through the API and the CLI, as a user would:
 3. the measured run naming that baseline (``wait: false``), and while it executes 20 run
    starts of a one-item eval, each timed from request to answer;
 4. when the run is terminal: items/s (the run's own created → finished stamps), CPU
-   ms/item of pawl's process and of the stand-in's (/proc, over the measured run), AWS
+   ms/item of pawl's process and of the stand-in's (/proc, over the measured run; its
+   forked snapshot writers' CPU, reaped children's cutime + cstime, apart), AWS
    calls/item (every botocore call of pawl's process: the engine's and the pollers'),
    peak RSS of both processes (VmHWM: over the process's whole life, seeding included),
    start latency p50/p99 (taken during the baseline run, so the measured run's CPU and
@@ -24,6 +25,7 @@ Through the API and the CLI, as a user would:
     .venv/bin/python bench/scale.py [--sizes 1000 10000] [--include-100k] [--no-baseline]
         [--baseline-up-to 10000]
         [--item-workers 4] [--concurrency 40] [--snapshot-interval 10]
+        [--snapshot-min-journal-mb MB] [--snapshot-journal-ratio R]
 
 The machine's load average is printed with the table: wall-clock figures on a shared
 machine are pessimistic; CPU/item and calls/item are the steadier ones.
@@ -73,6 +75,9 @@ class Measured:
     items_per_s: float = 0.0
     cpu_ms: dict[str, float] = field(default_factory=dict)
     calls_per_item: float = 0.0
+    #: Snapshots cut during the measured run (a writer still running at the end is not in
+    #: ``cpu_ms["snapshots"]``: its CPU counts once the stand-in has reaped it).
+    snapshots: int = 0
     engine_calls_per_item: float = 0.0
     peak_rss_mb: dict[str, float] = field(default_factory=dict)
     starts_ms: list[float] = field(default_factory=list)
@@ -82,9 +87,35 @@ class Measured:
     baseline: bool = True
 
 
-def _proc_cpu_s(pid: int) -> float:
+def _proc_stat_s(pid: int, first: int) -> float:
+    """Two consecutive CPU fields of /proc/PID/stat (after the command), in seconds."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return (int(fields[first]) + int(fields[first + 1])) / os.sysconf("SC_CLK_TCK")
+
+
+def _proc_cpu_s(pid: int) -> float:
+    return _proc_stat_s(pid, 11)  # utime, stime
+
+
+def _reaped_children_cpu_s(pid: int) -> float:
+    """CPU of the children ``pid`` has waited for (cutime, cstime): for the stand-in, its
+    forked snapshot writers, which its own utime and stime do not count."""
+    return _proc_stat_s(pid, 13)
+
+
+def _journal_segment(state_dir: Path) -> int:
+    """The newest journal segment's number: each snapshot cuts a new one."""
+    names = sorted((state_dir / "journal").glob("segment-*.wal"))
+    return int(names[-1].stem.split("-")[1]) if names else 0
+
+
+def _snapshot_flags(args: Any) -> list[str]:
+    flags = ["--snapshot-interval", str(args.snapshot)]
+    if args.snapshot_min_journal_mb is not None:
+        flags += ["--snapshot-min-journal-mb", str(args.snapshot_min_journal_mb)]
+    if args.snapshot_journal_ratio is not None:
+        flags += ["--snapshot-journal-ratio", str(args.snapshot_journal_ratio)]
+    return flags
 
 
 def _peak_rss_mb(pid: int) -> float:
@@ -124,7 +155,7 @@ def pawl_serve(
     state_dir: Path,
     agent_ports: list[int],
     workers: int,
-    snapshot_interval: float,
+    snapshot_flags: list[str],
     log_dir: Path | None = None,
 ) -> Iterator[Serve]:
     """``pawl serve`` on a free port, stopped with SIGINT (as Ctrl-C) at the end."""
@@ -136,7 +167,7 @@ def pawl_serve(
     }
     command = [sys.executable, str(BENCH / "serve_instrumented.py"), "--port", "0"]
     command += ["--state-dir", str(state_dir), "--item-workers", str(workers)]
-    command += ["--snapshot-interval", str(snapshot_interval), "--no-schedules"]
+    command += [*snapshot_flags, "--no-schedules"]
     log_dir = log_dir or state_dir.parent
     log_dir.mkdir(parents=True, exist_ok=True)
     log = (log_dir / "serve.log").open("w")
@@ -273,7 +304,7 @@ def measure(size: int, args: Any) -> Measured:
                 state / "state",
                 [urlsplit(agent_url).port or 0],
                 args.item_workers,
-                args.snapshot,
+                _snapshot_flags(args),
                 args.log_dir and args.log_dir / f"{size}",
             )
         )
@@ -291,6 +322,8 @@ def measure(size: int, args: Any) -> Measured:
             print(f"N={size:,}: baseline run in {_seconds(baseline):.1f} s", flush=True)
         calls_before = serve.calls()
         cpu_before = {p: _proc_cpu_s(p) for p in (serve.pid, serve.standin_pid)}
+        writers_before = _reaped_children_cpu_s(serve.standin_pid)
+        segment_before = _journal_segment(state / "state")
         settles_before = len(serve.settles())
         if not with_baseline:
             done = _run_with_starts(api, big, small, size, out)
@@ -303,6 +336,9 @@ def measure(size: int, args: Any) -> Measured:
         for name, pid in (("pawl", serve.pid), ("stand-in", serve.standin_pid)):
             out.cpu_ms[name] = (_proc_cpu_s(pid) - cpu_before[pid]) / size * 1000
             out.peak_rss_mb[name] = _peak_rss_mb(pid)
+        writers = _reaped_children_cpu_s(serve.standin_pid) - writers_before
+        out.cpu_ms["snapshots"] = writers / size * 1000
+        out.snapshots = _journal_segment(state / "state") - segment_before
         calls = serve.calls()
         delta = {k: v - calls_before.get(k, 0) for k, v in calls.items()}
         out.calls_per_item = sum(delta.values()) / size
@@ -321,7 +357,8 @@ def table(rows: list[Measured], args: Any) -> str:
         f"{os.cpu_count()} CPUs, load average {load}; {args.item_workers} item workers, "
         f"max_concurrency {args.concurrency}, instant HTTP agent",
         "",
-        "| items | items/s | CPU ms/item pawl | CPU ms/item stand-in | AWS calls/item "
+        "| items | items/s | CPU ms/item pawl | CPU ms/item stand-in (+ snapshot writers, n) "
+        "| AWS calls/item "
         "(engine) | peak RSS pawl | peak RSS stand-in | start p50 / p99 (n while running) "
         "| settle (baseline, grouping) |",
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -337,7 +374,8 @@ def table(rows: list[Measured], args: Any) -> str:
         )
         lines.append(
             f"| {r.items:,} | {r.items_per_s:.0f} | {r.cpu_ms['pawl']:.2f} | "
-            f"{r.cpu_ms['stand-in']:.2f} | {r.calls_per_item:.3f} ({r.engine_calls_per_item:.3f})"
+            f"{r.cpu_ms['stand-in']:.2f} (+ {r.cpu_ms['snapshots']:.2f}, {r.snapshots}) | "
+            f"{r.calls_per_item:.3f} ({r.engine_calls_per_item:.3f})"
             f" | {r.peak_rss_mb['pawl']:.0f} MB | {r.peak_rss_mb['stand-in']:.0f} MB | "
             f"{statistics.median(starts):.0f} / {p99:.0f} ms ({r.starts_while_running}) | "
             f"{settle} |"
@@ -362,6 +400,8 @@ def main() -> None:
     parser.add_argument(
         "--snapshot-interval", dest="snapshot", type=float, default=10, help="pawl serve's"
     )
+    parser.add_argument("--snapshot-min-journal-mb", type=float, help="pawl serve's")
+    parser.add_argument("--snapshot-journal-ratio", type=float, help="pawl serve's")
     args = parser.parse_args()
     sizes = [*args.sizes, *([100_000] if args.include_100k else [])]
     rows = []

@@ -126,7 +126,12 @@ class Pawl:
         self.args = args
         args.work_dir = work
         self.serve = stack.enter_context(
-            scale.pawl_serve(work / "state", agent_ports, args.item_workers, args.snapshot)
+            scale.pawl_serve(
+                work / "state",
+                agent_ports,
+                args.item_workers,
+                ["--snapshot-interval", str(args.snapshot)],
+            )
         )
         self.api = scale.Api(self.serve.url, self.serve.admin_key)
         self.project = self.api.call("POST", "/api/v1/projects", {"name": "peers"})["id"]
