@@ -147,8 +147,6 @@ class Journal:
         #: Set by :meth:`close`: from then on a mutation is refused, not executed.
         self.closed = False
         self.segment: int | None = None
-        #: Records appended to the open segment (0: nothing changed since it was opened).
-        self.records_in_segment = 0
         #: Bytes in each segment on disk, by number (read once at the first open, then
         #: counted as records are appended): what the snapshot policy weighs.
         self.segment_bytes: dict[int, int] | None = None
@@ -168,7 +166,6 @@ class Journal:
         self._file.write(encoded)
         self._file.flush()
         os.fsync(self._file.fileno())
-        self.records_in_segment += 1
         if self.segment_bytes is not None and self.segment is not None:
             self.segment_bytes[self.segment] += len(encoded)
 
@@ -196,7 +193,7 @@ class Journal:
             fsync_dir(self.directory)
             self.segment_bytes[number] = 0
             previous, self._file = self._file, handle
-            self.segment, self.records_in_segment = number, 0
+            self.segment = number
             if previous is not None:
                 previous.close()
 

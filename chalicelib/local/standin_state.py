@@ -270,8 +270,8 @@ def _weigh(journal: Journal, state_dir: Path, policy: CompactionPolicy | None) -
     """Whether a snapshot is due, with the figures it was decided on. The caller holds the
     journal's lock."""
     journal_bytes = journal.bytes_since_cut
-    if policy is None:
-        return {"due": journal.records_in_segment > 0, "journal_bytes": journal_bytes}
+    if policy is None:  # anything no snapshot holds: new writes, or a failed writer's cut
+        return {"due": journal_bytes > 0, "journal_bytes": journal_bytes}
     snapshot_bytes = snapshot.snapshot_bytes(state_dir)
     return {
         "due": policy.due(journal_bytes, snapshot_bytes),
