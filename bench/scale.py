@@ -24,7 +24,7 @@ Through the API and the CLI, as a user would:
 
     .venv/bin/python bench/scale.py [--sizes 1000 10000] [--include-100k] [--no-baseline]
         [--baseline-up-to 10000]
-        [--item-workers 4] [--concurrency 40] [--snapshot-interval 10]
+        [--item-workers 4] [--concurrency 40] [--snapshot-interval 1]
         [--snapshot-min-journal-mb MB] [--snapshot-journal-ratio R]
 
 The machine's load average is printed with the table: wall-clock figures on a shared
@@ -398,7 +398,7 @@ def main() -> None:
     parser.add_argument("--item-workers", type=int, default=4)
     parser.add_argument("--concurrency", type=int, default=40)
     parser.add_argument(
-        "--snapshot-interval", dest="snapshot", type=float, default=10, help="pawl serve's"
+        "--snapshot-interval", dest="snapshot", type=float, default=1, help="pawl serve's"
     )
     parser.add_argument("--snapshot-min-journal-mb", type=float, help="pawl serve's")
     parser.add_argument("--snapshot-journal-ratio", type=float, help="pawl serve's")

@@ -1,7 +1,7 @@
 """The AWS stand-in under a run's load: its CPU per item, its memory, and run-start latency.
 
 Starts ``pawl serve``'s runtime in this process (its stand-in, moto's server, in a child,
-snapshots every ``--snapshot-interval`` seconds as ``pawl serve`` takes them) or, with
+snapshots as ``pawl serve`` takes them, checked every ``--snapshot-interval`` seconds) or, with
 ``--ministack PYTHON``, MiniStack in a child process started with that interpreter and
 reached through ``--aws-endpoint`` (nothing snapshotted: MiniStack keeps its own state).
 Then seeds a dataset of N items (the bulk import), starts a queued run of them with an
@@ -14,7 +14,7 @@ seconds, timing each start's answer (a start that waits on the stand-in shows he
 - run-start latency during the run: count, median, p99 and max;
 - snapshots written while it ran and the longest time mutations were held back by one.
 
-    .venv/bin/python bench/standin_load.py [--items 10000] [--snapshot-interval 10]
+    .venv/bin/python bench/standin_load.py [--items 10000] [--snapshot-interval 1]
         [--ministack /path/to/venv/bin/python] [--keep-state DIR] [--keep-unclean DIR]
 
 ``--keep-unclean`` with ``--snapshot-interval 0`` leaves a state that is all journal (what
@@ -177,7 +177,7 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=10000)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--concurrency", type=int, default=40)
-    parser.add_argument("--snapshot-interval", type=float, default=10.0)
+    parser.add_argument("--snapshot-interval", type=float, default=1.0)
     parser.add_argument("--probe-every", type=float, default=2.0)
     parser.add_argument("--ministack", metavar="PYTHON", help="run MiniStack with this python")
     parser.add_argument("--keep-state", type=Path, help="copy the state dir here at the end")

@@ -305,7 +305,7 @@ def build_parser(with_operations: bool = True) -> argparse.ArgumentParser:
     serve.add_argument(
         "--snapshot-interval",
         type=float,
-        default=10.0,
+        default=1.0,
         metavar="SECONDS",
         help="how often to check whether a snapshot is due (0: only at a clean stop)",
     )

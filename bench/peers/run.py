@@ -203,7 +203,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=40)
     parser.add_argument("--item-workers", type=int, default=4, help="pawl serve's")
-    parser.add_argument("--snapshot-interval", dest="snapshot", type=float, default=10)
+    parser.add_argument("--snapshot-interval", dest="snapshot", type=float, default=1)
     parser.add_argument("--promptfoo", default=os.environ.get("PAWL_BENCH_PROMPTFOO", "promptfoo"))
     parser.add_argument("--inspect", default=os.environ.get("PAWL_BENCH_INSPECT", "inspect"))
     args = parser.parse_args()

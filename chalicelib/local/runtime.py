@@ -70,7 +70,7 @@ class RuntimeConfig:
     #: Use real AWS through the usual credential chain (no stand-in, no endpoint override).
     use_real_aws: bool = False
     #: How often the snapshot policy is checked (0: never; a clean stop still snapshots).
-    snapshot_interval_s: float = 10.0
+    snapshot_interval_s: float = 1.0
     #: When a check takes a snapshot: once the journal since the last one is big enough.
     compaction: CompactionPolicy = field(default_factory=CompactionPolicy)
     #: Worker threads per queue name; queues not named get ``item_workers`` (the item
