@@ -66,7 +66,7 @@ def main() -> None:
             f"round {round_number}: restore {restored.get('seconds', 0):.2f} s in the stand-in "
             f"({restored.get('cpu_seconds', 0):.2f} s CPU); replayed {replayed['replayed']} "
             f"journal records, {size / 1e6:.1f} MB in {seconds:.2f} s ({rate}, "
-            f"{replayed.get('replay_cpu_seconds', 0):.2f} s CPU); "
+            f"{replayed.get('replay_cpu_seconds', 0):.2f} s CPU, {replayed['refused']} refused); "
             f"start to /health {whole:.2f} s"
         )
 

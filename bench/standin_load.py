@@ -15,6 +15,7 @@ seconds, timing each start's answer (a start that waits on the stand-in shows he
 - snapshots written while it ran and the longest time mutations were held back by one.
 
     .venv/bin/python bench/standin_load.py [--items 10000] [--snapshot-interval 1]
+        [--snapshot-min-journal-mb 4] [--snapshot-journal-ratio 0.25]
         [--ministack /path/to/venv/bin/python] [--keep-state DIR] [--keep-unclean DIR]
 
 ``--keep-unclean`` with ``--snapshot-interval 0`` leaves a state that is all journal (what
@@ -42,6 +43,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from chalicelib.local.compaction import (
+    DEFAULT_JOURNAL_RATIO,
+    DEFAULT_MIN_JOURNAL_BYTES,
+    MB,
+    CompactionPolicy,
+)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from run_throughput import (
@@ -51,6 +59,8 @@ from run_throughput import (
     _suite,
     instant_http_agent,
 )
+
+DEFAULT_MIN_JOURNAL_MB = DEFAULT_MIN_JOURNAL_BYTES / MB
 
 
 def rss_mb(pid: int) -> tuple[float, float]:
@@ -178,6 +188,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--concurrency", type=int, default=40)
     parser.add_argument("--snapshot-interval", type=float, default=1.0)
+    parser.add_argument("--snapshot-min-journal-mb", type=float, default=DEFAULT_MIN_JOURNAL_MB)
+    parser.add_argument("--snapshot-journal-ratio", type=float, default=DEFAULT_JOURNAL_RATIO)
     parser.add_argument("--probe-every", type=float, default=2.0)
     parser.add_argument("--ministack", metavar="PYTHON", help="run MiniStack with this python")
     parser.add_argument("--keep-state", type=Path, help="copy the state dir here at the end")
@@ -203,6 +215,10 @@ def main() -> None:
             state_dir=state_dir,
             aws_endpoint=endpoint,
             snapshot_interval_s=args.snapshot_interval,
+            compaction=CompactionPolicy(
+                min_journal_bytes=int(args.snapshot_min_journal_mb * MB),
+                journal_ratio=args.snapshot_journal_ratio,
+            ),
             run_schedules=False,
             item_workers=args.workers,
         )
