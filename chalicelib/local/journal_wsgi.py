@@ -281,7 +281,7 @@ def handle_command(journal: Journal, moto_app: WsgiApp, command: dict[str, Any])
     from its cut and start a new segment. ``snapshot``: cut the journal and write the state
     at the cut to ``state_dir`` from a forked child (``local/standin_state.py``); with a
     ``policy`` (``min_journal_bytes``, ``journal_ratio``: ``local/compaction.py``) only when
-    it is due."""
+    it is due. ``count``: every table's rows, read off moto's model."""
     op = command.get("op")
     region = str(command.get("region") or "us-east-1")
     if op == "open":
@@ -318,4 +318,6 @@ def handle_command(journal: Journal, moto_app: WsgiApp, command: dict[str, Any])
             force=bool(command.get("force")),
             policy=policy,
         )
+    if op == "count":
+        return {"ok": True, "rows": standin_state.row_counts(region)}
     return {"ok": False, "error": f"unknown command {op!r}"}
