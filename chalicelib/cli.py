@@ -246,6 +246,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     return run_for_ci(request, make_console(), make_console(stderr=True))
 
 
+def _non_negative(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative: give 0 or more")
+    return value
+
+
 def _metadata_pair(text: str) -> tuple[str, str]:
     from chalicelib.demo.ci import parse_metadata_pair
 
@@ -311,14 +318,14 @@ def build_parser(with_operations: bool = True) -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--snapshot-min-journal-mb",
-        type=float,
+        type=_non_negative,
         default=DEFAULT_MIN_JOURNAL_BYTES / MB,
         metavar="MB",
         help="a snapshot needs at least this much journal since the last one (default %(default)g)",
     )
     serve.add_argument(
         "--snapshot-journal-ratio",
-        type=float,
+        type=_non_negative,
         default=DEFAULT_JOURNAL_RATIO,
         metavar="R",
         help="...and at least R x the last snapshot's size (default %(default)g)",

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from chalicelib import cli, wiring
+from chalicelib.local.compaction import CompactionPolicy
 from chalicelib.plugins.manager import plugins
 
 
@@ -45,6 +46,22 @@ def test_worker_counts_parse_per_queue() -> None:
     assert config.workers == {"pawl-runs": 3, "pawl-webhooks": 2}
     assert config.item_workers == 4
     assert config.port == 8000 and config.host == "127.0.0.1"
+
+
+def test_the_snapshot_policy_flags_and_their_defaults(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    defaults = cli._runtime_config(cli.build_parser().parse_args(["serve"]), Path("state"))
+    assert defaults.snapshot_interval_s == 1.0
+    assert defaults.compaction == CompactionPolicy()
+    args = cli.build_parser().parse_args(
+        ["serve", "--snapshot-min-journal-mb", "0.5", "--snapshot-journal-ratio", "2"]
+    )
+    config = cli._runtime_config(args, Path("state"))
+    assert config.compaction == CompactionPolicy(min_journal_bytes=512 * 1024, journal_ratio=2)
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["serve", "--snapshot-journal-ratio", "-1"])
+    assert "-1 is negative" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", ["serve", "demo"])
