@@ -179,7 +179,7 @@ class ResultQueries:
         self.run_ids: list[str] = []
 
     def __call__(self, params: dict[str, Any], **_: Any) -> None:
-        if params.get("TableName") == ResultModel.Meta.table_name:
+        if params.get("TableName") == ResultModel._get_connection().table_name:
             values = params.get("ExpressionAttributeValues", {})
             self.run_ids.extend(v["S"] for v in values.values() if "S" in v)
 
