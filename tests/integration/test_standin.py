@@ -233,7 +233,7 @@ def _projections(dynamodb: Any, key: dict[str, Any]) -> list[Any]:
     """The same items read through each projection by Query, GetItem and BatchGetItem."""
     answers: list[Any] = []
     dynamodb.put_item(
-        TableName="conversation", Item=ITEM | {"sk": {"S": "100"}, "number": {"N": "1E+2"}}
+        TableName="conversation", Item=ITEM | {"sk": {"S": "100"}, "number": {"N": "0100"}}
     )
     for paths in PROJECTIONS:
         read = _projection(paths)
