@@ -4,24 +4,30 @@ Starts the local runtime in-process (the AWS stand-in, moto's server with pawl's
 and journal, in its own child process, exactly as under ``pawl serve``; no schedules).
 For each size N it seeds (not measured; straight into the stand-in in batches) a dataset
 of N items with a ``kind`` metadata (8 kinds), and two fully recorded runs of an eval
-grouped by ``kind`` with one ``contains`` scorer: a ``completed`` baseline and a
-``running`` candidate naming it, each with N result rows (about 5% errored, some items
-flipping between the runs). Then claims the candidate's settle as a worker does and
-times ``engine.settle.settle_run``: it streams both runs' results in key order,
-merge-joins them, labels each item once from the dataset in pages, and completes the run.
+grouped by ``kind`` with one ``contains`` scorer, each with N result rows (about 5%
+errored, some items flipping between the runs). It settles the first as a worker does
+(claim, then ``engine.settle.settle_run``; no baseline: this writes its outcome digest),
+then the second, which names the first as its baseline: it streams its results in key
+order, merge-joins them with the baseline's outcome digest (``--rows``: the digest is
+dropped first, so the baseline's result rows are read, as for a run settled before
+digests), labels each item once from the dataset in pages, and completes the run.
 
-    .venv/bin/python bench/settle.py [--sizes 1000 10000] [--quick] [--profile]
+    .venv/bin/python bench/settle.py [--sizes 1000 10000] [--quick] [--profile] [--rows]
 
-Prints the settle's wall time, the CPU seconds of this process (pawl's side) and of the
-stand-in during it, the AWS calls it made, and this process's resident memory: before
-the settle and its peak during it (sampled every 20 ms). pawl's memory is the figure the
-issue bounds; the stand-in holds every table in memory, which grows with N whatever
-pawl does.
+Prints, for each settle, its wall time, the CPU seconds of this process (pawl's side) and
+of the stand-in during it, the AWS calls it made, and this process's resident memory:
+before the settle and its peak during it (sampled every 20 ms). pawl's memory is the
+figure the issue bounds; the stand-in holds every table in memory, which grows with N
+whatever pawl does.
 
-Measured (2026-12-01, 2 shared cores at load 5-8, grouped, with a baseline):
+Measured (2026-12-02, 2 shared cores at load 3-5 with a 100k run beside it; the settle
+with a baseline, grouped):
 
-    N=10,000  settle   7.0 s; CPU pawl  1.3 s, stand-in  3.3 s; pawl RSS 104 -> 138 MB
-    N=100,000 settle 149.0 s; CPU pawl 15.1 s, stand-in 45.2 s; pawl RSS 107 -> 141 MB
+    N=10,000  settle   2.8 s; CPU pawl  0.8 s, stand-in  1.3 s; pawl RSS 121 -> 128 MB
+    N=100,000 settle  25.8 s; CPU pawl  8.3 s, stand-in 13.8 s; pawl RSS 126 -> 141 MB
+    --rows:   N=100,000  58.0 s; CPU pawl 10.5 s, stand-in 23.4 s
+    before the digest and the stand-in's projection patch: N=100,000 64.3 s; CPU pawl
+    10.8 s, stand-in 44.0 s (docs/statistics.md has the table)
 """
 
 from __future__ import annotations
