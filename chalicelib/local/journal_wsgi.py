@@ -267,7 +267,8 @@ def handle_command(journal: Journal, moto_app: WsgiApp, command: dict[str, Any])
 
     ``open``: restore ``snapshot`` (a path, when there is one) into moto, replay the journal
     from its cut and start a new segment. ``snapshot``: cut the journal and write the state
-    at the cut to ``state_dir`` from a forked child (``local/standin_state.py``)."""
+    at the cut to ``state_dir`` from a forked child (``local/standin_state.py``). ``count``:
+    every table's rows, read off moto's model."""
     op = command.get("op")
     region = str(command.get("region") or "us-east-1")
     if op == "open":
@@ -297,4 +298,6 @@ def handle_command(journal: Journal, moto_app: WsgiApp, command: dict[str, Any])
             str(command["bucket"]),
             force=bool(command.get("force")),
         )
+    if op == "count":
+        return {"ok": True, "rows": standin_state.row_counts(region)}
     return {"ok": False, "error": f"unknown command {op!r}"}

@@ -3,6 +3,9 @@
 Profiling the stand-in through a 10,000-item run and through a restart on its state showed
 per-call work that grows with what the tables hold, not with what a call asks:
 
+- **Repeated values, shared.** An item's short scalar values and its attribute names are
+  shared with the items stored before it (``local/moto_shared_values.py``): result rows
+  repeat most of theirs, and they were most of the stand-in's memory.
 - **An item's size, once.** moto builds an item's attributes in a dict that recomputes the
   size of every attribute already in it on each insert (quadratic in the attributes, each
   size a recursive walk) to refuse an item over 400 KB. The item is built, then its size
@@ -49,6 +52,7 @@ from collections.abc import Callable
 from typing import Any
 
 from chalicelib.local import moto_query_pages as pages
+from chalicelib.local import moto_shared_values as shared
 
 #: Parsed condition/filter expressions kept (distinct texts; pawl sends a few dozen).
 PARSED_EXPRESSIONS_KEPT = 4096
@@ -72,20 +76,22 @@ def _size_items_once() -> None:
     from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
     from moto.dynamodb.models.utilities import bytesize
 
+    values = shared.SharedValues(DynamoType)
+
     def __init__(
         self: Any,
         hash_key: Any,
         range_key: Any,
         attrs: dict[str, Any],
     ) -> None:
-        self.hash_key = hash_key
-        self.range_key = range_key
+        self.hash_key = values.share(hash_key)
+        self.range_key = values.share(range_key)
         built = LimitedSizeDict.__new__(LimitedSizeDict)
         size = 0
         for key, value in attrs.items():
-            typed = DynamoType(value)
+            typed = values.typed(value)
             size += bytesize(key) + typed.size()
-            dict.__setitem__(built, key, typed)
+            dict.__setitem__(built, shared.attribute_name(key), typed)
         # moto checks the running total on each insert; sizes are never negative, so the
         # total is over the limit exactly when some running total was.
         if size > MOTO_ITEM_SIZE_LIMIT:

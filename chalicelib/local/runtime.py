@@ -245,7 +245,9 @@ class LocalRuntime:
         """After the snapshot and the journal: what a user created, counted by kind."""
         if self.restored is None:
             return
-        self.restored_counts = snapshot.count_resources(get_settings().table_name)
+        assert self.standin is not None
+        rows = self.standin.control("count", region=get_settings().region)["rows"]
+        self.restored_counts = snapshot.count_resources(get_settings().table_name, rows)
         log.info("restored %s", snapshot.describe_counts(self.restored_counts))
 
     def _restore_and_open_journal(self) -> None:

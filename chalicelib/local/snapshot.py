@@ -93,18 +93,16 @@ RESOURCE_TABLES = (
 )
 
 
-def count_resources(table_name: Callable[[str], str]) -> dict[str, int]:
-    """How many projects, agents, datasets, dataset items, evals and runs there are now."""
-    from chalicelib import aws  # the runtime's side only: the stand-in never imports it
-
-    dynamodb = aws.client("dynamodb")
-    counts: dict[str, int] = {}
-    for short_name, _, plural in RESOURCE_TABLES:
-        pages = dynamodb.get_paginator("scan").paginate(
-            TableName=table_name(short_name), Select="COUNT"
-        )
-        counts[plural] = sum(page["Count"] for page in pages)
-    return counts
+def count_resources(
+    table_name: Callable[[str], str], rows_by_table: dict[str, int]
+) -> dict[str, int]:
+    """How many projects, agents, datasets, dataset items, evals and runs there are now,
+    from the stand-in's own count of each table's rows (``standin_state.row_counts``):
+    a Scan would page through moto, which walks the whole table again for every page."""
+    return {
+        plural: rows_by_table.get(table_name(short_name), 0)
+        for short_name, _, plural in RESOURCE_TABLES
+    }
 
 
 def describe_counts(counts: dict[str, int]) -> str:
