@@ -7,9 +7,12 @@ one more function in :data:`PIPELINE`.
 
 Everything streams: results are queried in key order (item, then trial) as lean rows
 (``store.outcome_rows``: no model objects), grouped per item, merge-joined with the
-baseline's, labelled once per item in pages from the items' *current* metadata, reduced,
-and fed to accumulators that keep counters only, so a 100,000-item run settles in
-bounded memory: at most one page of each stream and one page of labels at a time.
+baseline's items (from its outcome digest, or its rows when it has none:
+``engine.settled_outcomes``), labelled once per item in pages from the items' *current*
+metadata, reduced, and fed to accumulators that keep counters only, so a 100,000-item run
+settles in bounded memory: at most one page of each stream and one page of labels at a
+time. The run's own reduced items go to its outcome digest, part by part, for the runs
+that will name it as their baseline.
 """
 
 from __future__ import annotations
