@@ -4,24 +4,30 @@ Starts the local runtime in-process (the AWS stand-in, moto's server with pawl's
 and journal, in its own child process, exactly as under ``pawl serve``; no schedules).
 For each size N it seeds (not measured; straight into the stand-in in batches) a dataset
 of N items with a ``kind`` metadata (8 kinds), and two fully recorded runs of an eval
-grouped by ``kind`` with one ``contains`` scorer: a ``completed`` baseline and a
-``running`` candidate naming it, each with N result rows (about 5% errored, some items
-flipping between the runs). Then claims the candidate's settle as a worker does and
-times ``engine.settle.settle_run``: it streams both runs' results in key order,
-merge-joins them, labels each item once from the dataset in pages, and completes the run.
+grouped by ``kind`` with one ``contains`` scorer, each with N result rows (about 5%
+errored, some items flipping between the runs). It settles the first as a worker does
+(claim, then ``engine.settle.settle_run``; no baseline: this writes its outcome digest),
+then the second, which names the first as its baseline: it streams its results in key
+order, merge-joins them with the baseline's outcome digest (``--rows``: the digest is
+dropped first, so the baseline's result rows are read, as for a run settled before
+digests), labels each item once from the dataset in pages, and completes the run.
 
-    .venv/bin/python bench/settle.py [--sizes 1000 10000] [--quick] [--profile]
+    .venv/bin/python bench/settle.py [--sizes 1000 10000] [--quick] [--profile] [--rows]
 
-Prints the settle's wall time, the CPU seconds of this process (pawl's side) and of the
-stand-in during it, the AWS calls it made, and this process's resident memory: before
-the settle and its peak during it (sampled every 20 ms). pawl's memory is the figure the
-issue bounds; the stand-in holds every table in memory, which grows with N whatever
-pawl does.
+Prints, for each settle, its wall time, the CPU seconds of this process (pawl's side) and
+of the stand-in during it, the AWS calls it made, and this process's resident memory:
+before the settle and its peak during it (sampled every 20 ms). pawl's memory is the
+figure the issue bounds; the stand-in holds every table in memory, which grows with N
+whatever pawl does.
 
-Measured (2026-12-01, 2 shared cores at load 5-8, grouped, with a baseline):
+Measured (2026-12-02, 2 shared cores at load 3-5 with a 100k run beside it; the settle
+with a baseline, grouped):
 
-    N=10,000  settle   7.0 s; CPU pawl  1.3 s, stand-in  3.3 s; pawl RSS 104 -> 138 MB
-    N=100,000 settle 149.0 s; CPU pawl 15.1 s, stand-in 45.2 s; pawl RSS 107 -> 141 MB
+    N=10,000  settle   2.8 s; CPU pawl  0.8 s, stand-in  1.3 s; pawl RSS 121 -> 128 MB
+    N=100,000 settle  25.8 s; CPU pawl  8.3 s, stand-in 13.8 s; pawl RSS 126 -> 141 MB
+    --rows:   N=100,000  58.0 s; CPU pawl 10.5 s, stand-in 23.4 s
+    before the digest and the stand-in's projection patch: N=100,000 64.3 s; CPU pawl
+    10.8 s, stand-in 44.0 s (docs/statistics.md has the table)
 """
 
 from __future__ import annotations
@@ -73,9 +79,11 @@ class CallCounter:
         return taken
 
     def install(self) -> None:
+        from chalicelib import aws
         from chalicelib.store.base import registered_models
 
         clients = [model._get_connection().connection.client for model in registered_models()]
+        clients.append(aws.client("s3"))  # the outcome digests
         for client in {id(c): c for c in clients}.values():
             client.meta.events.register("before-call", self)
             client.meta.events.register("after-call", self.after)
@@ -182,7 +190,6 @@ def seed_run(
 def seed(count: int) -> tuple[EvalSnapshot, str, str, list[str]]:
     """Items, a snapshot grouped by kind and a completed baseline run; returns what a
     candidate run needs."""
-    from chalicelib.store import runs
 
     project_id, dataset_id = ids.new_id("project"), ids.new_id("dataset")
     eval_id = ids.new_id("eval")
@@ -197,8 +204,19 @@ def seed(count: int) -> tuple[EvalSnapshot, str, str, list[str]]:
         max_regression=0.2,
     )
     baseline_id = seed_run(snapshot, eval_id, None, item_ids)
-    assert runs.settle(baseline_id, COMPLETED, aggregate_scores={}, event_pending=False)
     return snapshot, eval_id, baseline_id, item_ids
+
+
+def drop_digest(run_id: str) -> None:
+    """Delete a run's outcome digest: its comparison reads the rows, as before digests."""
+    from chalicelib import aws
+    from chalicelib.settings import get_settings
+    from chalicelib.store import outcome_digest
+
+    s3, bucket = aws.client("s3"), get_settings().bucket
+    listed = s3.list_objects_v2(Bucket=bucket, Prefix=outcome_digest.prefix(run_id))
+    for entry in listed.get("Contents", []):
+        s3.delete_object(Bucket=bucket, Key=entry["Key"])
 
 
 def settle_once(candidate_id: str, profile: bool = False) -> float:
@@ -263,7 +281,7 @@ class RssPeak:
         self.peak = max(self.peak, _rss_mb())
 
 
-def measure(count: int, counter: CallCounter, standin_pid: int, profile: bool) -> None:
+def measure(count: int, counter: CallCounter, standin_pid: int, arguments: Any) -> None:
     started = time.perf_counter()
     snapshot, eval_id, baseline_id, item_ids = seed(count)
     timed_id = seed_run(snapshot, eval_id, baseline_id, item_ids)
@@ -272,13 +290,23 @@ def measure(count: int, counter: CallCounter, standin_pid: int, profile: bool) -
         f"N={count:,}: seeded 2 runs x {count:,} results in {time.perf_counter() - started:.1f} s",
         flush=True,
     )
+    # The baseline settles as any run does (no baseline of its own): that writes its digest.
+    timed(baseline_id, count, counter, standin_pid, "baseline", profile=False)
+    if arguments.rows:
+        drop_digest(baseline_id)
+    timed(timed_id, count, counter, standin_pid, "settle", arguments.profile)
+    check(timed_id, count)
 
+
+def timed(
+    run_id: str, count: int, counter: CallCounter, standin_pid: int, name: str, profile: bool
+) -> None:
     gc.collect()
     counter.take()
     before_mb = _rss_mb()
     cpu_before = (time.process_time(), _cpu_s(standin_pid))
     with RssPeak() as rss:
-        elapsed = settle_once(timed_id, profile)
+        elapsed = settle_once(run_id, profile)
     pawl_cpu, standin_cpu = (
         after - before
         for after, before in zip(
@@ -287,9 +315,8 @@ def measure(count: int, counter: CallCounter, standin_pid: int, profile: bool) -
     )
     counts, seconds = counter.take()
     calls = sum(counts.values())
-    check(timed_id, count)
     print(
-        f"N={count:,} settle {elapsed:.1f} s ({count / elapsed:,.0f} items/s); CPU pawl "
+        f"N={count:,} {name} {elapsed:.1f} s ({count / elapsed:,.0f} items/s); CPU pawl "
         f"{pawl_cpu:.1f} s, stand-in {standin_cpu:.1f} s; pawl RSS {before_mb:.0f} MB before, "
         f"peak {rss.peak:.0f} MB; stand-in RSS {_rss_mb(standin_pid):.0f} MB; "
         f"AWS calls {calls:,}",
@@ -304,6 +331,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
     parser.add_argument("--quick", action="store_true", help="one tiny size (500 items)")
     parser.add_argument("--profile", action="store_true", help="cProfile the settle (slower)")
+    parser.add_argument(
+        "--rows", action="store_true", help="drop the baseline's digest: compare from its rows"
+    )
     arguments = parser.parse_args()
     sizes = [500] if arguments.quick else arguments.sizes
 
@@ -319,7 +349,7 @@ def main() -> None:
             counter = CallCounter()
             counter.install()
             for count in sizes:
-                measure(count, counter, runtime.standin.pid, arguments.profile)
+                measure(count, counter, runtime.standin.pid, arguments)
 
 
 if __name__ == "__main__":

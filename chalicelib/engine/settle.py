@@ -7,41 +7,49 @@ one more function in :data:`PIPELINE`.
 
 Everything streams: results are queried in key order (item, then trial) as lean rows
 (``store.outcome_rows``: no model objects), grouped per item, merge-joined with the
-baseline's, labelled once per item in pages from the items' *current* metadata, reduced,
-and fed to accumulators that keep counters only, so a 100,000-item run settles in
-bounded memory: at most one page of each stream and one page of labels at a time.
+baseline's items (from its outcome digest, or its rows when it has none:
+``engine.settled_outcomes``), labelled once per item in pages from the items' *current*
+metadata, reduced, and fed to accumulators that keep counters only, so a 100,000-item run
+settles in bounded memory: at most one page of each stream and one page of labels at a
+time. The run's own reduced items go to its outcome digest, part by part, for the runs
+that will name it as their baseline.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import chain, islice
-from typing import Any, TypeVar
+from itertools import islice
+from typing import Any, TypeVar, cast
 
 from chalicelib.domain.runs import RunState
 from chalicelib.engine import lifecycle
 from chalicelib.engine.readahead import read_ahead
+from chalicelib.engine.settled_outcomes import (
+    BaselineItem,
+    Trials,
+    baseline_items,
+    baseline_outcome,
+    digest_entry,
+    item_id,
+    item_trials,
+)
 from chalicelib.engine.spend import SpendTally
 from chalicelib.stats import (
     BaselineComparator,
     RunAggregator,
-    ScorerScore,
-    TrialOutcome,
-    group_consecutive,
     group_label,
     merge_join,
     reduce_trials,
     verdict,
 )
 from chalicelib.store import outcome_rows, runs
-from chalicelib.store.outcome_rows import OutcomeRow
+from chalicelib.store.outcome_digest import DigestWriter
 
 #: Items whose labels are read with one BatchGetItem (its limit).
 LABEL_PAGE = outcome_rows.METADATA_PAGE
 
 T = TypeVar("T")
-Trials = list[TrialOutcome]
 
 
 @dataclass
@@ -66,16 +74,6 @@ def _pages(values: Iterable[T], size: int) -> Iterator[list[T]]:
         yield page
 
 
-def trial_outcome(row: OutcomeRow) -> TrialOutcome:
-    scores = tuple(
-        ScorerScore(key=s["scorer"], score=float(s["score"]), passed=bool(s["passed"]))
-        for s in row.scores
-    )
-    return TrialOutcome(
-        dataset_item_id=row.dataset_item_id, trial=row.trial, errored=row.errored, scores=scores
-    )
-
-
 def _labels(item_ids: list[str], group_by: str | None) -> dict[str, str | None]:
     """Group labels from the items as they are *now*; a deleted item names no group."""
     if group_by is None:
@@ -84,80 +82,71 @@ def _labels(item_ids: list[str], group_by: str | None) -> dict[str, str | None]:
     return {item_id: group_label(current.get(item_id), group_by) for item_id in item_ids}
 
 
-def item_trials(run_id: str, spend: SpendTally | None = None) -> Iterator[Trials]:
-    """A run's trials grouped per item, in item order; ``spend`` sums every row's usage."""
-    # The next page is read while this one is reduced (engine.readahead).
-    pages = read_ahead(outcome_rows.iter_outcome_pages(run_id))
-    rows: Iterable[OutcomeRow] = chain.from_iterable(pages)
-    if spend is not None:
-        rows = _tapped(rows, spend)
-    return group_consecutive(trial_outcome(row) for row in rows)
-
-
-def _tapped(rows: Iterable[OutcomeRow], spend: SpendTally) -> Iterator[OutcomeRow]:
-    for row in rows:
-        spend.add_usage(row.usage, row.error_code)
-        yield row
-
-
-def _item_id(trials: Trials) -> str:
-    return trials[0].dataset_item_id
-
-
 def labelled_pairs(
-    current: Iterator[Trials], baseline: Iterator[Trials], group_by: str | None
-) -> Iterator[tuple[Trials | None, Trials | None, str | None]]:
+    current: Iterator[Trials], baseline: Iterator[BaselineItem], group_by: str | None
+) -> Iterator[tuple[Trials | None, BaselineItem | None, str | None]]:
     """Both runs' items merge-joined in item order, each item labelled once (in pages).
 
     The join and the next page's labels are worked out in a thread while the caller
     reduces this page."""
-    pairs = merge_join(current, baseline, key=_item_id)
+    pairs = merge_join(current, baseline, key=item_id)
     labelled = (
-        (page, _labels([_item_id(here or there or []) for here, there in page], group_by))
+        (page, _labels([_pair_id(pair) for pair in page], group_by))
         for page in _pages(pairs, LABEL_PAGE)
     )
     for page, labels in read_ahead(labelled):
         for here, there in page:
-            yield here, there, labels.get(_item_id(here or there or []))
+            # merge_join hands back the current side's elements as they came: trials.
+            yield cast(Trials | None, here), there, labels.get(_pair_id((here, there)))
+
+
+def _pair_id(pair: tuple[BaselineItem | None, BaselineItem | None]) -> str:
+    here, there = pair
+    side = here if here is not None else there
+    assert side is not None  # merge_join yields no empty pair
+    return item_id(side)
 
 
 # --- the pipeline -------------------------------------------------------------------------------
 
 
 def aggregate_and_compare(settlement: Settlement) -> None:
-    """One pass over this run's results: its aggregate, its spend and, with a baseline,
-    the comparison (merge-joined with the baseline's stream, both in item order)."""
-    snapshot = settlement.state.snapshot
+    """One pass over this run's results: its aggregate, its spend, its outcome digest
+    and, with a baseline, the comparison (merge-joined with the baseline's stream, both in
+    item order)."""
+    state = settlement.state
+    snapshot = state.snapshot
+    reducer = snapshot.trial_reducer
     aggregator = RunAggregator(snapshot.group_by)
     spend = SpendTally()
-    current = item_trials(settlement.state.id, spend)
-    baseline_id = settlement.state.run.baseline_run_id
-    reducer = snapshot.trial_reducer
-    if baseline_id is None:
-        for here, _, label in labelled_pairs(current, iter(()), snapshot.group_by):
-            assert here is not None
-            aggregator.add(reduce_trials(here, reducer, group=label))
-    else:
+    digest = DigestWriter(state.id, reducer)
+    baseline_id = state.run.baseline_run_id
+    comparator: BaselineComparator | None = None
+    previous: Iterator[BaselineItem] = iter(())
+    baseline_reducer = reducer
+    if baseline_id is not None:
         comparator = BaselineComparator(baseline_id, snapshot.group_by)
-        # The baseline's trials reduce as that run's did; its labels are the same current
+        # The baseline's items reduce as that run's did; its labels are the same current
         # items' (read once per item), so both sides of a group compare the same items.
         baseline_reducer = runs.get_run(baseline_id).snapshot.trial_reducer
-        previous = item_trials(baseline_id)
-        for here, there, label in labelled_pairs(current, previous, snapshot.group_by):
-            item = reduce_trials(here, reducer, group=label) if here is not None else None
-            if item is not None:
-                aggregator.add(item)
-            before = (
-                reduce_trials(there, baseline_reducer, group=label) if there is not None else None
-            )
+        previous = baseline_items(baseline_id, baseline_reducer)
+    current = item_trials(state.id, spend)
+    for here, there, label in labelled_pairs(current, previous, snapshot.group_by):
+        item = reduce_trials(here, reducer, group=label) if here is not None else None
+        if item is not None:
+            aggregator.add(item)
+            digest.add(digest_entry(item))
+        if comparator is not None:
+            before = baseline_outcome(there, baseline_reducer, label) if there is not None else None
             comparator.add(item, before)
-        settlement.baseline = comparator.result()
+    # Every row of the run is recorded (its settle is claimed) and none changes again.
+    digest.seal()
     settlement.aggregate = aggregator.result()
     # Errored items count in no figure, but what they spent was spent: usage sums every row.
     settlement.aggregate["usage"] = spend.result()
     settlement.not_started = spend.not_started
-    if settlement.baseline is not None:
-        settlement.aggregate["baseline"] = settlement.baseline
+    if comparator is not None:
+        settlement.baseline = settlement.aggregate["baseline"] = comparator.result()
 
 
 def decide_verdict(settlement: Settlement) -> None:

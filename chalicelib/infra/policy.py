@@ -79,6 +79,9 @@ def policy_document(
         ),
         _statement("Queues", QUEUE_ACTIONS, [names.queue_arn(q.name) for q in queues]),
         _statement("BlobObjects", OBJECT_ACTIONS, [names.sub(f"${{{names.BUCKET}.Arn}}/*")]),
+        # Settle lists a run's outcome digest parts; with it a missing object is a 404
+        # (NoSuchKey), which readers treat as "gone", rather than a 403.
+        _statement("BlobListing", ["s3:ListBucket"], [names.sub(f"${{{names.BUCKET}.Arn}}")]),
         _statement(
             "Secrets",
             ["secretsmanager:GetSecretValue"],

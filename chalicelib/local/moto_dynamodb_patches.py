@@ -23,6 +23,17 @@ per-call work that grows with what the tables hold, not with what a call asks:
   its string sort keys until the next write, and a page hands moto only the stretch it
   can reach (``local/moto_query_pages.py``: a bisect to the start key and to the range
   condition's bound, then the limit); moto's own query code does the rest.
+- **A projection picks attributes.** moto projects each item a Query, GetItem or
+  BatchGetItem returns (``ProjectionExpression``) by turning the whole item into plain
+  Python values and the picked ones back into DynamoDB's (about half of what a settle's
+  Query pages and label reads cost the stand-in). A projection of top-level names whose
+  values survive that round trip unchanged (strings, booleans, nulls, numbers already in
+  the serializer's form: everything pawl stores) now takes those attributes as they are;
+  any other projection goes moto's way.
+- **Items are not tracked.** moto keeps every model object it ever builds in a class-wide
+  list (for its ``/moto-api/data.json`` dump, which pawl never calls): every stored item,
+  and every projected copy a read returns, stayed in memory until the stand-in exited.
+  DynamoDB items are no longer listed there, so what a read builds is freed after it.
 - **Parsed conditions, kept.** moto parses a condition or filter expression on every call;
   pawl sends the same few expressions again and again. Parsed trees are kept by their
   (expression, names, values) text, so a repeat with the same values reuses its tree.
@@ -52,6 +63,8 @@ MOTO_ITEM_SIZE_LIMIT = pages.MOTO_ITEM_SIZE_LIMIT
 def apply() -> None:
     """Install every patch; call after ``moto_server_patches``' one-partition Query."""
     _size_items_once()
+    _untrack_items()
+    _project_names_directly()
     _return_stored_items_uncopied()
     _keep_parsed_expressions()
     _count_table_writes()
@@ -86,6 +99,57 @@ def _size_items_once() -> None:
         self.attrs = built
 
     _replace(Item, "__init__", __init__)
+
+
+def _untrack_items() -> None:
+    from moto.dynamodb.models.dynamo_type import Item
+
+    def untracked(cls: type[Any], *_: Any, **__: Any) -> Any:
+        return object.__new__(cls)
+
+    _replace(Item, "__new__", staticmethod(untracked))
+
+
+#: Types whose values moto's projection round trip (to plain Python and back) leaves as is.
+_ROUND_TRIP_AS_IS = frozenset({"S", "BOOL", "NULL"})
+
+
+def _project_names_directly() -> None:
+    from boto3.dynamodb.types import DYNAMODB_CONTEXT
+    from moto.dynamodb.models.dynamo_type import Item
+
+    project = Item.project
+
+    def unchanged(value: Any) -> bool:
+        if value.type in _ROUND_TRIP_AS_IS:
+            return True
+        return (
+            value.type == "N" and str(DYNAMODB_CONTEXT.create_decimal(value.value)) == value.value
+        )
+
+    @functools.wraps(project)
+    def projected(self: Any, projection_expressions: list[list[str]]) -> Any:
+        names = _top_level_names(projection_expressions)
+        stored = self.attrs
+        picked = [(n, stored[n]) for n in names or () if n in stored]
+        if names is None or not all(unchanged(value) for _, value in picked):
+            return project(self, projection_expressions)
+        result = Item(self.hash_key, self.range_key, {})
+        for name, value in picked:  # shared, like the uncopied Query items below
+            dict.__setitem__(result.attrs, name, value)
+        return result
+
+    _replace(Item, "project", projected)
+
+
+def _top_level_names(expressions: list[list[str]]) -> list[str] | None:
+    """The attribute names a projection picks, or None when some path goes deeper."""
+    names: dict[str, None] = {}
+    for path in expressions:
+        if len(path) != 1 or "[" in path[0]:
+            return None
+        names[path[0]] = None
+    return list(names)
 
 
 class _CopyStoredItemsByReference:

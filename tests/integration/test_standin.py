@@ -194,6 +194,7 @@ def dynamodb_conversation(dynamodb: Any) -> list[Any]:
         )
     )
     answers.append(dynamodb.batch_get_item(RequestItems={"conversation": {"Keys": [key]}}))
+    answers.extend(_projections(dynamodb, key))
     answers.append(dynamodb.describe_table(TableName="conversation"))
     answers.append(
         _error(
@@ -204,6 +205,52 @@ def dynamodb_conversation(dynamodb: Any) -> list[Any]:
             )
         )
     )
+    return answers
+
+
+#: Projections the stand-in takes attribute by attribute (top-level names of values that
+#: survive moto's round trip) and ones it leaves to moto (other types, nested paths).
+PROJECTIONS = [
+    ["pk", "sk", "empty", "number", "none", "flag"],
+    ["sk", "missing", "pk"],
+    # Not the sets: moto's round trip puts their members in a set, so their order differs
+    # from one process to the next.
+    ["pk", "blob"],
+    ["pk", "nested"],
+    ["nested.a[0]", "number"],
+]
+
+
+def _projection(paths: list[str]) -> dict[str, Any]:
+    """A ProjectionExpression of ``paths``, each top-level name a placeholder (some are
+    reserved words)."""
+    names = {f"#{path.split('.')[0]}": path.split(".")[0] for path in paths}
+    expression = ", ".join(f"#{path}" for path in paths)
+    return {"ProjectionExpression": expression, "ExpressionAttributeNames": names}
+
+
+def _projections(dynamodb: Any, key: dict[str, Any]) -> list[Any]:
+    """The same items read through each projection by Query, GetItem and BatchGetItem."""
+    answers: list[Any] = []
+    dynamodb.put_item(
+        TableName="conversation", Item=ITEM | {"sk": {"S": "100"}, "number": {"N": "0100"}}
+    )
+    for paths in PROJECTIONS:
+        read = _projection(paths)
+        answers.extend(
+            dynamodb.get_paginator("query").paginate(
+                TableName="conversation",
+                KeyConditionExpression="pk = :pk AND sk >= :from",
+                ExpressionAttributeValues={":pk": {"S": "run"}, ":from": {"S": "025"}},
+                PaginationConfig={"PageSize": 4},
+                **read,
+            )
+        )
+        answers.append(dynamodb.get_item(TableName="conversation", Key=key, **read))
+        keys = [key, {"pk": {"S": "run"}, "sk": {"S": "100"}}]
+        answer = dynamodb.batch_get_item(RequestItems={"conversation": {"Keys": keys, **read}})
+        answer["Responses"]["conversation"].sort(key=repr)  # its order is unspecified
+        answers.append(answer)
     return answers
 
 

@@ -1,0 +1,174 @@
+"""A settled run's per-item outcomes, kept in S3 so a later run compares against them cheaply.
+
+A run that names a baseline compares item by item with it, and until now re-read all of
+the baseline's result rows to do so (at 100,000 items, 100,000 rows through DynamoDB
+Query pages: most of what a settle cost the stand-in). A settled run's rows never change,
+so its settle writes each item's reduced outcome (what the comparison reads: passed,
+errored, each scorer's mean score and verdict, under the run's own trial reducer) here,
+and a later settle reads these few objects instead of the rows.
+
+Layout, under ``runs/<run_id>/outcomes/``: ``part-00000.jsonl.gz`` ... (gzip JSON lines,
+:data:`PART_ITEMS` items each, in item order), then ``manifest.json``, written last: a
+digest without its manifest, or with a part missing, is not there and the reader says so
+(``None``), so settle falls back to the rows. Keys derive from the run id, so a settle
+that is retried writes the same objects again. Labels are not stored: an item's group is
+read from its *current* metadata at each settle.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from botocore.exceptions import ClientError
+
+from chalicelib import aws
+from chalicelib.settings import get_settings
+
+#: Items per part: a part is read (and written) whole, so this bounds what one holds.
+PART_ITEMS = 10_000
+#: Bumped when a line's shape changes; a digest of another format is not read.
+FORMAT = 1
+
+
+class ScorerEntry(NamedTuple):
+    key: str
+    score: float
+    passed: bool
+
+
+class DigestEntry(NamedTuple):
+    """One item's reduced outcome in a settled run (``passed`` is None when errored)."""
+
+    dataset_item_id: str
+    errored: bool
+    passed: bool | None
+    scores: tuple[ScorerEntry, ...]
+    flaky: bool
+    trial_count: int
+
+
+def prefix(run_id: str) -> str:
+    return f"runs/{run_id}/outcomes/"
+
+
+def part_key(run_id: str, number: int) -> str:
+    return f"{prefix(run_id)}part-{number:05d}.jsonl.gz"
+
+
+def manifest_key(run_id: str) -> str:
+    return f"{prefix(run_id)}manifest.json"
+
+
+def _line(entry: DigestEntry) -> str:
+    scores = [[s.key, s.score, s.passed] for s in entry.scores]
+    return json.dumps(
+        [
+            entry.dataset_item_id,
+            entry.errored,
+            entry.passed,
+            scores,
+            entry.flaky,
+            entry.trial_count,
+        ],
+        separators=(",", ":"),
+    )
+
+
+def _entry(line: str) -> DigestEntry:
+    item_id, errored, passed, scores, flaky, trial_count = json.loads(line)
+    return DigestEntry(
+        dataset_item_id=item_id,
+        errored=errored,
+        passed=passed,
+        scores=tuple(ScorerEntry(key, float(score), ok) for key, score, ok in scores),
+        flaky=flaky,
+        trial_count=trial_count,
+    )
+
+
+class DigestWriter:
+    """Feed a run's entries in item order with :meth:`add`, then :meth:`seal` (the
+    manifest). Holds one part's lines at a time."""
+
+    def __init__(self, run_id: str, reducer: str) -> None:
+        self.run_id = run_id
+        self.reducer = reducer
+        self._lines: list[str] = []
+        self._parts = 0
+        self._items = 0
+
+    def add(self, entry: DigestEntry) -> None:
+        self._lines.append(_line(entry))
+        if len(self._lines) >= PART_ITEMS:
+            self._flush()
+
+    def _flush(self) -> None:
+        body = gzip.compress(("\n".join(self._lines) + "\n").encode("utf-8"), compresslevel=5)
+        _put(part_key(self.run_id, self._parts), body, "application/gzip")
+        self._items += len(self._lines)
+        self._parts += 1
+        self._lines = []
+
+    def seal(self) -> None:
+        if self._lines:
+            self._flush()
+        manifest = {
+            "format": FORMAT,
+            "reducer": self.reducer,
+            "parts": self._parts,
+            "item_count": self._items,
+        }
+        _put(manifest_key(self.run_id), json.dumps(manifest).encode(), "application/json")
+
+
+def read_parts(run_id: str, reducer: str) -> Iterator[list[DigestEntry]] | None:
+    """The run's entries in item order, a part at a time, or None when there is no
+    complete digest of it reduced by ``reducer`` (settled before digests, or an object
+    missing)."""
+    raw = _get(manifest_key(run_id))
+    if raw is None:
+        return None
+    manifest: dict[str, Any] = json.loads(raw)
+    if manifest.get("format") != FORMAT or manifest.get("reducer") != reducer:
+        return None
+    parts = [part_key(run_id, number) for number in range(int(manifest["parts"]))]
+    if not set(parts) <= _listed(prefix(run_id)):
+        return None
+    return _parts(parts)
+
+
+def _parts(keys: list[str]) -> Iterator[list[DigestEntry]]:
+    for key in keys:
+        body = _get(key)
+        if body is None:  # listed a moment ago; nothing deletes parts of a settled run
+            raise RuntimeError(f"outcome digest part {key} disappeared while being read")
+        yield [_entry(line) for line in gzip.decompress(body).decode("utf-8").splitlines()]
+
+
+def _put(key: str, body: bytes, content_type: str) -> None:
+    aws.client("s3").put_object(
+        Bucket=get_settings().bucket, Key=key, Body=body, ContentType=content_type
+    )
+
+
+def _get(key: str) -> bytes | None:
+    try:
+        response: Any = aws.client("s3").get_object(Bucket=get_settings().bucket, Key=key)
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") in {"NoSuchKey", "404"}:
+            return None
+        raise
+    body: bytes = response["Body"].read()
+    return body
+
+
+def _listed(key_prefix: str) -> set[str]:
+    paginator = aws.client("s3").get_paginator("list_objects_v2")
+    return {
+        item["Key"]
+        for page in paginator.paginate(Bucket=get_settings().bucket, Prefix=key_prefix)
+        for item in page.get("Contents", [])
+    }
