@@ -38,14 +38,18 @@ def object_key(generation_id: str) -> str:
     return f"generations/{generation_id}/object.json"
 
 
-def put_text(key: str, text: str, content_type: str = "text/plain; charset=utf-8") -> None:
+def put_bytes(key: str, body: bytes, content_type: str) -> None:
     aws.client("s3").put_object(
-        Bucket=get_settings().bucket, Key=key, Body=text.encode("utf-8"), ContentType=content_type
+        Bucket=get_settings().bucket, Key=key, Body=body, ContentType=content_type
     )
 
 
-def get_text(key: str) -> str | None:
-    """The stored text, or None when the object is gone (purged)."""
+def put_text(key: str, text: str, content_type: str = "text/plain; charset=utf-8") -> None:
+    put_bytes(key, text.encode("utf-8"), content_type)
+
+
+def get_bytes(key: str) -> bytes | None:
+    """The stored object's body, or None when the object is gone (purged, never written)."""
     try:
         response: Any = aws.client("s3").get_object(Bucket=get_settings().bucket, Key=key)
     except ClientError as exc:
@@ -53,7 +57,13 @@ def get_text(key: str) -> str | None:
             return None
         raise
     body: bytes = response["Body"].read()
-    return body.decode("utf-8")
+    return body
+
+
+def get_text(key: str) -> str | None:
+    """The stored text, or None when the object is gone (purged)."""
+    body = get_bytes(key)
+    return None if body is None else body.decode("utf-8")
 
 
 def delete(keys: list[str]) -> None:

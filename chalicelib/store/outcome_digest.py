@@ -22,10 +22,9 @@ import json
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from botocore.exceptions import ClientError
-
 from chalicelib import aws
 from chalicelib.settings import get_settings
+from chalicelib.store import blobs
 
 #: Items per part: a part is read (and written) whole, so this bounds what one holds.
 PART_ITEMS = 10_000
@@ -107,7 +106,7 @@ class DigestWriter:
 
     def _flush(self) -> None:
         body = gzip.compress(("\n".join(self._lines) + "\n").encode("utf-8"), compresslevel=5)
-        _put(part_key(self.run_id, self._parts), body, "application/gzip")
+        blobs.put_bytes(part_key(self.run_id, self._parts), body, "application/gzip")
         self._items += len(self._lines)
         self._parts += 1
         self._lines = []
@@ -121,14 +120,16 @@ class DigestWriter:
             "parts": self._parts,
             "item_count": self._items,
         }
-        _put(manifest_key(self.run_id), json.dumps(manifest).encode(), "application/json")
+        blobs.put_bytes(
+            manifest_key(self.run_id), json.dumps(manifest).encode(), "application/json"
+        )
 
 
 def read_parts(run_id: str, reducer: str) -> Iterator[list[DigestEntry]] | None:
     """The run's entries in item order, a part at a time, or None when there is no
     complete digest of it reduced by ``reducer`` (settled before digests, or an object
     missing)."""
-    raw = _get(manifest_key(run_id))
+    raw = blobs.get_bytes(manifest_key(run_id))
     if raw is None:
         return None
     manifest: dict[str, Any] = json.loads(raw)
@@ -142,27 +143,10 @@ def read_parts(run_id: str, reducer: str) -> Iterator[list[DigestEntry]] | None:
 
 def _parts(keys: list[str]) -> Iterator[list[DigestEntry]]:
     for key in keys:
-        body = _get(key)
+        body = blobs.get_bytes(key)
         if body is None:  # listed a moment ago; nothing deletes parts of a settled run
             raise RuntimeError(f"outcome digest part {key} disappeared while being read")
         yield [_entry(line) for line in gzip.decompress(body).decode("utf-8").splitlines()]
-
-
-def _put(key: str, body: bytes, content_type: str) -> None:
-    aws.client("s3").put_object(
-        Bucket=get_settings().bucket, Key=key, Body=body, ContentType=content_type
-    )
-
-
-def _get(key: str) -> bytes | None:
-    try:
-        response: Any = aws.client("s3").get_object(Bucket=get_settings().bucket, Key=key)
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") in {"NoSuchKey", "404"}:
-            return None
-        raise
-    body: bytes = response["Body"].read()
-    return body
 
 
 def _listed(key_prefix: str) -> set[str]:

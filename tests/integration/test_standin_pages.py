@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.local.standin import AwsStandIn
-from tests.support.plain_moto import aws_clients, plain_moto_server
+from tests.support.plain_moto import standin_and_plain_dynamodb
 
 pytestmark = pytest.mark.slow
 
@@ -42,16 +41,10 @@ LIMITS = [1, 2, 7, 20, 100, None]
 
 @pytest.fixture(scope="module")
 def clients() -> Iterator[tuple[Any, Any]]:
-    standin = AwsStandIn()
-    standin.start()
-    try:
-        with plain_moto_server() as endpoint:
-            both = (aws_clients(standin.endpoint, standin.credentials)[0], aws_clients(endpoint)[0])
-            for dynamodb in both:
-                _create(dynamodb)
-            yield both
-    finally:
-        standin.stop()
+    with standin_and_plain_dynamodb() as both:
+        for dynamodb in both:
+            _create(dynamodb)
+        yield both
 
 
 def _create(dynamodb: Any) -> None:

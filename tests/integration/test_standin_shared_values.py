@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 
 from chalicelib.local import moto_shared_values as shared
-from chalicelib.local.standin import AwsStandIn
-from tests.support.plain_moto import aws_clients, plain_moto_server
+from tests.support.plain_moto import standin_and_plain_dynamodb
 
 pytestmark = pytest.mark.slow
 
@@ -52,13 +51,8 @@ UPDATES: list[tuple[str, dict[str, Any]]] = [
 
 @pytest.fixture(scope="module")
 def clients() -> Iterator[tuple[Any, Any]]:
-    standin = AwsStandIn()
-    standin.start()
-    try:
-        with plain_moto_server() as endpoint:
-            yield aws_clients(standin.endpoint, standin.credentials)[0], aws_clients(endpoint)[0]
-    finally:
-        standin.stop()
+    with standin_and_plain_dynamodb() as both:
+        yield both
 
 
 def _twins_after_updates(dynamodb: Any) -> list[Any]:

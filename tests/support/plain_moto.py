@@ -76,3 +76,18 @@ def aws_clients(
     if endpoint is not None:
         options["endpoint_url"] = endpoint
     return boto3.client("dynamodb", **options), boto3.client("sqs", **options)
+
+
+@contextmanager
+def standin_and_plain_dynamodb() -> Iterator[tuple[Any, Any]]:
+    """DynamoDB clients of a fresh stand-in (pawl's patched moto) and of plain moto, to
+    hold the stand-in's answers to plain moto's."""
+    from chalicelib.local.standin import AwsStandIn
+
+    standin = AwsStandIn()
+    standin.start()
+    try:
+        with plain_moto_server() as endpoint:
+            yield aws_clients(standin.endpoint, standin.credentials)[0], aws_clients(endpoint)[0]
+    finally:
+        standin.stop()
