@@ -302,7 +302,9 @@ def handle_command(journal: Journal, moto_app: WsgiApp, command: dict[str, Any])
                 }
                 journal_from = int(document.get("journal_from", 0))
         journal_from = int(command.get("from", journal_from))
-        return {"ok": True, **restored, **replay(moto_app, journal, journal_from)}
+        replayed = replay(moto_app, journal, journal_from)
+        frozen = standin_state.keep_out_of_collections()
+        return {"ok": True, **restored, **replayed, "frozen_objects": frozen}
     if op == "snapshot":
         policy = None
         if command.get("policy") is not None:

@@ -260,6 +260,7 @@ def snapshot_in_background(
         if child == 0:  # pragma: no cover (the child's outcome is its exit status)
             os._exit(_write_and_exit_status(state_dir, region, bucket, cut))
         hold_ms = (time.perf_counter() - held_from) * 1000
+        frozen = keep_out_of_collections()
     started = time.perf_counter()
     _, status = os.waitpid(child, 0)
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
@@ -270,9 +271,27 @@ def snapshot_in_background(
         "segment": cut,
         **weighed,
         "hold_ms": round(hold_ms, 2),
+        "frozen_objects": frozen,
         "write_s": round(time.perf_counter() - started, 3),
         "dropped": journal.drop_below(cut),
     }
+
+
+def keep_out_of_collections() -> int:
+    """Move every object the stand-in holds now out of the cyclic collector's reach
+    (``gc.freeze``); returns how many are kept out.
+
+    Stored items are freed by reference counting (an item holds no cycle), yet each full
+    collection walked all of them: at 100,000 items (3.8 million objects) one took 1.75 s,
+    every thread waiting, which was a run start's p99 while a 100k run executed. The state
+    is frozen at each snapshot cut and after a restore, so a full collection walks only
+    what was stored since (at most the snapshot policy's share of the state). The price: a
+    reference cycle among frozen objects that later becomes garbage is not collected;
+    stored items form none, and a request's own objects are frozen only if a cut finds
+    them in flight (young garbage is collected first, which walks only the young)."""
+    gc.collect(1)
+    gc.freeze()
+    return gc.get_freeze_count()
 
 
 def _weigh(journal: Journal, state_dir: Path, policy: CompactionPolicy | None) -> dict[str, Any]:

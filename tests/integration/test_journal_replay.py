@@ -125,6 +125,8 @@ def test_acknowledged_writes_survive_kill9_and_a_torn_tail_is_dropped(
     summary = second.server.control("open", **{"from": 0})
     assert summary["replayed"] == 9 and summary["refused"] == 0
     assert summary["torn"] == [segment]
+    # The restored state is kept out of the cyclic collector's full walks.
+    assert summary["frozen_objects"] > 0
     assert second.counter("counter") == 3
     assert second.counter("gone") is None
     assert (second.counter("t1"), second.counter("t2")) == (7, 8)
@@ -145,6 +147,7 @@ def _snapshot(one: StandIn, state_dir: Path) -> int:
     cut from a forked child, then drops the segments before the cut."""
     reply = one.server.control("snapshot", state_dir=str(state_dir), region=REGION, bucket=BUCKET)
     assert reply["written"] and reply["hold_ms"] < 5000
+    assert reply["frozen_objects"] > 0  # the state at the cut is out of the collector's walks
     return int(reply["segment"])
 
 
