@@ -274,6 +274,24 @@ def _label(record: Record) -> str:
     return target or f"{environ.get('REQUEST_METHOD')} {environ.get('PATH_INFO')}"
 
 
+def _restore(state_dir: str | None, region: str) -> tuple[dict[str, Any] | None, int]:
+    """Load ``snapshot.json`` (when there is one) into moto: what was restored, and the
+    journal segment to replay from."""
+    if not state_dir or not (path := Path(state_dir) / snapshot.SNAPSHOT_FILE).exists():
+        return None, 0
+    started, cpu_started = time.perf_counter(), time.process_time()
+    loaded, document = standin_state.load_file(path, region)
+    restored = {
+        "items": loaded.items,
+        "objects": loaded.objects,
+        "skipped_tables": loaded.skipped_tables,
+        "taken_at": document.get("taken_at"),
+        "seconds": round(time.perf_counter() - started, 3),
+        "cpu_seconds": round(time.process_time() - cpu_started, 3),
+    }
+    return restored, int(document.get("journal_from", 0))
+
+
 def handle_command(journal: Journal, moto_app: WsgiApp, command: dict[str, Any]) -> dict[str, Any]:
     """One control command from the runtime (over the stand-in's stdin; no HTTP route).
 
@@ -285,26 +303,11 @@ def handle_command(journal: Journal, moto_app: WsgiApp, command: dict[str, Any])
     op = command.get("op")
     region = str(command.get("region") or "us-east-1")
     if op == "open":
-        restored: dict[str, Any] = {"restored": None}
-        journal_from = 0
-        if command.get("state_dir"):
-            document = snapshot.read_snapshot(Path(command["state_dir"]))
-            if document is not None:
-                started, cpu_started = time.perf_counter(), time.process_time()
-                loaded = standin_state.load(document, region)
-                restored["restored"] = {
-                    "items": loaded.items,
-                    "objects": loaded.objects,
-                    "skipped_tables": loaded.skipped_tables,
-                    "taken_at": document.get("taken_at"),
-                    "seconds": round(time.perf_counter() - started, 3),
-                    "cpu_seconds": round(time.process_time() - cpu_started, 3),
-                }
-                journal_from = int(document.get("journal_from", 0))
+        restored, journal_from = _restore(command.get("state_dir"), region)
         journal_from = int(command.get("from", journal_from))
         replayed = replay(moto_app, journal, journal_from)
         frozen = standin_state.keep_out_of_collections()
-        return {"ok": True, **restored, **replayed, "frozen_objects": frozen}
+        return {"ok": True, "restored": restored, **replayed, "frozen_objects": frozen}
     if op == "snapshot":
         policy = None
         if command.get("policy") is not None:

@@ -30,12 +30,12 @@ import gc
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from chalicelib.local import moto_dynamodb_patches, snapshot
+from chalicelib.local import moto_dynamodb_patches, snapshot, snapshot_stream
 from chalicelib.local.compaction import CompactionPolicy
 from chalicelib.local.journal import Journal, JournalClosed
 
@@ -196,22 +196,50 @@ def _json(value: Any) -> str:
 
 def load(document: dict[str, Any], region: str) -> Loaded:
     """Put a snapshot's items and objects back (tables that no longer exist are skipped)."""
-    tables = _tables(region)
     loaded = Loaded()
+    put = _putter(region, loaded)
     for name, items in document["tables"].items():
+        put(name, items)
+    loaded.objects = _put_objects(document["objects"], document["bucket"])
+    return loaded
+
+
+def load_file(path: Path, region: str) -> tuple[Loaded, dict[str, Any]]:
+    """:func:`load` straight from ``snapshot.json``, a chunk of items at a time
+    (``local/snapshot_stream.py``); returns what was put back and the file's other members
+    (``journal_from``, ``taken_at``, ...)."""
+    loaded = Loaded()
+    text = path.read_bytes().decode()
+    rest = snapshot_stream.read(text, _putter(region, loaded), snapshot.FORMAT_VERSION)
+    del text
+    if rest.get("format") != snapshot.FORMAT_VERSION:
+        raise ValueError(f"{path}: unknown snapshot format {rest.get('format')!r}")
+    loaded.objects = _put_objects(rest.get("objects", []), rest["bucket"])
+    return loaded, rest
+
+
+def _putter(region: str, loaded: Loaded) -> Callable[[str, list[dict[str, Any]]], None]:
+    tables = _tables(region)
+
+    def put(name: str, items: list[dict[str, Any]]) -> None:
         table = tables.get(name)
         if table is None:
-            loaded.skipped_tables.append(name)
-            continue
+            if name not in loaded.skipped_tables:
+                loaded.skipped_tables.append(name)
+            return
         _put_stored(table, items)
         loaded.items += len(items)
+
+    return put
+
+
+def _put_objects(objects: list[dict[str, Any]], bucket: str) -> int:
     backend = _s3_backend()
-    for obj in document["objects"]:
-        key = backend.put_object(document["bucket"], obj["key"], base64.b64decode(obj["body"]))
+    for obj in objects:
+        key = backend.put_object(bucket, obj["key"], base64.b64decode(obj["body"]))
         user = {_META_PREFIX + name: value for name, value in obj["metadata"].items()}
         key.set_metadata({"Content-Type": obj["content_type"], **user})
-    loaded.objects = len(document["objects"])
-    return loaded
+    return len(objects)
 
 
 def _put_stored(table: Any, items: list[dict[str, Any]]) -> None:

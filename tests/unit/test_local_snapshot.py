@@ -110,6 +110,12 @@ def test_the_streamed_snapshot_is_the_document(tmp_path: Path, stand_in: None) -
     document = snapshot.read_snapshot(tmp_path)
     expected = {**standin_state.dump(settings.region, settings.bucket), **extra}
     assert document == expected
+    # Read back a chunk at a time (as a restart does), it is the same state again.
+    _start_over()
+    loaded, rest = standin_state.load_file(tmp_path / snapshot.SNAPSHOT_FILE, settings.region)
+    assert (loaded.objects, loaded.skipped_tables) == (2, [])
+    assert rest["journal_from"] == 7
+    assert {**standin_state.dump(settings.region, settings.bucket), **extra} == expected
     assert len(expected["tables"][table]) == standin_state._CHUNK_ITEMS + 1
     assert snapshot.snapshot_bytes(tmp_path) == (tmp_path / snapshot.SNAPSHOT_FILE).stat().st_size
     assert snapshot.snapshot_bytes(tmp_path / "missing") == 0
