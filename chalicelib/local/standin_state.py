@@ -26,9 +26,11 @@ round-trips every attribute type through it.
 from __future__ import annotations
 
 import base64
+import ctypes
 import gc
 import json
 import os
+import signal
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -283,12 +285,13 @@ def snapshot_in_background(
             return {"ok": True, "written": False, "segment": journal.segment, **weighed}
         journal.open_segment(journal.segment + 1)
         cut = journal.segment
-        held_from = time.perf_counter()
+        held_from, parent = time.perf_counter(), os.getpid()
         child = os.fork()
         if child == 0:  # pragma: no cover (the child's outcome is its exit status)
+            die_with(parent)
             os._exit(_write_and_exit_status(state_dir, region, bucket, cut))
         hold_ms = (time.perf_counter() - held_from) * 1000
-        frozen = keep_out_of_collections()
+    frozen = keep_out_of_collections()
     started = time.perf_counter()
     _, status = os.waitpid(child, 0)
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
@@ -316,10 +319,32 @@ def keep_out_of_collections() -> int:
     what was stored since (at most the snapshot policy's share of the state). The price: a
     reference cycle among frozen objects that later becomes garbage is not collected;
     stored items form none, and a request's own objects are frozen only if a cut finds
-    them in flight (young garbage is collected first, which walks only the young)."""
-    gc.collect(1)
+    them in flight: garbage is collected first (a full collection, which after the first
+    freeze walks only what was stored since the last one)."""
+    gc.collect()
     gc.freeze()
     return gc.get_freeze_count()
+
+
+#: ``prctl`` option: the signal the kernel sends a process when its parent exits (Linux).
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with(parent: int) -> None:
+    """In a forked snapshot writer: be killed when the stand-in (``parent``) dies.
+
+    An orphaned writer would otherwise finish later and rename its older snapshot over
+    the one the next stand-in wrote after dropping the segments below its own cut: the
+    next restart would replay from a cut whose segments are gone. Linux only (``prctl``);
+    elsewhere the writer is left as it was. The kernel's "parent" is the forking thread:
+    the stand-in's control thread, which waits for the writer, so it never ends first."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took hold
+        os._exit(1)
 
 
 def _weigh(journal: Journal, state_dir: Path, policy: CompactionPolicy | None) -> dict[str, Any]:
