@@ -215,9 +215,8 @@ def main() -> None:
             state_dir=state_dir,
             aws_endpoint=endpoint,
             snapshot_interval_s=args.snapshot_interval,
-            compaction=CompactionPolicy(
-                min_journal_bytes=int(args.snapshot_min_journal_mb * MB),
-                journal_ratio=args.snapshot_journal_ratio,
+            compaction=CompactionPolicy.from_megabytes(
+                args.snapshot_min_journal_mb, args.snapshot_journal_ratio
             ),
             run_schedules=False,
             item_workers=args.workers,

@@ -56,9 +56,8 @@ def _runtime_config(args: argparse.Namespace, state_dir: Path) -> RuntimeConfig:
         aws_endpoint=args.aws_endpoint,
         use_real_aws=args.use_aws,
         snapshot_interval_s=args.snapshot_interval,
-        compaction=CompactionPolicy(
-            min_journal_bytes=int(args.snapshot_min_journal_mb * MB),
-            journal_ratio=args.snapshot_journal_ratio,
+        compaction=CompactionPolicy.from_megabytes(
+            args.snapshot_min_journal_mb, args.snapshot_journal_ratio
         ),
         workers=workers,
         item_workers=args.item_workers,

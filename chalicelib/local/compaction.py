@@ -34,6 +34,11 @@ class CompactionPolicy:
         if self.min_journal_bytes < 0 or self.journal_ratio < 0:
             raise ValueError("the snapshot policy's floor and ratio cannot be negative")
 
+    @classmethod
+    def from_megabytes(cls, min_journal_mb: float, journal_ratio: float) -> CompactionPolicy:
+        """The policy as ``pawl serve``'s flags give it (the floor in MB)."""
+        return cls(min_journal_bytes=int(min_journal_mb * MB), journal_ratio=journal_ratio)
+
     def threshold(self, snapshot_bytes: int) -> int:
         """How many journal bytes since the cut make a snapshot due."""
         return max(self.min_journal_bytes, int(self.journal_ratio * snapshot_bytes))

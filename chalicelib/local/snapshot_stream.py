@@ -33,9 +33,12 @@ class _Text:
         self.text, self.at = text, 0
         self._decoder = json.JSONDecoder()
 
+    def _skip_space(self) -> None:
+        self.at = _SPACE.match(self.text, self.at).end()  # type: ignore[union-attr]
+
     def next_mark(self) -> str:
         """The next character that is not whitespace (consumed)."""
-        self.at = _SPACE.match(self.text, self.at).end()  # type: ignore[union-attr]
+        self._skip_space()
         if self.at >= len(self.text):
             raise ValueError("the snapshot ends early")
         mark = self.text[self.at]
@@ -49,14 +52,14 @@ class _Text:
 
     def peek_closes(self, mark: str) -> bool:
         """Whether the next mark is ``mark`` (consumed if so)."""
-        self.at = _SPACE.match(self.text, self.at).end()  # type: ignore[union-attr]
+        self._skip_space()
         if self.text.startswith(mark, self.at):
             self.at += 1
             return True
         return False
 
     def value(self) -> Any:
-        self.at = _SPACE.match(self.text, self.at).end()  # type: ignore[union-attr]
+        self._skip_space()
         value, self.at = self._decoder.raw_decode(self.text, self.at)
         return value
 
