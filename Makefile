@@ -15,7 +15,7 @@ CHROMIUM ?= /usr/bin/chromium
 
 STAGE ?= dev
 
-.PHONY: install install-base install-embeddings test-tools test lint typecheck unit demo \
+.PHONY: install install-base install-embeddings test-tools test check lint typecheck unit demo \
 	demo-formations serve bench clean package deploy
 
 # Everything: what `make test` needs (dev tools, the embeddings extra, infra linting).
@@ -61,6 +61,12 @@ unit: install test-tools
 	$(BIN)/pytest -n 2
 
 test: install test-tools lint typecheck unit
+
+# The edit loop's fast lane: lint and every test not marked `slow` (no subprocesses, no
+# end-to-end runs, no browser). `make test` runs everything.
+check: install
+	$(BIN)/ruff check .
+	$(BIN)/pytest -n 2 -m 'not slow'
 
 demo: install-base
 	$(BIN)/pawl demo
