@@ -139,9 +139,7 @@ def test_require_timestamp_refuses_the_body_only_form(
     assert len(runs_of(api, suite)) == 2
 
 
-def test_require_timestamp_is_a_webhook_field_and_never_null(
-    api: Any, suite: TriggerSuite
-) -> None:
+def test_require_timestamp_is_a_webhook_field_and_never_null(api: Any, suite: TriggerSuite) -> None:
     refused = api.post(
         TRIGGERS,
         {

@@ -24,7 +24,7 @@ from chalicelib.webhooks import signing
 BODY_ONLY_PREFIX = "sha256="
 TOLERANCE_S = signing.DEFAULT_TOLERANCE_S
 _HOW = (
-    "send X-Pawl-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\"> "
+    'send X-Pawl-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>"> '
     "or sha256=<hex HMAC-SHA256 of the raw body>, under the trigger's secret"
 )
 

@@ -74,7 +74,8 @@ def _delivery_id(headers: Mapping[str, str]) -> str | None:
     return value
 
 
-def receipts(trigger_id: str, verified: hook_signature.VerifiedSignature, delivery: str | None
+def receipts(
+    trigger_id: str, verified: hook_signature.VerifiedSignature, delivery: str | None
 ) -> list[str]:
     """The receipt keys of an accepted request: its signature (a digest of its HMAC, so the
     stored key cannot be replayed as a signature) and its delivery id, when it has one."""
