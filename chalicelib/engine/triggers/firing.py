@@ -14,6 +14,8 @@ answered with the firing it started, however often it is sent again.
 from __future__ import annotations
 
 import logging
+import random
+import time
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
@@ -45,6 +47,7 @@ FIRING_GRACE_S = 300
 REPLAY_WINDOW_S = 24 * 3600
 #: Rounds of "look for a receipt, else write one" before a lost race is answered 409.
 _RECEIPT_ROUNDS = 3
+_RECEIPT_BACKOFF_S = 0.05
 
 
 def fire(
@@ -79,7 +82,9 @@ def fire_once(
     since = clock.iso(now - timedelta(seconds=REPLAY_WINDOW_S))
     expires_at = now + timedelta(seconds=REPLAY_WINDOW_S)
     effective = {**(trigger.input or {}), **fire_input}
-    for _ in range(_RECEIPT_ROUNDS):
+    for round_no in range(_RECEIPT_ROUNDS):
+        if round_no:  # DynamoDB may cancel both of two conflicting transactions: spread them
+            time.sleep(random.uniform(0, _RECEIPT_BACKOFF_S * round_no))
         original = store.receipted_firing(receipts, since)
         if original is not None:
             return resume(original) or store.get_firing(original)
