@@ -41,6 +41,11 @@ Name = Field(min_length=1, max_length=200)
 Description = Field(None, max_length=2000)
 TargetId = Field(min_length=1, max_length=100)
 Short = Field(None, min_length=1, max_length=200)
+RequireTimestamp = Field(
+    False,
+    description="pawl's addition, webhook triggers only: accept only timestamped signatures "
+    "(t=<unix>,v1=<hex>), refusing the body-only form (docs/triggers.md)",
+)
 
 
 class CreateTrigger(RequestBody):
@@ -56,6 +61,7 @@ class CreateTrigger(RequestBody):
     event_pattern: str | None = Short
     active: StrictBool = True
     policy_id: str | None = Short
+    require_timestamp: StrictBool = RequireTimestamp
 
 
 class UpdateTrigger(RequestBody):
@@ -70,6 +76,7 @@ class UpdateTrigger(RequestBody):
     event_pattern: str | None = Short
     active: StrictBool | None = None
     policy_id: str | None = Short
+    require_timestamp: StrictBool | None = None
 
 
 class FireTrigger(RequestBody):
@@ -80,7 +87,7 @@ class FiringListQuery(ProjectListQuery):
     trigger_id: TriggerId | None = None
 
 
-_NOT_NULL = ("name", "type", "target_type", "target_id", "active")
+_NOT_NULL = ("name", "type", "target_type", "target_id", "active", "require_timestamp")
 
 
 # --- what the OpenAPI document publishes: exactly what the service accepts ------------------
@@ -116,22 +123,26 @@ class ManualTrigger(_PublishedTrigger):
     type: Literal["manual"]
     cron: None = None
     event_pattern: None = None
+    require_timestamp: Literal[False] = False
 
 
 class WebhookTrigger(ManualTrigger):
     type: Literal["webhook"]  # type: ignore[assignment]
+    require_timestamp: StrictBool = RequireTimestamp  # type: ignore[assignment]
 
 
 class ScheduleTrigger(_PublishedTrigger):
     type: Literal["schedule"]
     cron: CronText
     event_pattern: None = None
+    require_timestamp: Literal[False] = False
 
 
 class EventTrigger(_PublishedTrigger):
     type: Literal["event"]
     cron: None = None
     event_pattern: EventPattern
+    require_timestamp: Literal[False] = False
 
 
 def published_create() -> Any:
@@ -152,6 +163,7 @@ class PublishedUpdate(RequestBody):
     event_pattern: EventPattern | None = None
     active: StrictBool | None = None
     policy_id: None = None
+    require_timestamp: StrictBool | None = None
 
 
 class PublishedFire(RequestBody):

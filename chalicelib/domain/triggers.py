@@ -48,6 +48,7 @@ class TriggerSpec(BaseModel):
     event_pattern: str | None = None
     active: bool = True
     policy_id: str | None = None
+    require_timestamp: bool = False
 
 
 class Trigger(Resource):
@@ -64,6 +65,8 @@ class Trigger(Resource):
     event_pattern: str | None = None
     active: bool
     policy_id: str | None = None
+    #: pawl's addition: a webhook trigger that refuses body-only signatures.
+    require_timestamp: bool = False
     next_fire_at: str | None = None
     created_at: str
     updated_at: str

@@ -156,6 +156,27 @@ def _walk(value: Any, root: str) -> Iterator[tuple[str, Any]]:
             yield path or "body", node
 
 
+def repaired(value: Any) -> Any:
+    """``value`` with every lone surrogate (in strings and keys) replaced by U+FFFD.
+
+    For reads of rows written before a path applied these rules: such a row must still be
+    answered (a lone surrogate cannot be encoded, so answering it as stored fails), and
+    the replacement character shows where the unencodable text was.
+    """
+    if isinstance(value, str):
+        return value if _is_unicode(value) else _replace_surrogates(value)
+    if isinstance(value, dict):
+        return {repaired(key): repaired(child) for key, child in value.items()}
+    if isinstance(value, list):
+        return [repaired(child) for child in value]
+    return value
+
+
+def _replace_surrogates(text: str) -> str:
+    # Through UTF-16: a split pair joins into its character, a lone half becomes U+FFFD.
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def _is_unicode(text: str) -> bool:
     try:
         text.encode("utf-8")

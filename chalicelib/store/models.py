@@ -11,6 +11,7 @@ from pynamodb.attributes import (
     JSONAttribute,
     ListAttribute,
     NumberAttribute,
+    TTLAttribute,
     UnicodeAttribute,
     UnicodeSetAttribute,
 )
@@ -549,6 +550,8 @@ class TriggerModel(ProjectScoped, IdModel):
     active = BooleanAttribute()
     policy_id = UnicodeAttribute(null=True)
     secret = UnicodeAttribute(null=True)
+    #: A webhook trigger that takes only timestamped signatures (absent on older rows: false).
+    require_timestamp = BooleanAttribute(null=True)
     next_fire_at = UnicodeAttribute(null=True)
     updated_at = UnicodeAttribute()
     #: ``"1"`` on an active schedule trigger (the sparse ``due`` index), else absent.
@@ -604,6 +607,25 @@ class FiringModel(ProjectScoped, IdModel):
     unfinished = UnicodeAttribute(null=True)
     by_trigger = _FiringsByTrigger()
     unfinished_firings = _UnfinishedFirings()
+
+
+@register
+class TriggerReceiptModel(PawlModel):
+    """A signed inbound request a webhook trigger accepted: the replay guard.
+
+    ``key`` is ``<trigger id>#signature#<sha256 of the signature's HMAC>`` or
+    ``<trigger id>#delivery#<delivery id>``; a repeat within the window names the same
+    firing. The window is enforced by comparing ``accepted_at`` (moto never expires an
+    item); ``expires_at`` lets DynamoDB's TTL delete the row afterwards.
+    """
+
+    class Meta:
+        short_name = "trigger-receipts"
+
+    key = UnicodeAttribute(hash_key=True)
+    firing_id = UnicodeAttribute()
+    accepted_at = UnicodeAttribute()
+    expires_at = TTLAttribute()
 
 
 @register

@@ -5,12 +5,16 @@ A webhook trigger's secret is stored *sealed* (:mod:`chalicelib.secretbox`); onl
 Two sparse indexes serve the two starters that are not an HTTP call: ``due`` (active
 schedule triggers by ``next_fire_at``: the scheduler) and ``listening`` (active event
 triggers by project: the event bus). A firing's id is derived from what caused it, so
-a repeated cause is the same conditional put, answered "already there".
+a repeated cause is the same conditional put, answered "already there". A webhook call's
+firing is written with its *receipts* (``trigger-receipts``, keyed by its signature and its
+delivery id) in one transaction, so a replayed request finds the firing it first started.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from pynamodb.exceptions import PutError
@@ -27,10 +31,11 @@ from chalicelib.domain.triggers import (
     TriggerFiring,
     TriggerSpec,
 )
-from chalicelib.errors import not_found
+from chalicelib.errors import ConcurrentUpdate, not_found
+from chalicelib.jsonvalues.json_input import repaired
 from chalicelib.store import names, project_scoped
 from chalicelib.store.base import CONDITION_FAILED
-from chalicelib.store.models import FiringModel, TriggerModel
+from chalicelib.store.models import FiringModel, TriggerModel, TriggerReceiptModel
 from chalicelib.store.pagination import Listing, Partition, Window, page_of
 from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
@@ -52,11 +57,12 @@ def _trigger(model: TriggerModel) -> Trigger:
         target_type=model.target_type,  # type: ignore[arg-type]
         target_id=model.target_id,
         action=model.action,
-        input=model.input,
+        input=repaired(model.input),
         cron=model.cron,
         event_pattern=model.event_pattern,
         active=bool(model.active),
         policy_id=model.policy_id,
+        require_timestamp=bool(model.require_timestamp),
         next_fire_at=model.next_fire_at,
         created_at=model.created_at,
         updated_at=model.updated_at,
@@ -208,15 +214,18 @@ def claim_slot(trigger_id: str, slot: str, next_fire_at: str, firing: FiringMode
 
 
 def _firing(model: FiringModel) -> TriggerFiring:
+    # Repaired: the inbound webhook stored bodies unchecked before it applied the API's
+    # JSON rules, and a lone surrogate in a row answered 500 on every read.
+    result, error = repaired(model.result), repaired(model.error)
     return TriggerFiring(
         id=model.id,
         trigger_id=model.trigger_id,
         project_id=model.project_id,
         source=model.source,  # type: ignore[arg-type]  # only this module writes it
         status=model.status,  # type: ignore[arg-type]
-        input=model.input,
-        result=None if model.result is None else FiringResult.model_validate(model.result),
-        error=None if model.error is None else FiringError.model_validate(model.error),
+        input=repaired(model.input),
+        result=None if result is None else FiringResult.model_validate(result),
+        error=None if error is None else FiringError.model_validate(error),
         started_at=model.started_at,
         completed_at=model.completed_at,
         created_at=model.created_at,
@@ -322,3 +331,45 @@ def list_firings(project_id: str, trigger_id: str | None, window: Window) -> Lis
         only = FiringModel.project_id == project_id
         firings = Partition(FiringModel.by_trigger, trigger_id, _TRIGGER_INDEX_KEYS, only=only)
     return page_of(replace(firings, forward=False), window, _firing)
+
+
+# --- receipts: the inbound webhook's replay guard ----------------------------------------------
+
+
+def receipt_key(trigger_id: str, kind: str, value: str) -> str:
+    """The receipt of one accepted request's ``kind`` (``signature``, ``delivery``)."""
+    return f"{trigger_id}#{kind}#{value}"
+
+
+def receipted_firing(keys: Sequence[str], since: str) -> str | None:
+    """The firing of the first receipt among ``keys`` accepted at or after ``since``."""
+    for key in keys:
+        try:
+            row = TriggerReceiptModel.get(key, consistent_read=True)
+        except TriggerReceiptModel.DoesNotExist:
+            continue
+        if row.accepted_at >= since:
+            return str(row.firing_id)
+    return None
+
+
+def create_receipted_firing(
+    row: FiringModel, keys: Sequence[str], since: str, expires_at: datetime
+) -> bool:
+    """Record a pending firing and its receipts at once; False, writing nothing, when one of
+    ``keys`` holds a receipt accepted at or after ``since`` (or a concurrent writer raced).
+
+    An older receipt is overwritten: the window is this comparison, not the TTL.
+    """
+    free = TriggerReceiptModel.key.does_not_exist() | (TriggerReceiptModel.accepted_at < since)
+    try:
+        with labelled_transaction() as txn:
+            for key in keys:
+                receipt = TriggerReceiptModel(
+                    key=key, firing_id=row.id, accepted_at=row.created_at, expires_at=expires_at
+                )
+                txn.save("receipt", receipt, condition=free)
+            txn.save("firing", row, condition=FiringModel.id.does_not_exist())
+    except (TxnRefused, ConcurrentUpdate):
+        return False
+    return True

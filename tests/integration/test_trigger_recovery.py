@@ -7,11 +7,12 @@ store and engine calls) and then not doing the rest; the clock is a fake one.
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
-from chalicelib import ids
+from chalicelib import clock, ids
 from chalicelib.engine.start import StartOptions, start_run
-from chalicelib.engine.triggers import firing, schedule
+from chalicelib.engine.triggers import firing, hook_signature, inbound, schedule
 from chalicelib.engine.triggers.inbound import signature
 from chalicelib.store import evals
 from chalicelib.store import triggers as store
@@ -35,14 +36,29 @@ def crashed_after_recording(trigger_id: str, firing_id: str, claimed: bool = Fal
         assert store.claim_firing(firing_id)
 
 
+def crashed_after_accepting(trigger_id: str, headers: dict[str, str], body: bytes) -> str:
+    """The inbound webhook wrote the request's firing and receipts, then the process died."""
+    trigger = store.get_trigger(trigger_id)
+    secret = store.read_secret(trigger_id)
+    assert secret is not None
+    now = clock.now()
+    verified = hook_signature.verify(
+        secret, headers["X-Pawl-Signature"], body, now=now.timestamp(), require_timestamp=False
+    )
+    keys = inbound.receipts(trigger_id, verified, headers["X-Pawl-Delivery"])
+    row = store.firing_row(ids.new_id("trigger_firing"), trigger, "webhook", {}, [])
+    window = timedelta(seconds=firing.REPLAY_WINDOW_S)
+    assert store.create_receipted_firing(row, keys, clock.iso(now - window), now + window)
+    return str(row.id)
+
+
 def test_a_retried_delivery_after_a_crash_takes_the_firing_over(
     api: Any, suite: TriggerSuite, fake_clock: FakeClock
 ) -> None:
     trigger = create_trigger(api, suite, "webhook")
-    firing_id = ids.derived_id("trigger_firing", trigger["id"], "webhook", "d-9")
-    crashed_after_recording(trigger["id"], firing_id)
     body = b"{}"
     headers = {"X-Pawl-Signature": signature(trigger["secret"], body), "X-Pawl-Delivery": "d-9"}
+    firing_id = crashed_after_accepting(trigger["id"], headers, body)
 
     def call() -> dict[str, Any]:
         response = api.client.http.post(

@@ -6,12 +6,16 @@ ends ``succeeded`` — the run was started, queued, ``result.result_id`` is its 
 baseline, an empty dataset: every run-start rule of the engine), in which case no run
 exists. The run's id is derived from the firing's, and the run row is a conditional put,
 so one firing can never start two runs — not even when a firing whose executor died is
-taken over (:func:`resume`) after the run was written.
+taken over (:func:`resume`) after the run was written. A webhook call's firing is written
+with its receipts (:func:`fire_once`): a request accepted within :data:`REPLAY_WINDOW_S` is
+answered with the firing it started, however often it is sent again.
 """
 
 from __future__ import annotations
 
 import logging
+import random
+import time
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
@@ -27,7 +31,7 @@ from chalicelib.domain.triggers import (
 )
 from chalicelib.engine.start import StartOptions, start_run
 from chalicelib.engine.triggers import targets
-from chalicelib.errors import PawlError
+from chalicelib.errors import ConcurrentUpdate, PawlError
 from chalicelib.store import agents, runs
 from chalicelib.store import triggers as store
 from chalicelib.store.pagination import Window
@@ -39,6 +43,11 @@ LATEST_BASELINE_SCAN = 200
 #: A firing still pending or running this long after it was claimed lost its executor
 #: (starting a queued run takes well under a second).
 FIRING_GRACE_S = 300
+#: How long an accepted inbound request is remembered: a repeat within it starts nothing.
+REPLAY_WINDOW_S = 24 * 3600
+#: Rounds of "look for a receipt, else write one" before a lost race is answered 409.
+_RECEIPT_ROUNDS = 3
+_RECEIPT_BACKOFF_S = 0.05
 
 
 def fire(
@@ -58,6 +67,33 @@ def fire(
     if not store.create_firing(row):
         return resume(row.id) or store.get_firing(row.id)
     return execute(trigger, row.id)
+
+
+def fire_once(
+    trigger: Trigger, source: str, fire_input: dict[str, Any], receipts: Sequence[str]
+) -> TriggerFiring:
+    """Fire ``trigger`` unless one of ``receipts`` was accepted within the replay window:
+    then answer that firing (taking it over when its executor died) and start nothing.
+
+    The firing and its receipts are one conditional write, so of two copies of a request
+    racing each other exactly one records a firing; the other reads it on its next round.
+    """
+    now = clock.now()
+    since = clock.iso(now - timedelta(seconds=REPLAY_WINDOW_S))
+    expires_at = now + timedelta(seconds=REPLAY_WINDOW_S)
+    effective = {**(trigger.input or {}), **fire_input}
+    for round_no in range(_RECEIPT_ROUNDS):
+        if round_no:  # DynamoDB may cancel both of two conflicting transactions: spread them
+            time.sleep(random.uniform(0, _RECEIPT_BACKOFF_S * round_no))
+        original = store.receipted_firing(receipts, since)
+        if original is not None:
+            return resume(original) or store.get_firing(original)
+        row = store.firing_row(ids.new_id("trigger_firing"), trigger, source, effective, [])
+        if store.create_receipted_firing(row, receipts, since, expires_at):
+            return execute(trigger, row.id)
+    raise ConcurrentUpdate(
+        f"trigger {trigger.id}: the same request is being accepted concurrently; retry it"
+    )
 
 
 def execute(trigger: Trigger, firing_id: str) -> TriggerFiring:

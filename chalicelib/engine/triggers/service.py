@@ -1,7 +1,8 @@
 """Writing triggers from a validated :class:`TriggerSpec`: the API and formations call this.
 
 Every rule is checked before the write, so a refused create or update writes nothing:
-the field combination of the type (``cron`` iff schedule, ``event_pattern`` iff event),
+the field combination of the type (``cron`` iff schedule, ``event_pattern`` iff event,
+``require_timestamp`` on a webhook only),
 the cron and pattern grammars, the target (an eval of the trigger's project) and the
 shape of its input. A webhook trigger gets a fresh secret (32 random bytes, hex), shown
 by :func:`create_trigger` and :func:`rotate_secret` only.
@@ -43,6 +44,10 @@ def checked(project_id: str, spec: TriggerSpec) -> TriggerSpec:
     elif spec.event_pattern is not None:
         raise targets.not_allowed(
             "event_pattern is allowed on event triggers only", "event_pattern"
+        )
+    if spec.require_timestamp and spec.type != "webhook":
+        raise targets.not_allowed(
+            "require_timestamp is allowed on webhook triggers only", "require_timestamp"
         )
     targets.check_target(project_id, spec)
     return spec
