@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from chalicelib import wiring
 from chalicelib.engine import execute_item, messages
 from chalicelib.engine.context import load_context
 from chalicelib.settings import get_settings
@@ -49,7 +50,12 @@ class DynamoCalls:
 
 
 @pytest.fixture
-def calls(api: Any) -> Iterator[DynamoCalls]:
+def calls(api: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoCalls]:
+    # The fewest calls a batch makes: its results committed only in whole transactions and
+    # at its end. (Committing for progress adds at most one per PAWL_PROGRESS_FLUSH_S of a
+    # batch's life, and an in-process batch of 90 may well last longer than 0.5 s here.)
+    monkeypatch.setenv("PAWL_PROGRESS_FLUSH_S", "3600")
+    wiring.reload_settings()
     watcher = DynamoCalls()
     yield watcher
     watcher.close()
