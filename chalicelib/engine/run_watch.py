@@ -121,6 +121,12 @@ def watching(run_id: str, status: str) -> Iterator[RunWatch]:
                 del _watches[run_id]
 
 
+def watched_runs() -> list[str]:
+    """The runs this process holds a watch for now (a batch of each is executing)."""
+    with _lock:
+        return sorted(_watches)
+
+
 def note_ended(run_id: str, status: str) -> None:
     """This process moved the run to a terminal ``status``: its executing batches stop now."""
     with _lock:
