@@ -187,9 +187,7 @@ def test_no_judge_call_starts_after_the_cancel(
     api = api.as_key(project_key)
     agent = GatedAgent()
     with serve(agent) as server, serve(judge_reply) as judge:
-        evaluation = make_eval(
-            api, project, server, judge, items=12, max_concurrency=CONCURRENCY
-        )
+        evaluation = make_eval(api, project, server, judge, items=12, max_concurrency=CONCURRENCY)
         run_id, calls_at_cancel = _queued_cancel(api, app, evaluation, agent, {})
         assert judge.requests == []  # every agent call answered after the cancel
     run = assert_cancel_stopped_spending(api, evaluation, run_id, agent, calls_at_cancel, plugins)
@@ -231,9 +229,8 @@ def test_a_v2_run_stops_when_cancelled(
     assert tenant.post("/v2/eval-suites", v2_suite("acme.evals.cancel", tasks=tasks)).status == 201
     with serve(_v2_answer(agent)) as server:
         agent_id = _http_agent(tenant, server)
-        created = tenant.post(
-            "/v2/runs", {"mode": "eval", "evalSuiteRef": "acme.evals.cancel@1.0.0", "agentId": agent_id}
-        )
+        body = {"mode": "eval", "evalSuiteRef": "acme.evals.cancel@1.0.0", "agentId": agent_id}
+        created = tenant.post("/v2/runs", body)
         assert created.status == 201, created
         run_id = created.json["runId"]
         (evaluation,) = tenant.get("/api/v1/evals").json["data"]
