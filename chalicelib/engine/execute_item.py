@@ -173,6 +173,7 @@ def _score_all(
         dataset_item_id=item.dataset_item_id,
         tool_context=dict(ctx.state.tool_context),
         decider_versions=dict(ctx.state.run.decider_versions or {}),
+        should_continue=ctx.should_continue,
     )
     entries = []
     for scorer in ctx.scorers:
