@@ -15,8 +15,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import pytest
-
 from chalicelib.engine import run_watch
 from chalicelib.store import runs as run_store
 from tests.api.test_usage import judge_reply, make_eval
@@ -95,6 +93,7 @@ def assert_cancel_stopped_spending(
     assert _usage_events(api, run_id).get("eval") == agent.started
     assert run["aggregate_scores"] is None and run["passed"] is None
     assert plugins.events.of(run_id) == []
+    assert run_id not in run_watch.watched_runs()  # its batches are over: no watch left
     return dict(run)
 
 
@@ -255,9 +254,3 @@ def _http_agent(tenant: Api, server: Server) -> str:
     )
     assert created.status == 201, created
     return str(created.json["id"])
-
-
-@pytest.fixture(autouse=True)
-def _no_watch_left_behind() -> Iterator[None]:
-    yield
-    assert run_watch.watched_runs() == [], "a batch left its run watch registered"
