@@ -57,6 +57,10 @@ class Settings:
     #: How overdue a pending delivery's next attempt must be before the sweeper re-enqueues
     #: it (its message was lost): well past the queue's redelivery of a failed message.
     webhook_sweep_grace_s: int = 300
+    #: ``PAWL_PROGRESS_FLUSH_S``: the longest a finished item of a running batch waits
+    #: before its result is recorded (``engine.batch_recorder``): what a user watching a
+    #: run waits to see it; a larger value saves transactions on slow batches.
+    progress_flush_s: float = 0.5
     #: Outbound HTTP: first retry waits about this long, doubling after (tiny in tests).
     http_backoff_base_s: float = 0.5
     http_max_attempts: int = 3
@@ -108,6 +112,7 @@ def get_settings() -> Settings:
         embedding_model=os.environ.get("PAWL_EMBEDDING_MODEL") or None,
         webhook_retry_base_s=int(os.environ.get("PAWL_WEBHOOK_RETRY_BASE_S", "1")),
         webhook_sweep_grace_s=int(os.environ.get("PAWL_WEBHOOK_SWEEP_GRACE_S", "300")),
+        progress_flush_s=max(0.0, float(os.environ.get("PAWL_PROGRESS_FLUSH_S", "0.5"))),
         http_backoff_base_s=float(os.environ.get("PAWL_HTTP_BACKOFF_BASE_S", "0.5")),
         http_max_attempts=max(1, int(os.environ.get("PAWL_HTTP_MAX_ATTEMPTS", "3"))),
         embedding_base_url=os.environ.get("PAWL_EMBEDDING_BASE_URL") or None,

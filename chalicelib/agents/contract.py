@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -25,6 +26,9 @@ class AgentRequest:
     dataset_item_id: str | None = None
     tool_context: dict[str, str] = field(default_factory=dict)
     output_schema: dict[str, Any] | None = None
+    #: In a run: whether the run still wants this call (False once it is cancelled). An
+    #: adapter that retries asks it before each new attempt; it is never sent.
+    should_continue: Callable[[], bool] | None = field(default=None, compare=False, repr=False)
 
     def payload(self) -> dict[str, Any]:
         """The JSON body http/lambda/python agents receive."""

@@ -6,7 +6,8 @@ that executes thousands of items of one run reads it once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -24,6 +25,9 @@ class BoundScorer:
     key: str
     impl: Any
     config: ScorerConfig
+    #: Whether scoring may make a call (a judge, a tool, an embedding, a decision): the
+    #: scorer's optional ``calls_out`` attribute, True unless it says otherwise.
+    calls_out: bool = True
 
 
 @dataclass(frozen=True)
@@ -39,11 +43,18 @@ class BoundAgent:
         return self.version.agent_id
 
 
+def always_continue() -> bool:
+    return True
+
+
 @dataclass(frozen=True)
 class RunContext:
     state: RunState
     agent: BoundAgent
     scorers: tuple[BoundScorer, ...]
+    #: Whether the run still wants new calls (``engine.run_watch``): False once it is
+    #: cancelled. Asked before each agent and scorer call, and handed to the agent call.
+    should_continue: Callable[[], bool] = field(default=always_continue, compare=False)
 
     @property
     def run_id(self) -> str:
@@ -75,12 +86,19 @@ def bind_scorers(configs: list[dict[str, Any]]) -> tuple[BoundScorer, ...]:
     bound = []
     for raw in configs:
         impl = plugins().scorer(str(raw.get("type")))
-        bound.append(BoundScorer(scorer_key(raw), impl, impl.config_model.model_validate(raw)))
+        config = impl.config_model.model_validate(raw)
+        calls_out = bool(getattr(impl, "calls_out", True))
+        bound.append(BoundScorer(scorer_key(raw), impl, config, calls_out))
     return tuple(bound)
 
 
-def load_context(state: RunState) -> RunContext:
+def load_context(
+    state: RunState, should_continue: Callable[[], bool] = always_continue
+) -> RunContext:
     version = pinned_version(state.snapshot.agent_id, state.run.agent_version)
     return RunContext(
-        state=state, agent=bind_agent(version), scorers=bind_scorers(state.snapshot.scorers)
+        state=state,
+        agent=bind_agent(version),
+        scorers=bind_scorers(state.snapshot.scorers),
+        should_continue=should_continue,
     )

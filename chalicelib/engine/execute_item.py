@@ -13,7 +13,7 @@ score of 0.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from typing import Any
 
@@ -39,6 +39,10 @@ GENERATION_FAILED_CODE = "GENERATION_FAILED"
 GENERATION_NOT_COMPLETED_CODE = "GENERATION_NOT_COMPLETED"
 SCORING_FAILED_CODE = "EVAL_SCORING_FAILED"
 ITEM_FAILED_CODE = "EVAL_ITEM_FAILED"
+RUN_ENDED_CODE = "EVAL_RUN_ENDED"
+RUN_ENDED_MESSAGE = (
+    "Not scored: the run was cancelled (or ended) while this item's agent call was in flight"
+)
 MESSAGE_CHARS = 1000
 
 
@@ -62,6 +66,7 @@ def call_agent(
     run_id: str | None = None,
     dataset_item_id: str | None = None,
     source: str | None = None,
+    should_continue: Callable[[], bool] | None = None,
 ) -> Generation:
     """Call the agent once and describe the call as a generation (not yet stored)."""
     request = AgentRequest(
@@ -72,6 +77,7 @@ def call_agent(
         dataset_item_id=dataset_item_id,
         tool_context=dict(tool_context),
         output_schema=agent.version.output_schema,
+        should_continue=should_continue,
     )
     started = time.perf_counter()
     reply = _reply_or_failure(agent, request)
@@ -146,7 +152,10 @@ def _score_all(
     """Every scorer of the snapshot, in its order; the first that cannot decide errors the item.
 
     Whatever a scorer spent (a judge completion, an embedding, a decision) is appended to
-    ``spend``, including the spend of a scorer that then failed to reach a verdict.
+    ``spend``, including the spend of a scorer that then failed to reach a verdict. Once
+    the run has ended no scorer that may call out (a judge, a tool, an embedding, a
+    decision) is started: the item errors with ``EVAL_RUN_ENDED``, keeping its output
+    and what was spent; a scorer that scores in-process still scores.
     """
     context = ItemContext(
         input=item.input,
@@ -164,9 +173,12 @@ def _score_all(
         dataset_item_id=item.dataset_item_id,
         tool_context=dict(ctx.state.tool_context),
         decider_versions=dict(ctx.state.run.decider_versions or {}),
+        should_continue=ctx.should_continue,
     )
     entries = []
     for scorer in ctx.scorers:
+        if scorer.calls_out and not ctx.should_continue():
+            return RecordedError(code=RUN_ENDED_CODE, message=RUN_ENDED_MESSAGE)
         try:
             outcome = scorer.impl.score(scorer.config, context, env)
         except ScorerFailed as exc:
@@ -222,6 +234,7 @@ def execute(ctx: RunContext, item: FrozenItem, trial: int) -> ResultRecord:
         run_id=ctx.run_id,
         dataset_item_id=item.dataset_item_id,
         source=EVAL_SOURCE,
+        should_continue=ctx.should_continue,
     )
     result = _result(ctx, item, trial, generation)
     # A model agent names its model; other agent types do not say what they called.

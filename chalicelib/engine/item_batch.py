@@ -1,13 +1,17 @@
 """A batch of work items: the steps every executed item goes through, sync or queued.
 
 Per run in the batch, at steady state: one BatchGetItem that reads the run and which of
-the batch's results already exist, the executions (concurrently), and one
-TransactWriteItems that records every result with its generation and the counters. Its
-counter update is guarded so that it also says whether the run may now be fully
-recorded; only then (or when a redelivery met recorded items) does the worker make the
-conditional update that claims the settle.
+the batch's results already exist, the executions (concurrently), and TransactWriteItems
+that record the results with their generations and the counters as they finish
+(``engine.batch_recorder``: a batch of fast items in one, a slow batch in a few, so the
+run shows its progress). The counter update is guarded so that it also says whether the
+run may now be fully recorded; only then (or when a redelivery met recorded items) does
+the worker make the conditional update that claims the settle.
 
 - A run that is cancelled or already terminal: its items are dropped (acknowledged).
+- A run cancelled (or ended) while its batch executes: items not started yet are dropped,
+  nothing is recorded for them; items in flight finish and are recorded, an item whose
+  agent call finished after the cancel unscored (``engine.run_watch``, ``execute_item``).
 - An item whose result exists (a redelivery): acknowledged without calling the agent.
 - An item that raised for a reason of pawl's own: reported failed, so SQS redelivers
   it; on its last receive it is recorded as errored instead, so the run can settle.
@@ -22,7 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chalicelib.domain.runs import ACTIVE_STATUSES, ResultRecord, RunState, WorkItem
-from chalicelib.engine import concurrency, execute_item, settle
+from chalicelib.engine import concurrency, execute_item, run_watch, settle
+from chalicelib.engine.batch_recorder import BatchRecorder
 from chalicelib.engine.budget import Budget
 from chalicelib.engine.context import RunContext, load_context
 from chalicelib.store import batch_reads, results, runs
@@ -45,6 +50,8 @@ class BatchReport:
     failed: set[int] = field(default_factory=set)
     recorded: int = 0
     skipped: int = 0
+    #: Not started because the run was cancelled (or ended) while the batch executed.
+    dropped: int = 0
 
 
 def process(received: list[ReceivedWork]) -> BatchReport:
@@ -72,11 +79,9 @@ def _process_run(run_id: str, batch: list[tuple[int, ReceivedWork]], report: Bat
     todo = _first_of_each(batch, existing)
     report.skipped += len(batch) - len(todo)
     _fill_frozen_items(run_id, todo)
-    records = _execute_all(state, todo, report) if todo else []
     may_settle = False
-    if records:
-        progress = results.RunProgress(state.fanout_done, state.run.item_count)
-        outcome = results.record(run_id, records, progress)
+    if todo:
+        outcome = _execute_and_record(state, todo, report)
         report.recorded += len(outcome.recorded)
         report.skipped += len(outcome.duplicates)
         may_settle = outcome.may_settle_run
@@ -114,42 +119,58 @@ def _fill_frozen_items(run_id: str, todo: list[tuple[int, ReceivedWork]]) -> Non
             receipt.work.item = frozen.get(receipt.work.dataset_item_id)
 
 
-def _execute_all(
+def _execute_and_record(
     state: RunState, todo: list[tuple[int, ReceivedWork]], report: BatchReport
-) -> list[ResultRecord]:
-    ctx = load_context(state)
-    budget = Budget(state.snapshot.max_cost_usd, state.spent_usd)
-    outcomes = concurrency.run_all(
-        state.id, state.snapshot.max_concurrency, [_task(ctx, r, budget) for _, r in todo]
-    )
-    records = []
-    for (position, receipt), outcome in zip(todo, outcomes, strict=True):
-        if isinstance(outcome, ResultRecord):
-            records.append(outcome)
-            continue
-        log.error("item execution failed", exc_info=outcome)
-        if receipt.final and receipt.work.item is not None:
-            reason = f"The item could not be executed: {type(outcome).__name__}: {outcome}"
-            records.append(
-                execute_item.errored_record(ctx, receipt.work.item, receipt.work.trial, reason)
-            )
-        else:
-            report.failed.add(position)
-    return records
+) -> results.RecordOutcome:
+    """Execute the items at the run's concurrency, recording each record as it comes."""
+    progress = results.RunProgress(state.fanout_done, state.run.item_count)
+    with (
+        run_watch.watching(state.id, state.status) as watch,
+        BatchRecorder(state.id, progress) as recorder,
+    ):
+        ctx = load_context(state, should_continue=watch.active)
+        budget = Budget(state.snapshot.max_cost_usd, state.spent_usd)
+        outcomes = concurrency.run_all(
+            state.id,
+            state.snapshot.max_concurrency,
+            [_task(ctx, r, budget, recorder) for _, r in todo],
+        )
+        for (position, receipt), outcome in zip(todo, outcomes, strict=True):
+            if isinstance(outcome, ResultRecord):
+                continue  # recorded as it finished
+            if outcome is None:
+                report.dropped += 1
+                continue
+            log.error("item execution failed", exc_info=outcome)
+            work = receipt.work
+            if receipt.final and work.item is not None:
+                reason = f"The item could not be executed: {type(outcome).__name__}: {outcome}"
+                recorder.add(execute_item.errored_record(ctx, work.item, work.trial, reason))
+            else:
+                report.failed.add(position)
+        return recorder.close()
 
 
-def _task(ctx: RunContext, receipt: ReceivedWork, budget: Budget) -> Callable[[], ResultRecord]:
+def _task(
+    ctx: RunContext, receipt: ReceivedWork, budget: Budget, recorder: BatchRecorder
+) -> Callable[[], ResultRecord | None]:
+    """One item: dropped (None) once the run has ended, else executed and handed to the
+    recorder; an item the spend guard does not start is recorded as not started."""
     work = receipt.work
 
-    def run() -> ResultRecord:
+    def run() -> ResultRecord | None:
         if work.item is None:
             raise LookupError(
                 f"item {work.dataset_item_id} is not in the frozen set of {work.run_id}"
             )
+        if not ctx.should_continue():
+            return None  # outstanding work of a cancelled run: dropped, not recorded
         if budget.exhausted():
-            return execute_item.not_started_record(ctx, work.item, work.trial, budget.refusal())
-        record = execute_item.execute(ctx, work.item, work.trial)
-        budget.charge(record)
+            record = execute_item.not_started_record(ctx, work.item, work.trial, budget.refusal())
+        else:
+            record = execute_item.execute(ctx, work.item, work.trial)
+            budget.charge(record)
+        recorder.add(record)
         return record
 
     return run

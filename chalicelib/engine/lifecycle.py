@@ -26,7 +26,7 @@ from chalicelib.domain.runs import (
     RunState,
     status_on_wire,
 )
-from chalicelib.engine import bus
+from chalicelib.engine import bus, run_watch
 from chalicelib.errors import ValidationFailed
 from chalicelib.plugins.manager import plugins
 from chalicelib.store import runs
@@ -75,14 +75,21 @@ def fail(run_id: str, reason: str, code: str | None = None) -> bool:
     """Settle a run that cannot complete as ``failed`` and emit ``eval_run.failed`` (once)."""
     settled = runs.settle(run_id, FAILED, failure_reason=reason, failure_code=code)
     if settled:
+        run_watch.note_ended(run_id, FAILED)
         log.warning("run %s failed: %s", run_id, reason)
         emit(runs.get_run(run_id))
     return settled
 
 
 def cancel(run_id: str) -> EvalRun:
-    """Cancel a queued or running run: results kept, aggregates null, no event."""
-    if not runs.cancel(run_id):
+    """Cancel a queued or running run: results kept, aggregates null, no event.
+
+    Its batches executing in this process start no new call from now on; those in other
+    processes within ``run_watch.REFRESH_S`` (they re-read the status).
+    """
+    if runs.cancel(run_id):
+        run_watch.note_ended(run_id, CANCELLED)
+    else:
         state = runs.get_run(run_id)
         raise ValidationFailed(
             f"run {run_id} already finished ({status_on_wire(state.status)}); only a queued or "

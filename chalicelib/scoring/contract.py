@@ -7,7 +7,7 @@ engine records the item as errored (errors are not zeros).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -95,6 +95,9 @@ class ScoringEnv:
     dataset_item_id: str | None = None
     tool_context: dict[str, str] = field(default_factory=dict)
     decider_versions: dict[str, int] = field(default_factory=dict)
+    #: False once the run is cancelled (or ended): a scorer that makes several calls, or
+    #: retries one, asks before each; pawl itself asks before calling the scorer.
+    should_continue: Callable[[], bool] = field(default=lambda: True, compare=False, repr=False)
 
 
 #: The resource kinds a scorer config may name, and what a lookup of one finds: the

@@ -47,6 +47,8 @@ class _Builtin:
     config_model: builtins.type[ScorerConfig] = ScorerConfig
     type = ""
     named = False
+    #: Scores in-process (no call out): the engine scores with it even once the run ended.
+    calls_out = False
 
     def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
         return None

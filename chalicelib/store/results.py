@@ -48,6 +48,9 @@ _BATCH_GET = 100
 #: TransactWriteItems accepts 100 operations and 4 MB. A chunk of 49 records is 98 puts,
 #: the usage row and the counter update: exactly 100, so metering costs no extra call.
 _TXN_MAX_OPS = 100
+#: Records that fill one transaction (a result and a generation each, beside the usage row
+#: and the counter update): a caller recording as results arrive commits at this size.
+RECORDS_PER_TRANSACTION = (_TXN_MAX_OPS - 2) // 2
 _TXN_MAX_BYTES = 3_500_000
 _CONFLICT_RETRIES = 8
 #: What outcome readers read of a result: enough for the statistics, nothing of the content.
@@ -257,7 +260,7 @@ def _chunks(prepared: list[_PreparedRecord]) -> Iterator[list[_PreparedRecord]]:
     size = 0
     for item in prepared:
         # Per record a result and a generation; per chunk a usage row and the counters.
-        too_many = 2 * (len(chunk) + 1) + 2 > _TXN_MAX_OPS
+        too_many = len(chunk) + 1 > RECORDS_PER_TRANSACTION
         if chunk and (too_many or size + item.size + _usage_bytes(chunk, item) > _TXN_MAX_BYTES):
             yield chunk
             chunk, size = [], 0

@@ -217,6 +217,19 @@ def find_run(run_id: str) -> RunState | None:
         return None
 
 
+def read_status(run_id: str) -> str | None:
+    """The run's status alone (a consistent GetItem of one attribute); None if there is none.
+
+    What a worker re-reads while it executes a run's items, to stop once it is cancelled.
+    """
+    try:
+        return str(
+            RunModel.get(run_id, consistent_read=True, attributes_to_get=["id", "status"]).status
+        )
+    except DoesNotExist:
+        return None
+
+
 def get_run(run_id: str) -> RunState:
     state = find_run(run_id)
     if state is None:

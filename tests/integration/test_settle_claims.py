@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from chalicelib import wiring
 from chalicelib.engine import execute_item, messages
 from chalicelib.engine.context import load_context
 from chalicelib.settings import get_settings
@@ -49,7 +50,12 @@ class DynamoCalls:
 
 
 @pytest.fixture
-def calls(api: Any) -> Iterator[DynamoCalls]:
+def calls(api: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoCalls]:
+    # The fewest calls a batch makes: its results committed only in whole transactions and
+    # at its end. (Committing for progress adds at most one per PAWL_PROGRESS_FLUSH_S of a
+    # batch's life, and an in-process batch of 90 may well last longer than 0.5 s here.)
+    monkeypatch.setenv("PAWL_PROGRESS_FLUSH_S", "3600")
+    wiring.reload_settings()
     watcher = DynamoCalls()
     yield watcher
     watcher.close()
@@ -160,3 +166,50 @@ def test_without_progress_every_record_may_finish(
     suite, run_id = _fanned_out(api, app, project, 2)
     record = _errored_record(run_id, suite.items[0]["id"])
     assert results.record(run_id, [record]).may_settle_run is True
+
+
+def test_a_batch_whose_later_commit_fails_is_redelivered_without_repeating_what_it_recorded(
+    api: Any, app: Any, project: Any, plugins: Plugins, calls: DynamoCalls
+) -> None:
+    """A batch commits as its items finish: when its second commit fails, what the first
+    recorded stays recorded, the batch is reported for redelivery, and the redelivery calls
+    the agent only for the items that were not recorded."""
+    from botocore.awsrequest import AWSResponse
+
+    from tests.support import agents
+
+    items = 60  # commits: 49 once they are pending, then the last 11 at the batch's end
+    suite, run_id = _fanned_out(api, app, project, items)
+    transactions: list[int] = []
+
+    def second_commit_fails(**_: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
+        transactions.append(1)
+        if len(transactions) != 2:
+            return None
+        error = {"Code": "ValidationException", "Message": "refused by the test"}
+        meta = {"HTTPStatusCode": 400, "HTTPHeaders": {}}
+        return AWSResponse("https://dynamodb.local/", 400, {}, None), {
+            "Error": error,
+            "ResponseMetadata": meta,
+        }
+
+    events = connection().client.meta.events
+    events.register_first("before-call.dynamodb.TransactWriteItems", second_commit_fails)
+    queue = get_settings().item_queue
+    try:
+        batch = receive(queue, ITEM_BATCH_MESSAGES)
+        failed = deliver(app, "execute_items", queue, batch)
+    finally:
+        events.unregister("before-call.dynamodb.TransactWriteItems", second_commit_fails)
+    assert len(failed) == len(batch) and len(transactions) == 2
+    assert len(agents.CALLS) == items
+    first_commit = results.RECORDS_PER_TRANSACTION
+    assert result_row_count(run_id) == first_commit
+    assert_counters_match_rows(_run(api, suite, run_id))
+
+    assert deliver(app, "execute_items", queue, receive(queue, ITEM_BATCH_MESSAGES)) == []
+    assert len(agents.CALLS) == items + (items - first_commit)
+    done = _run(api, suite, run_id)
+    assert done["status"] == "completed" and done["completed_count"] == items
+    assert_counters_match_rows(done)
+    assert plugins.events.of(run_id) == ["eval_run.completed"]

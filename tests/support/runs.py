@@ -62,6 +62,7 @@ class ProbeScorer:
     type = "probe"
     config_model = ProbeConfig
     named = False
+    calls_out = False  # scores in-process: a cancelled run's in-flight items are scored
 
     def __init__(self) -> None:
         self.crashed: set[tuple[str | None, str | None]] = set()
