@@ -27,6 +27,7 @@ from chalicelib.errors import (
     not_found,
     validation_error_from_pydantic,
 )
+from chalicelib.iam.references import ReferenceField, reference_fields
 from chalicelib.ids import ProjectId
 from chalicelib.jsonvalues import json_input
 from chalicelib.settings import get_settings
@@ -117,6 +118,17 @@ class RouteSpec:
     handler: Callable[[Call[Any, Any]], Any] | None = None
     #: The IAM action the route performs and the SRN it acts on (``chalicelib.api.access``).
     access: Access = authorization.PUBLIC
+
+    def references(self) -> list[ReferenceField]:
+        """The body's reference fields: the models it validates with and publishes."""
+        published = self.published_body() if self.published_body is not None else None
+        return reference_fields(self.body, published)
+
+    def authorize_body(self, caller: Caller, body: Any, path: dict[str, str]) -> None:
+        """Every resource the valid ``body`` names, authorized as ``caller``."""
+        context = authorization.path_context(path)
+        values = authorization.body_values(body)
+        authorization.authorize_references(self.references, caller, values, context)
 
     @property
     def shape(self) -> authorization.Shape:
@@ -293,7 +305,7 @@ def endpoint(
             except authorization.EmptyList as denied:
                 return json_response(empty_page(denied.query))
             parsed_body = _parse_body(raw, body) if body is not None else None
-            authorization.authorize_body(access, caller, parsed_body)
+            spec.authorize_body(caller, parsed_body, path_params)
             call: Call[Any, Any] = Call(
                 caller=caller,
                 body=parsed_body,
