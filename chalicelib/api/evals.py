@@ -139,6 +139,15 @@ _NOT_NULL = (
 )
 
 
+#: The routes that start runs of a stored eval, or bind a trigger that will: each calls
+#: :func:`authorize_bindings` (docs/iam.md's reference table and the policy matrix read this).
+BINDING_CHECKS = (
+    ("POST", "/api/v1/evals/{eval_id}/runs"),
+    ("POST", "/api/v1/triggers"),
+    ("PATCH", "/api/v1/triggers/{trigger_id}"),
+)
+
+
 def eval_references() -> list[ReferenceField]:
     """What an eval binds (agent, dataset, every scorer's resources): its body's references."""
     return reference_fields(CreateEval, published_create())

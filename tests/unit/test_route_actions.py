@@ -15,7 +15,7 @@ import pytest
 from chalice import Blueprint
 
 from chalicelib import wiring
-from chalicelib.api import routing
+from chalicelib.api import evals, routing
 from chalicelib.api.access import on
 from chalicelib.api.routing import RouteSpec
 from chalicelib.iam.references import ReferenceField
@@ -157,7 +157,8 @@ def _answer(ref: ReferenceField) -> str:
     if reference.answer != "invalid":
         return _ANSWERS[reference.answer].format(kind=reference.kind)
     code = reference.code or "VALIDATION_FAILED"
-    shown = reference.message.replace("{field}", ref.name)
+    concrete = re.sub(r"\[\w+=\w+\]", "", ref.name).replace("[]", ".<i>")
+    shown = reference.message.replace("{field}", concrete)
     return f"400 `{code}`: {shown}"
 
 
@@ -179,10 +180,12 @@ def reference_table() -> str:
         "| --- | --- | --- | --- | --- |",
     ]
     for spec in sorted(routes(), key=lambda r: (r.path, r.method)):
-        for ref in spec.references():
+        bindings = (spec.method, spec.path) in evals.BINDING_CHECKS
+        for ref in [*spec.references(), *(evals.eval_references() if bindings else [])]:
+            field = ref.name if ref in spec.references() else f"(the eval's) {ref.name}"
             needs = ", ".join(f"`{a}`" for a in ref.reference.actions)
             rows.append(
-                f"| `{spec.operation_id}` | `{ref.name}` | {_resource_of(ref)} | {needs} "
+                f"| `{spec.operation_id}` | `{field}` | {_resource_of(ref)} | {needs} "
                 f"| {_answer(ref)} |"
             )
     return "\n".join(rows)
