@@ -18,11 +18,11 @@ from chalicelib.api import plugin_schemas
 from chalicelib.api.access import authorize_references, on, on_collection
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls, target_project
-from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
+from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page, route
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import DEFAULT_MAX_CONCURRENCY, MAX_CONCURRENCY_CEILING, Eval
 from chalicelib.engine import evals as catalog
-from chalicelib.iam.references import INVOKE_AGENT, ReferenceField, reads, reference_fields
+from chalicelib.iam.references import INVOKE_AGENT, ReferenceField, reads
 from chalicelib.ids import AgentId, DatasetId, ProjectId
 from chalicelib.plugins.manager import plugins
 from chalicelib.store import evals
@@ -150,7 +150,7 @@ BINDING_CHECKS = (
 
 def eval_references() -> list[ReferenceField]:
     """What an eval binds (agent, dataset, every scorer's resources): its body's references."""
-    return reference_fields(CreateEval, published_create())
+    return route("POST", "/api/v1/evals").references()
 
 
 def authorize_bindings(caller: Caller, evaluation: Eval) -> None:

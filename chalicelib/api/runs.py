@@ -14,14 +14,14 @@ from pydantic import Field, StrictBool, StrictInt
 
 from chalicelib.api.access import authorize_references, body_values, on, path_context
 from chalicelib.api.evals import Concurrency, CostLimit, authorize_bindings
-from chalicelib.api.routing import Call, ListQuery, endpoint, page
+from chalicelib.api.routing import Call, ListQuery, endpoint, page, route
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import Eval
 from chalicelib.domain.runs import EvalResult, EvalRun, RunState
 from chalicelib.engine import lifecycle
 from chalicelib.engine.start import BASELINE_REFUSAL, StartOptions, start_run
 from chalicelib.errors import not_found
-from chalicelib.iam.references import Reference, ReferenceField, reference_fields
+from chalicelib.iam.references import Reference, ReferenceField
 from chalicelib.ids import EvalRunId
 from chalicelib.store import datasets, evals, results, runs
 
@@ -66,7 +66,7 @@ class StartRun(RequestBody):
 
 
 def start_references() -> list[ReferenceField]:
-    return reference_fields(StartRun)
+    return route("POST", "/api/v1/evals/{eval_id}/runs").references()
 
 
 def authorize_start(call: Call[StartRun, Any], evaluation: Eval) -> None:

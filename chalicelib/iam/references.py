@@ -130,7 +130,7 @@ class ReferenceField:
     @property
     def name(self) -> str:
         """``scorers[].tool_id`` (a variant's condition in brackets: ``[type=tool]``)."""
-        parts = []
+        parts: list[str] = []
         for depth, step in enumerate(self.path):
             shown = "[]" if step == EACH else ("." if parts else "") + step
             parts.append(shown)
