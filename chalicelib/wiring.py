@@ -178,7 +178,7 @@ def reset(clients: bool = True) -> None:
     """
     from chalicelib import queues, secretbox
     from chalicelib.agents import python_agent
-    from chalicelib.api import openapi
+    from chalicelib.api import openapi, routing
     from chalicelib.api.v2 import openapi as v2_openapi
     from chalicelib.engine import concurrency, context
     from chalicelib.outbound import allowlist, client
@@ -194,6 +194,7 @@ def reset(clients: bool = True) -> None:
     client.reset_client()
     allowlist.build_policy.cache_clear()
     openapi.reset_document_cache()
+    routing.reset_reference_tables()
     v2_openapi.build_document.cache_clear()
     secretbox.reset_key_cache()
     python_agent.load_callable.cache_clear()

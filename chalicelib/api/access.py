@@ -17,21 +17,26 @@ Items and runs have no SRN of their own: they are reached through the parent in 
 (``dataset_id``, ``eval_id``), which is the resource their routes declare. The SRN is
 built from the path and the caller's project, never from a read: the check costs no AWS
 call, and a resource of another project then fails the handler's own visibility check
-(``Caller.check_visible``: 404) exactly as before. A further grant on a resource the body
-names (curating a generation: ``generations:GetGeneration`` on it) is :class:`BodyGrant`,
-checked once the body is valid.
+(``Caller.check_visible``: 404) exactly as before. Every resource the body names (an eval's
+dataset and agent, a scorer's tool, the generation curated) is a reference field declared
+on the request model (:mod:`chalicelib.iam.references`), checked by
+:func:`authorize_references` once the body is valid.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from pydantic import BaseModel
 
 from chalicelib import ids
 from chalicelib.api.auth import Caller
 from chalicelib.errors import Forbidden, NotFound
-from chalicelib.iam.srn import RESOURCE_TYPES, srn
+from chalicelib.iam.references import ReferenceField, named_references, refusal
+from chalicelib.iam.srn import srn
 
 #: How a route refuses a caller without its action.
 Shape = Literal["list", "read", "write"]
@@ -51,19 +56,6 @@ def srn_type(path_parameter: str) -> str:
 
 
 @dataclass(frozen=True)
-class BodyGrant:
-    """A further action on a resource the (valid) body names, e.g. the generation curated.
-
-    ``hidden``: a denial reads as that resource missing (404; a read half), else 403.
-    """
-
-    action: str
-    resource_type: str
-    field: str
-    hidden: bool = True
-
-
-@dataclass(frozen=True)
 class Access:
     """A route's action and how its SRN is found.
 
@@ -78,22 +70,19 @@ class Access:
     target: Literal["path", "collection", "project", "public", "admin"]
     resource_type: str = ""
     param: str | None = None
-    also: tuple[BodyGrant, ...] = ()
     missing: str = ""
     #: A GET on the project that lists (its usage events): denied, an empty page.
     listing: bool = False
 
 
-def on(
-    action: str, param: str, *, resource_type: str = "", also: tuple[BodyGrant, ...] = ()
-) -> Access:
+def on(action: str, param: str, *, resource_type: str = "") -> Access:
     """The resource (or the parent of the items) the path parameter ``param`` names."""
-    return Access(action, "path", resource_type or srn_type(param), param, also)
+    return Access(action, "path", resource_type or srn_type(param), param)
 
 
-def on_collection(action: str, resource_type: str, *, also: tuple[BodyGrant, ...] = ()) -> Access:
+def on_collection(action: str, resource_type: str) -> Access:
     """A project's ``resource_type`` resources: a list, or a create into the project."""
-    return Access(action, "collection", resource_type, None, also)
+    return Access(action, "collection", resource_type, None)
 
 
 def on_project(
@@ -229,18 +218,40 @@ def _hidden(access: Access, path: dict[str, str], resource_type: str, resource_i
     )
 
 
-def authorize_body(access: Access, caller: Caller, body: Any) -> None:
-    """The further grants on the resources a valid body names (after :func:`authorize`)."""
-    if caller.is_admin:
+#: The reference table of a route's body, built only when a caller needs it checked.
+Table = Callable[[], list[ReferenceField]]
+
+
+def path_context(path: Mapping[str, str]) -> dict[str, str]:
+    """The ids a reference scoped ``path:<param>`` finds: the route's path parameters."""
+    return {f"path:{name}": value for name, value in path.items()}
+
+
+def body_values(body: Any) -> Any:
+    """A parsed body as plain JSON values (the shape the reference paths walk)."""
+    return body.model_dump(mode="json", by_alias=True) if isinstance(body, BaseModel) else body
+
+
+def authorize_references(
+    table: Table, caller: Caller, values: Any, context: Mapping[str, str]
+) -> None:
+    """Refuse unless ``caller`` holds every action each reference field needs on the
+    resource ``values`` names there (a valid body's, or a stored resource's).
+
+    A reference scoped to a value ``context`` does not hold (``eval:<field>`` outside a run
+    start) is left to the check that knows it. The admin key and a key without policies
+    skip the table: either may use whatever its project holds, and the handler's own
+    checks keep a key inside its project.
+    """
+    if caller.is_admin or caller.policies is None or values is None:
         return
-    for grant in access.also:
-        resource_id = getattr(body, grant.field, None)
-        kind = RESOURCE_TYPES[grant.resource_type]
-        if not isinstance(resource_id, str) or not ids.is_id(kind, resource_id):
-            continue  # names nothing of this type: the handler refuses it (400/404)
-        resource = srn(caller.project_id or "", grant.resource_type, resource_id)
-        if caller.allows(grant.action, resource):
+    project = caller.project_id or ""
+    for named in named_references(table(), values):
+        resource_id = named.resource_id(context, project)
+        if resource_id is None:
             continue
-        if grant.hidden:
-            raise NotFound(f"{kind} {resource_id} not found", resource_type=kind, id=resource_id)
-        raise _forbidden(grant.action, resource)
+        reference = named.of.reference
+        resource = srn(project, reference.resource_type, resource_id)
+        for action in reference.actions:
+            if not caller.allows(action, resource):
+                raise refusal(named, resource_id, action, resource, project)

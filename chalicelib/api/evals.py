@@ -15,13 +15,14 @@ from chalice import Blueprint
 from pydantic import BeforeValidator, Field, create_model
 
 from chalicelib.api import plugin_schemas
-from chalicelib.api.access import on, on_collection
+from chalicelib.api.access import authorize_references, on, on_collection
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls, target_project
-from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
+from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page, route
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import DEFAULT_MAX_CONCURRENCY, MAX_CONCURRENCY_CEILING, Eval
 from chalicelib.engine import evals as catalog
+from chalicelib.iam.references import INVOKE_AGENT, ReferenceField, reads
 from chalicelib.ids import AgentId, DatasetId, ProjectId
 from chalicelib.plugins.manager import plugins
 from chalicelib.store import evals
@@ -63,13 +64,21 @@ CostLimit = Annotated[
 Reducer = Literal["all", "any", "majority"]
 GroupBy = Annotated[str, Field(min_length=1, max_length=255)]
 ScorerList = Annotated[list[Any], Field(min_length=1, description="Scorer configs")]
+#: An eval's run reads every item and calls the agent: binding them needs read on both and
+#: invoke on the agent. Denied, each reads as missing (what engine.evals answers then).
+BoundAgent = Annotated[
+    AgentId, reads("agent", INVOKE_AGENT, message="agent {id} not found in this project")
+]
+BoundDataset = Annotated[
+    DatasetId, reads("dataset", message="dataset {id} not found in this project")
+]
 
 
 class CreateEval(RequestBody):
     project_id: ProjectId | None = Field(None, description="Required with the admin key")
     name: str = Field(min_length=1, max_length=200)
-    agent_id: AgentId
-    dataset_id: DatasetId
+    agent_id: BoundAgent
+    dataset_id: BoundDataset
     scorers: ScorerList
     pass_threshold: Fraction | None = None
     group_by: GroupBy | None = None
@@ -82,8 +91,8 @@ class CreateEval(RequestBody):
 
 class UpdateEval(RequestBody):
     name: str | None = Field(None, min_length=1, max_length=200)
-    agent_id: AgentId | None = None
-    dataset_id: DatasetId | None = None
+    agent_id: BoundAgent | None = None
+    dataset_id: BoundDataset | None = None
     scorers: ScorerList | None = None
     pass_threshold: Fraction | None = None
     group_by: GroupBy | None = Field(None, description="null clears it")
@@ -128,6 +137,28 @@ _NOT_NULL = (
     "trial_reducer",
     "max_concurrency",
 )
+
+
+#: The routes that start runs of a stored eval, or bind a trigger that will: each calls
+#: :func:`authorize_bindings` (docs/iam.md's reference table and the policy matrix read this).
+BINDING_CHECKS = (
+    ("POST", "/api/v1/evals/{eval_id}/runs"),
+    ("POST", "/api/v1/triggers"),
+    ("PATCH", "/api/v1/triggers/{trigger_id}"),
+)
+
+
+def eval_references() -> list[ReferenceField]:
+    """What an eval binds (agent, dataset, every scorer's resources): its body's references."""
+    return route("POST", "/api/v1/evals").references()
+
+
+def authorize_bindings(caller: Caller, evaluation: Eval) -> None:
+    """What ``evaluation`` binds, authorized as ``caller`` now: a run start (or a trigger
+    bound to start runs) uses them, and a policy may have changed since the eval was
+    written. Denied, each answers what creating the eval over a missing one would (400)."""
+    stored = evaluation.model_dump(mode="json")
+    authorize_references(eval_references, caller, stored, {})
 
 
 def visible_eval(caller: Caller, eval_id: str) -> Eval:

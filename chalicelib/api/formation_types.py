@@ -95,7 +95,7 @@ def _call(
     assert spec.handler is not None
     authorization.require(spec.access, acting, params)
     parsed = parse_body(body or {}, spec.body) if spec.body is not None else None
-    authorization.authorize_body(spec.access, acting, parsed)
+    spec.authorize_body(acting, parsed, params)
     query = spec.query.model_validate({})
     call: Call[Any, Any] = Call(acting, parsed, query, params)
     return _answer(spec.handler(call))

@@ -32,6 +32,7 @@ from chalicelib.domain.formations import (
 )
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.formations.template import Template, contains_expression
+from chalicelib.iam.references import reads
 from chalicelib.ids import ProjectId, id_pattern
 from chalicelib.store import agents, pagination
 from chalicelib.store import formations as store
@@ -65,7 +66,8 @@ class PlanFormation(RequestBody):
     """Plan against the formation named (by id or name); a new name plans every create."""
 
     project_id: ProjectId | None = Field(None, description="Required with the admin key")
-    formation_id: FormationId | None = None
+    #: Planning against a formation reads it (denied: as missing, 404).
+    formation_id: Annotated[FormationId, reads("formation", answer="not_found")] | None = None
     name: str | None = Field(None, min_length=1, max_length=200)
     template: dict[str, Any]
     parameters: Parameters | None = None

@@ -2,26 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from chalice import Blueprint
 from pydantic import Field
 
-from chalicelib.api.access import BodyGrant, on
+from chalicelib.api.access import on
 from chalicelib.api.routing import Call, endpoint
 from chalicelib.domain.base import RequestBody
 from chalicelib.domain.catalog import DatasetItem, Message
 from chalicelib.domain.runs import Generation
 from chalicelib.engine import generations as service
 from chalicelib.errors import not_found
+from chalicelib.iam.references import reads
 from chalicelib.ids import GenerationId
 from chalicelib.store import agents, datasets, generations
 
 bp = Blueprint(__name__)
 
 TAG = "generations"
-#: Curating copies a generation: the caller must be able to read it, or it reads as missing.
-CURATED = BodyGrant("generations:GetGeneration", "generation", "generation_id")
 
 
 class Generate(RequestBody):
@@ -30,7 +29,9 @@ class Generate(RequestBody):
 
 
 class ItemFromGeneration(RequestBody):
-    generation_id: GenerationId
+    #: Curating copies a generation: the caller must be able to read it, or it reads as
+    #: missing (404).
+    generation_id: Annotated[GenerationId, reads("generation", answer="not_found")]
     expected_output: str | None = None
     metadata: dict[str, Any] | None = None
 
@@ -78,7 +79,7 @@ def generate(call: Call[Generate, Any]) -> Generation:
     bp,
     "/api/v1/datasets/{dataset_id}/items/from-generation",
     "POST",
-    access=on("evaluations:CreateDataset", "dataset_id", also=(CURATED,)),
+    access=on("evaluations:CreateDataset", "dataset_id"),
     body=ItemFromGeneration,
     response=DatasetItem,
     status=201,

@@ -7,20 +7,21 @@ eval reads as missing).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from chalice import Blueprint
 from pydantic import Field, StrictBool, StrictInt
 
-from chalicelib.api.access import on
-from chalicelib.api.evals import Concurrency, CostLimit
-from chalicelib.api.routing import Call, ListQuery, endpoint, page
+from chalicelib.api.access import authorize_references, body_values, on, path_context
+from chalicelib.api.evals import Concurrency, CostLimit, authorize_bindings
+from chalicelib.api.routing import Call, ListQuery, endpoint, page, route
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import Eval
 from chalicelib.domain.runs import EvalResult, EvalRun, RunState
 from chalicelib.engine import lifecycle
-from chalicelib.engine.start import StartOptions, start_run
+from chalicelib.engine.start import BASELINE_REFUSAL, StartOptions, start_run
 from chalicelib.errors import not_found
+from chalicelib.iam.references import Reference, ReferenceField
 from chalicelib.ids import EvalRunId
 from chalicelib.store import datasets, evals, results, runs
 
@@ -29,15 +30,52 @@ bp = Blueprint(__name__)
 TAG = "runs"
 
 
+#: An explicit version is a read of that version of the eval's agent (denied: as missing).
+PinnedVersion = Annotated[
+    StrictInt,
+    Field(ge=1),
+    Reference(
+        "agent",
+        ("agents:GetAgentVersion",),
+        message="agent {id} has no version {value}",
+        scope="eval:agent_id",
+    ),
+]
+#: A baseline is a run of the eval: comparing with it reads it (denied: unusable, as missing).
+Baseline = Annotated[
+    EvalRunId,
+    Reference(
+        "eval",
+        ("evaluations:GetEval",),
+        message=BASELINE_REFUSAL,
+        scope="path:eval_id",
+        value_kind="eval_run",
+    ),
+]
+
+
 class StartRun(RequestBody):
     wait: StrictBool = False
-    agent_version: StrictInt | None = Field(None, ge=1)
-    baseline_run_id: EvalRunId | None = None
+    agent_version: PinnedVersion | None = None
+    baseline_run_id: Baseline | None = None
     metadata: dict[str, Any] | None = None
     tool_context: dict[str, str] | None = None
     max_concurrency: Concurrency | None = None
     #: Overrides the eval's ``max_cost_usd`` for this run.
     max_cost_usd: CostLimit | None = None
+
+
+def start_references() -> list[ReferenceField]:
+    return route("POST", "/api/v1/evals/{eval_id}/runs").references()
+
+
+def authorize_start(call: Call[StartRun, Any], evaluation: Eval) -> None:
+    """What the run will use, authorized as the caller at this start (not only when the eval
+    was written): the eval's agent, dataset and scorer resources, and the version or the
+    baseline the body names. Reads only, before the run exists."""
+    authorize_bindings(call.caller, evaluation)
+    context = {**path_context(call.path), "eval:agent_id": evaluation.agent_id}
+    authorize_references(start_references, call.caller, body_values(call.body), context)
 
 
 def _visible_eval(call: Call[Any, Any]) -> Eval:
@@ -69,6 +107,7 @@ def _run_of(call: Call[Any, Any]) -> RunState:
 def create_run(call: Call[StartRun, Any]) -> EvalRun:
     """Start a run: ``wait: true`` returns it finished (25 items at most), else queued."""
     evaluation = _visible_eval(call)
+    authorize_start(call, evaluation)
     body = call.body
     options = StartOptions(
         wait=body.wait,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from chalice import Blueprint
 from pydantic import Field
@@ -13,6 +13,7 @@ from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, 
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.tenancy import ApiKey, CreatedApiKey, Project
 from chalicelib.engine import ai_providers
+from chalicelib.iam.references import reads
 from chalicelib.ids import AiProviderId, PolicyId, ProjectId
 from chalicelib.store import pagination, policies, tenancy
 
@@ -27,7 +28,14 @@ class CreateProject(RequestBody):
 
 class UpdateProject(RequestBody):
     name: str | None = Field(None, min_length=1, max_length=200)
-    default_ai_provider_id: AiProviderId | None = Field(None, description="null clears it")
+    #: Every llm_judge without a provider of its own calls it: setting it needs read on it.
+    default_ai_provider_id: (
+        Annotated[
+            AiProviderId,
+            reads("ai-provider", message="ai_provider {id} not found in project {project}"),
+        ]
+        | None
+    ) = Field(None, description="null clears it")
 
 
 class CreateApiKey(RequestBody):

@@ -14,8 +14,10 @@ from chalice import Blueprint
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from chalicelib.api import plugin_schemas
-from chalicelib.api.access import PUBLIC, BodyGrant, on, on_collection, on_project
+from chalicelib.api.access import PUBLIC, on, on_collection, on_project
+from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls, target_project
+from chalicelib.api.evals import authorize_bindings
 from chalicelib.api.routing import Call, ProjectListQuery, Reply, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.triggers import (
@@ -28,18 +30,21 @@ from chalicelib.domain.triggers import (
     TriggerWithSecret,
 )
 from chalicelib.engine.triggers import cron, firing, inbound, patterns, service, targets
-from chalicelib.errors import Conflict
+from chalicelib.errors import Conflict, ValidationFailed
+from chalicelib.iam.references import Reference
 from chalicelib.ids import EvalId, EvalRunId, ProjectId, TriggerId
 from chalicelib.store import triggers as store
 
 bp = Blueprint(__name__)
 
 TAG = "triggers"
-#: A trigger starts its eval's runs: binding one to an eval needs the right to run it (403).
-RUNS_TARGET = BodyGrant("evaluations:RunEval", "eval", "target_id", hidden=False)
+#: A trigger starts its eval's runs: binding one to an eval needs the right to run it (403),
+#: and what that run start itself needs (``api/run_references``).
+RUNS_TARGET = Reference("eval", ("evaluations:RunEval",), answer="forbidden")
 Name = Field(min_length=1, max_length=200)
 Description = Field(None, max_length=2000)
 TargetId = Field(min_length=1, max_length=100)
+BoundTarget = Annotated[str, RUNS_TARGET, TargetId]
 Short = Field(None, min_length=1, max_length=200)
 RequireTimestamp = Field(
     False,
@@ -54,7 +59,7 @@ class CreateTrigger(RequestBody):
     description: str | None = Description
     type: TriggerType
     target_type: TargetType
-    target_id: str = TargetId
+    target_id: BoundTarget
     action: str | None = Short
     input: dict[str, Any] | None = None
     cron: str | None = Short
@@ -69,7 +74,7 @@ class UpdateTrigger(RequestBody):
     description: str | None = Description
     type: TriggerType | None = Field(None, description="Immutable: only its current value")
     target_type: TargetType | None = None
-    target_id: str | None = Field(None, min_length=1, max_length=100)
+    target_id: Annotated[str, RUNS_TARGET, Field(min_length=1, max_length=100)] | None = None
     action: str | None = Short
     input: dict[str, Any] | None = None
     cron: str | None = Short
@@ -112,7 +117,7 @@ class _PublishedTrigger(RequestBody):
     name: str = Name
     description: str | None = Description
     target_type: Literal["eval"]
-    target_id: EvalId
+    target_id: Annotated[EvalId, RUNS_TARGET]
     action: None = None
     input: EvalTriggerInput | None = None
     active: StrictBool = True
@@ -156,7 +161,7 @@ class PublishedUpdate(RequestBody):
     description: str | None = Description
     type: TriggerType | None = Field(None, description="Immutable: only its current value")
     target_type: Literal["eval"] | None = None
-    target_id: EvalId | None = None
+    target_id: Annotated[EvalId, RUNS_TARGET] | None = None
     action: None = None
     input: EvalTriggerInput | None = None
     cron: CronText | None = None
@@ -170,6 +175,20 @@ class PublishedFire(RequestBody):
     input: EvalTriggerInput | None = None
 
 
+def authorize_target(caller: Caller, project_id: str, spec: TriggerSpec) -> None:
+    """A trigger starts runs of its eval without a caller: binding one needs, besides
+    ``RunEval`` on the eval, what a run start of it needs now (its agent, dataset and
+    scorer resources), answered as that run start would answer. A target that names no
+    eval of the project is left to the service's own refusal."""
+    if spec.target_type != "eval" or caller.policies is None:
+        return
+    try:
+        evaluation = targets.find_eval_target(project_id, spec.target_id)
+    except ValidationFailed:
+        return
+    authorize_bindings(caller, evaluation)
+
+
 def visible_trigger(call: Call[Any, Any]) -> Trigger:
     found = store.get_trigger(call.path["trigger_id"])
     call.caller.check_visible(found.project_id, "trigger", found.id)
@@ -180,7 +199,7 @@ def visible_trigger(call: Call[Any, Any]) -> Trigger:
     bp,
     "/api/v1/triggers",
     "POST",
-    access=on_collection("triggers:CreateTrigger", "trigger", also=(RUNS_TARGET,)),
+    access=on_collection("triggers:CreateTrigger", "trigger"),
     body=CreateTrigger,
     published_body=published_create,
     response=TriggerWithSecret,
@@ -191,6 +210,7 @@ def create_trigger(call: Call[CreateTrigger, Any]) -> TriggerWithSecret:
     """Bind a starter to an eval; a webhook trigger's ``secret`` is shown here."""
     project_id = target_project(call.caller, call.body.project_id)
     spec = TriggerSpec.model_validate(call.body.model_dump(exclude={"project_id"}))
+    authorize_target(call.caller, project_id, spec)
     return service.create_trigger(project_id, spec)
 
 
@@ -226,7 +246,7 @@ def get_trigger(call: Call[Any, Any]) -> Trigger:
     bp,
     "/api/v1/triggers/{trigger_id}",
     "PATCH",
-    access=on("triggers:UpdateTrigger", "trigger_id", also=(RUNS_TARGET,)),
+    access=on("triggers:UpdateTrigger", "trigger_id"),
     body=UpdateTrigger,
     response=Trigger,
     tag=TAG,
@@ -236,8 +256,10 @@ def update_trigger(call: Call[UpdateTrigger, Any]) -> Trigger:
     refuse_nulls(call.body, *_NOT_NULL)
     current = visible_trigger(call)
     changes = {name: getattr(call.body, name) for name in call.body.model_fields_set}
-    spec = current.spec().model_copy(update=changes)
-    return service.update_trigger(current, TriggerSpec.model_validate(spec.model_dump()))
+    spec = TriggerSpec.model_validate(current.spec().model_copy(update=changes).model_dump())
+    if "target_id" in changes:
+        authorize_target(call.caller, current.project_id, spec)
+    return service.update_trigger(current, spec)
 
 
 @endpoint(

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from chalicelib.domain.base import Resource
+from chalicelib.iam.references import reads
 from chalicelib.ids import AiProviderId, ToolId
 
 QUESTION_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
@@ -82,7 +83,15 @@ class AiProviderBackend(Resource):
     """Answered by one JSON chat completion through a project AI provider."""
 
     type: Literal["ai_provider"]
-    ai_provider_id: AiProviderId
+    #: The decider's author must be able to read the provider (denied: as missing).
+    ai_provider_id: Annotated[
+        AiProviderId,
+        reads(
+            "ai-provider",
+            message="AI provider {id} does not exist in this project",
+            code="AI_PROVIDER_NOT_FOUND",
+        ),
+    ]
     model: str | None = Field(None, min_length=1, description="Default: the provider's model")
 
 
@@ -90,7 +99,11 @@ class ToolBackend(Resource):
     """Answered by an ``http`` tool, sent ``{input, questions}``."""
 
     type: Literal["tool"]
-    tool_id: ToolId
+    #: The decider's author must be able to read the tool (denied: as missing).
+    tool_id: Annotated[
+        ToolId,
+        reads("tool", message="tool {id} does not exist in this project", code="TOOL_NOT_FOUND"),
+    ]
 
 
 Backend = Annotated[AiProviderBackend | ToolBackend, Field(discriminator="type")]

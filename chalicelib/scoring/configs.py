@@ -14,6 +14,7 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 from pydantic import ConfigDict, Field, WithJsonSchema, field_validator
 
+from chalicelib.iam.references import reads
 from chalicelib.ids import AiProviderId, DeciderId, ToolId
 from chalicelib.jsonvalues import jsonlogic
 from chalicelib.jsonvalues.json_schema import (
@@ -28,6 +29,18 @@ Threshold = Annotated[float, Field(ge=0, le=1)]
 ScorerName = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")]
 #: Keys the engine injects into a tool scorer's input; presets may not overwrite them.
 RESERVED_TOOL_KEYS = frozenset({"input", "output", "object", "expected", "item"})
+#: Resources a scorer names: the eval's author must be able to read each (iam.md). Denied,
+#: each answers what its scorer's ``check`` answers for a missing one.
+ScorerTool = Annotated[
+    ToolId, reads("tool", message="{field}: tool {id} not found in this project")
+]
+ScorerDecider = Annotated[
+    DeciderId, reads("decider", message="{field}: decider {id} not found in this project")
+]
+ScorerProvider = Annotated[
+    AiProviderId,
+    reads("ai-provider", message="{field}: ai_provider {id} not found in this project"),
+]
 
 
 class BuiltinConfig(ScorerConfig):
@@ -96,14 +109,14 @@ class LlmJudgeConfig(BuiltinConfig):
     type: Literal["llm_judge"]
     prompt: str = Field(min_length=1, max_length=100_000)
     pass_threshold: Threshold
-    ai_provider_id: AiProviderId | None = None
+    ai_provider_id: ScorerProvider | None = None
     model: str | None = Field(None, min_length=1, max_length=200)
 
 
 class ToolScorerConfig(BuiltinConfig):
     type: Literal["tool"]
     name: ScorerName
-    tool_id: ToolId
+    tool_id: ScorerTool
     action: str | None = Field(None, min_length=1, max_length=200)
     preset_parameters: dict[str, Any] | None = None
     pass_threshold: Threshold | None = None
@@ -123,7 +136,7 @@ class ToolScorerConfig(BuiltinConfig):
 class DeciderScorerConfig(BuiltinConfig):
     type: Literal["decider"]
     name: ScorerName
-    decider_id: DeciderId
+    decider_id: ScorerDecider
     score: Annotated[Any, WithJsonSchema(JSON_LOGIC_REF)] = Field(
         description="JSON Logic over {answers, answers_by_name}"
     )

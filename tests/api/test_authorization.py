@@ -38,8 +38,16 @@ def two_suites(api: Any, project: dict[str, Any], plugins: Plugins) -> tuple[Sui
 
 
 def srn_of(suite: Suite, kind: str) -> str:
-    resource = suite.eval if kind == "eval" else suite.dataset
+    resource = {"eval": suite.eval, "dataset": suite.dataset, "agent": suite.agent}[kind]
     return f"srn:{suite.project['id']}:{kind}:{resource['id']}"
+
+
+def run_uses(suite: Suite) -> list[dict[str, Any]]:
+    """What starting a run of the suite's eval needs beyond RunEval: its dataset and agent."""
+    return [
+        allow(["evaluations:GetDataset"], srn_of(suite, "dataset")),
+        allow(["agents:GetAgent", "agents:CreateAgentGeneration"], srn_of(suite, "agent")),
+    ]
 
 
 def test_a_ci_key_may_run_one_eval_and_nothing_else(
@@ -50,6 +58,7 @@ def test_a_ci_key_may_run_one_eval_and_nothing_else(
         api,
         mine.project["id"],
         allow(["evaluations:GetEval", "evaluations:RunEval"], srn_of(mine, "eval")),
+        *run_uses(mine),
     )
     run = ci.post(mine.runs_path, {"wait": True})
     assert run.status == 201 and run.json["status"] == "completed", run
@@ -61,7 +70,7 @@ def test_a_ci_key_may_run_one_eval_and_nothing_else(
     assert ci.get("/api/v1/evals").json["data"] == []
     assert ci.get(mine.runs_path).code == "RESOURCE_NOT_FOUND"  # listing runs: ListEvals
     assert ci.put(f"/api/v1/evals/{mine.eval['id']}", {"name": "x"}).code == "FORBIDDEN"
-    assert ci.get(f"/api/v1/datasets/{mine.dataset['id']}").status == 404
+    assert ci.get(f"/api/v1/datasets/{other.dataset['id']}").status == 404
 
 
 def test_a_read_only_analyst_lists_and_reads_but_writes_nothing(
@@ -180,6 +189,16 @@ def test_binding_a_trigger_to_an_eval_needs_the_right_to_run_it(
         project,
         allow(["triggers:*"], f"srn:{project}:*:*"),
         allow(["evaluations:RunEval"], srn_of(mine, "eval")),
+    )
+    # It starts runs of the eval: what a run start needs, its binding needs (as if missing).
+    refused = runner.post("/api/v1/triggers", body)
+    assert refused.status == 400 and refused.json["error"]["meta"] == {"field": "agent_id"}
+    runner = key_with(
+        api,
+        project,
+        allow(["triggers:*"], f"srn:{project}:*:*"),
+        allow(["evaluations:RunEval"], srn_of(mine, "eval")),
+        *run_uses(mine),
     )
     assert runner.post("/api/v1/triggers", body).status == 201
 

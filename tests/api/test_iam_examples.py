@@ -64,6 +64,8 @@ def key_for(api: Any, world: dict[str, Any], example: str) -> Any:
         .replace("proj_ACME", world["project"]["id"])
         .replace("eval_NIGHTLY", world["nightly"].eval["id"])
         .replace("dset_GOLDEN", world["golden"]["id"])
+        .replace("dset_FAQ", world["nightly"].dataset["id"])
+        .replace("agt_SUPPORT", world["nightly"].agent["id"])
     )
     policy = api.post("/api/v1/policies", {"name": example, "document": json.loads(text)})
     assert policy.status == 201, policy
@@ -98,8 +100,9 @@ def test_the_ci_key_may_only_run_its_eval(api: Any, world: dict[str, Any]) -> No
     # Refused.
     status(ci.post(other.runs_path, {"wait": True}), 403, "FORBIDDEN")
     status(ci.get(f"/api/v1/evals/{other.eval['id']}"), 404, "RESOURCE_NOT_FOUND")
-    status(ci.get(f"/api/v1/datasets/{nightly.dataset['id']}"), 404)
-    status(ci.get(f"/api/v1/agents/{nightly.agent['id']}"), 404)
+    status(ci.get(f"/api/v1/datasets/{nightly.dataset['id']}"), 200)
+    status(ci.get(f"/api/v1/datasets/{other.dataset['id']}"), 404)
+    status(ci.get(f"/api/v1/agents/{other.agent['id']}"), 404)
     status(ci.put(f"/api/v1/evals/{nightly.eval['id']}", {"name": "x"}), 403, "FORBIDDEN")
     status(ci.put(f"/api/v1/evals/{nightly.eval['id']}", {"bogus": 1}), 403, "FORBIDDEN")
     status(ci.post(f"/api/v1/datasets/{nightly.dataset['id']}/items", {}), 403, "FORBIDDEN")

@@ -262,9 +262,13 @@ def test_a_ci_key_whose_policy_names_one_eval_runs_it_and_nothing_else(
     eval_id, other_id = setup.new_eval("ci-only"), setup.new_eval("not-for-ci")
     assert cli.main(setup.args("--eval", eval_id, "--agent-version", "1")) == 1
     with setup.client() as client:
-        project_id = client.get_eval(eval_id)["project_id"]
+        evaluation = client.get_eval(eval_id)
+    project_id = evaluation["project_id"]
     document = documented_policy("ci").replace("proj_ACME", project_id)
     document = document.replace("eval_NIGHTLY", eval_id)
+    # A run reads the eval's dataset and calls its agent: the example grants both.
+    document = document.replace("dset_FAQ", evaluation["dataset_id"])
+    document = document.replace("agt_SUPPORT", evaluation["agent_id"])
     with PawlClient(setup.url, setup.admin_key) as admin:
         body = {"name": "ci-only", "document": json.loads(document)}
         policy = admin.send("POST", "/api/v1/policies", body=body)

@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 from chalicelib import ids
 from chalicelib.api import routing
 from chalicelib.api.routing import RouteSpec
@@ -339,3 +341,357 @@ def test_every_route_refuses_and_allows_each_principal_exactly(api: Any, victim:
     print(f"\npolicy matrix: {cases} cases ({len(routes)} routes x {len(PRINCIPALS)} principals)")
     assert failures == [], "\n".join(failures)
     assert cases == len(routes) * len(PRINCIPALS)
+
+
+# --- references: every id a body names, generated from the routes' reference fields ---------
+#
+# For every route whose body has reference fields (``RouteSpec.references()``, read from the
+# request models), and for the routes that re-check a stored eval's bindings
+# (``evals.BINDING_CHECKS``), each reference in turn is denied to a key that may do the rest:
+#
+# - "reference denied": everything allowed, the reference's actions explicitly denied on
+#   the resource it names;
+# - "reference not allowed": the route's own action and every other reference allowed, this
+#   one simply not.
+#
+# Each must answer exactly what a missing id there gets (the victim's own key, the same body
+# with a fresh id of that kind), or 403 for a binding the key may see but not make; must
+# leave no state behind; must not call the agent (a counting real HTTP agent is the one the
+# bodies and the run-start eval name). Then the victim's own key sends each body unchanged
+# and is not refused: the body was valid, so the refusal was the policy's.
+
+REFERENCE_PRINCIPALS = ("reference denied", "reference not allowed")
+#: Per (operationId, reference field): what the sample body needs to name the resource.
+Patch = Callable[[dict[str, str]], dict[str, Any]]
+EVAL_SAMPLES: dict[str, Patch] = {
+    "agent_id": lambda ids: {"agent_id": ids["counted_agent_id"]},
+    "dataset_id": lambda ids: {"dataset_id": ids["dataset_id"]},
+    "scorers[][type=tool].tool_id": lambda ids: {
+        "scorers": [{"type": "tool", "name": "judge", "tool_id": ids["tool_id"]}]
+    },
+    "scorers[][type=decider].decider_id": lambda ids: {
+        "scorers": [
+            {
+                "type": "decider",
+                "name": "fine",
+                "decider_id": ids["decider_id"],
+                "score": {"var": "answers_by_name.ok.probability"},
+                "pass_threshold": 0.5,
+            }
+        ]
+    },
+    "scorers[][type=llm_judge].ai_provider_id": lambda ids: {
+        "scorers": [
+            {
+                "type": "llm_judge",
+                "prompt": "Is it right?",
+                "pass_threshold": 0.5,
+                "ai_provider_id": ids["provider_id"],
+            }
+        ]
+    },
+}
+V2_GOLDEN = {"evalModes": ["golden"], "baselineRunId": None}
+REFERENCE_SAMPLES: dict[tuple[str, str], Patch] = {
+    **{("createEval", name): patch for name, patch in EVAL_SAMPLES.items()},
+    **{("updateEval", name): patch for name, patch in EVAL_SAMPLES.items()},
+    ("createDecider", "backend[type=ai_provider].ai_provider_id"): lambda ids: {
+        "backend": {"type": "ai_provider", "ai_provider_id": ids["provider_id"]}
+    },
+    ("updateDecider", "backend[type=tool].tool_id"): lambda ids: {
+        "backend": {"type": "tool", "tool_id": ids["tool_id"]}
+    },
+    ("updateDecider", "backend[type=ai_provider].ai_provider_id"): lambda ids: {
+        "backend": {"type": "ai_provider", "ai_provider_id": ids["provider_id"]}
+    },
+    ("startEvalRun", "agent_version"): lambda ids: {"agent_version": 1},
+    ("startEvalRun", "baseline_run_id"): lambda ids: {"baseline_run_id": ids["counted_run_id"]},
+    ("updateProject", "default_ai_provider_id"): lambda ids: {
+        "default_ai_provider_id": ids["provider_id"]
+    },
+    ("updateTrigger", "target_id"): lambda ids: {"target_id": ids["counted_eval_id"]},
+    ("createTrigger", "target_id"): lambda ids: {"target_id": ids["counted_eval_id"]},
+    # Golden only: no /v2 baseline can complete here, and the agent's cases need none.
+    ("createRun", "agentId"): lambda ids: {"agentId": ids["counted_agent_id"], **V2_GOLDEN},
+    ("createRun", "evalSuiteRef"): lambda ids: {"agentId": ids["counted_agent_id"], **V2_GOLDEN},
+}
+#: Routes whose path eval is the counted one (its agent is the counting server).
+COUNTED_PATH = {("POST", "/api/v1/evals/{eval_id}/runs")}
+#: A missing value of a reference whose value is not the resource's own id.
+MISSING_VALUES = {"agent_version": 987654321, "evalSuiteRef": "no.such.suite@1.0.0"}
+#: Cases whose allowed control cannot succeed on this fixture, and why.
+NO_CONTROL = {
+    ("createRun", "baselineRunId"): "no /v2 run completes here: queued runs need a worker",
+}
+
+
+@dataclass(frozen=True)
+class RefCase:
+    spec: RouteSpec
+    field: str  # the reference's name in the table
+    named: Any  # the Named value the body (or the stored eval) holds there
+    resource: str  # its SRN
+    actions: tuple[str, ...]
+    body: Any
+    path_ids: dict[str, str]
+    binding: bool  # a stored eval's binding, re-checked (not a body field)
+    needed: list[tuple[tuple[str, ...], str]]  # every (actions, SRN) the whole call needs
+
+
+def _sample(spec: RouteSpec, field: str, ids: dict[str, str]) -> Any:
+    body = sample_body(spec.method, spec.path, ids)
+    patch = REFERENCE_SAMPLES.get((spec.operation_id, field))
+    if patch is None:
+        return body
+    return {**(body or {}), **patch(ids)}
+
+
+def _needs(
+    spec: RouteSpec, body: Any, path_ids: dict[str, str], world: World
+) -> list[tuple[tuple[str, ...], str, Any, Any, bool]]:
+    """Every reference the call names: (actions, SRN, Named, table row, is a binding)."""
+    from chalicelib.api import evals as eval_routes
+    from chalicelib.api.access import path_context
+    from chalicelib.iam.references import named_references
+    from chalicelib.store import evals as eval_store
+
+    project = world.project
+    context = path_context(path_ids)
+    found: list[tuple[tuple[str, ...], str, Any, Any, bool]] = []
+    eval_id = None
+    if (spec.method, spec.path) in eval_routes.BINDING_CHECKS:
+        eval_id = path_ids.get("eval_id") if "{eval_id}" in spec.path else None
+        eval_id = eval_id or (body or {}).get("target_id")
+    stored = eval_store.get_eval(eval_id) if eval_id else None
+    if stored is not None:
+        context["eval:agent_id"] = stored.agent_id
+    for ref in spec.references():
+        for named in named_references([ref], body):
+            rid = named.resource_id(context, project)
+            srn = f"srn:{project}:{ref.reference.resource_type}:{rid}"
+            found.append((ref.reference.actions, srn, named, ref, False))
+    if stored is not None:
+        dumped = stored.model_dump(mode="json")
+        for ref in eval_routes.eval_references():
+            for named in named_references([ref], dumped):
+                srn = f"srn:{project}:{ref.reference.resource_type}:{named.value}"
+                found.append((ref.reference.actions, srn, named, ref, True))
+    return found
+
+
+def reference_cases(world: World) -> list[RefCase]:
+    from chalicelib.api import evals as eval_routes
+
+    cases = []
+    for spec in secured_routes():
+        bindings = (spec.method, spec.path) in eval_routes.BINDING_CHECKS
+        fields = [r.name for r in spec.references()]
+        if bindings:
+            fields += [f"(eval) {r.name}" for r in eval_routes.eval_references()]
+        for field_name in fields:
+            path_ids = dict(world.victim.ids)
+            if (spec.method, spec.path) in COUNTED_PATH:
+                path_ids["eval_id"] = path_ids["counted_eval_id"]
+            is_binding = field_name.startswith("(eval) ")
+            ref_name = field_name.removeprefix("(eval) ")
+            body = _sample(spec, "target_id" if is_binding else ref_name, path_ids)
+            needs = _needs(spec, body, path_ids, world)
+            mine = [n for n in needs if n[3].name == ref_name and n[4] == is_binding]
+            assert len(mine) == 1, (
+                f"{spec.operation_id}: the sample body names nothing at {field_name}: "
+                "give it one in REFERENCE_SAMPLES"
+            )
+            actions, srn, named, _, _ = mine[0]
+            cases.append(
+                RefCase(
+                    spec=spec,
+                    field=field_name,
+                    named=named,
+                    resource=srn,
+                    actions=actions,
+                    body=body,
+                    path_ids=path_ids,
+                    binding=is_binding,
+                    needed=[(n[0], n[1]) for n in needs],
+                )
+            )
+    return cases
+
+
+def _case_path(case: RefCase, world: World) -> str:
+    return _fill(case.spec.path, case.path_ids)
+
+
+def _statements(case: RefCase, principal: str, world: World) -> list[dict[str, Any]]:
+    if principal == "reference denied":
+        return [
+            allow("*", "*"),
+            {"effect": "Deny", "action": list(case.actions), "resource": [case.resource]},
+        ]
+    assert case.spec.access.action is not None
+    saved = dict(world.victim.ids)
+    world.victim.ids.update(case.path_ids)
+    statements = [allow(case.spec.access.action, route_srn(case.spec, world))]
+    world.victim.ids.clear()
+    world.victim.ids.update(saved)
+    for actions, srn in case.needed:
+        if srn == case.resource:
+            actions = tuple(a for a in actions if a not in case.actions)
+        if actions:
+            statements.append({"effect": "Allow", "action": list(actions), "resource": [srn]})
+    return statements
+
+
+def _swap(value: Any, old: str, new: str) -> Any:
+    return json.loads(json.dumps(value).replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1]))
+
+
+def _set_at(body: Any, where: str, value: Any) -> Any:
+    """A copy of ``body`` with ``value`` at the dotted ``where`` (``scorers.0.tool_id``)."""
+    copied = json.loads(json.dumps(body))
+    *parents, last = where.split(".")
+    holder = copied
+    for step in parents:
+        holder = holder[int(step)] if isinstance(holder, list) else holder[step]
+    holder[int(last) if isinstance(holder, list) else last] = value
+    return copied
+
+
+def _missing_answer(case: RefCase, world: World) -> tuple[Any, str, str]:
+    """What the victim's own key gets with a fresh (missing) value there, and the swap."""
+    named = case.named
+    scope = named.of.reference.scope
+    real = str(named.value)
+    if scope and named.of.name in MISSING_VALUES:
+        fresh: Any = MISSING_VALUES[named.of.name]
+    elif scope and named.of.reference.value_kind:
+        fresh = ids.new_id(named.of.reference.value_kind)
+    elif scope:
+        fresh = ids.new_id("eval_run")
+    else:
+        fresh = ids.new_id(named.of.reference.kind)
+    body = _set_at(case.body, named.field, fresh)
+    response = world.api.as_key(world.victim.key).request(
+        case.spec.method, _case_path(case, world), body
+    )
+    return response, str(fresh), real
+
+
+def run_reference_case(world: World, case: RefCase, principal: str) -> str | None:
+    key = key_with(world, _statements(case, principal, world))
+    response = world.api.as_key(key).request(case.spec.method, _case_path(case, world), case.body)
+    reference = case.named.of.reference
+    if reference.answer == "forbidden":
+        return check(response, refusal(case.spec, 403))
+    if case.binding:
+        meta = (
+            response.json.get("error", {}).get("meta") if isinstance(response.json, dict) else None
+        )
+        expect = (400, {"field": case.named.field})
+        if (response.status, meta) != expect:
+            return f"got {response.status} {response.json}, expected 400 naming {case.named.field}"
+        return None
+    missing, fresh, real = _missing_answer(case, world)
+    if missing.status not in (400, 404):
+        return f"a missing value there is not refused ({missing.status}): fix the sample"
+    expected = _swap(missing.json, fresh, real)
+    if (response.status, response.json) != (missing.status, expected):
+        return (
+            f"got {response.status} {response.json}, a missing one gets {missing.status} {expected}"
+        )
+    return None
+
+
+def allowed_control(world: World, case: RefCase, serial: int) -> str | None:
+    """The victim's own key sends the same body: not refused (it was valid)."""
+    body = case.body
+    if isinstance(body, dict) and "name" in body:
+        body = {**body, "name": f"control-{serial}"}
+    response = world.api.as_key(world.victim.key).request(
+        case.spec.method, _case_path(case, world), body
+    )
+    if response.status >= 400:
+        return f"the unrestricted key was refused too ({response.status} {response.json})"
+    return None
+
+
+@pytest.fixture
+def counting_agent(aws_env: None) -> Any:
+    from tests.support.servers import Reply, serve
+
+    with serve(lambda request: Reply(200, {"output": "counted"})) as server:
+        yield server
+
+
+def add_counted(world: World, agent_url: str) -> None:
+    """An http agent on the counting server, and an eval of it over the victim's dataset whose
+    scorers name the victim's tool, decider and AI provider (with one completed run)."""
+    api, ids_ = world.api, world.victim.ids
+    agent = _created(
+        api.post(
+            "/api/v1/agents",
+            {
+                "project_id": world.project,
+                "name": "counted",
+                "type": "http",
+                "config": {"url": agent_url},
+            },
+        )
+    )
+    scorers = [{"type": "exact_match"}]
+    for name, patch in EVAL_SAMPLES.items():
+        if name.startswith("scorers"):
+            scorers += patch(ids_)["scorers"]
+    evaluation = _created(
+        api.post(
+            "/api/v1/evals",
+            {
+                "project_id": world.project,
+                "name": "counted",
+                "agent_id": agent["id"],
+                "dataset_id": ids_["dataset_id"],
+                "scorers": scorers,
+            },
+        )
+    )
+    run = _created(api.post(f"/api/v1/evals/{evaluation['id']}/runs", {"wait": True}))
+    assert run["status"] in ("completed", "failed"), run
+    ids_.update(
+        counted_agent_id=agent["id"], counted_eval_id=evaluation["id"], counted_run_id=run["id"]
+    )
+
+
+def test_every_reference_field_refuses_a_key_denied_its_resource(
+    api: Any, victim: Victim, counting_agent: Any
+) -> None:
+    world, _ = build_world(api, victim)
+    add_counted(world, counting_agent.url)
+    cases = reference_cases(world)
+    for case in cases:  # every key first: the state compared below must not see them appear
+        for principal in REFERENCE_PRINCIPALS:
+            key_with(world, _statements(case, principal, world))
+    before, calls_before = victim_state(api, victim), len(counting_agent.requests)
+    failures, count = [], 0
+    for case in cases:
+        for principal in REFERENCE_PRINCIPALS:
+            count += 1
+            problem = run_reference_case(world, case, principal)
+            if problem:
+                failures.append(f"{case.spec.operation_id} {case.field} [{principal}]: {problem}")
+    if victim_state(api, victim) != before:
+        failures.append("a refused reference changed state")
+    if len(counting_agent.requests) != calls_before:
+        failures.append(f"refused references called the agent {len(counting_agent.requests)}x")
+    for serial, case in enumerate(cases):
+        if (case.spec.operation_id, case.field) in NO_CONTROL:
+            continue
+        problem = allowed_control(world, case, serial)
+        if problem:
+            failures.append(f"{case.spec.operation_id} {case.field} [victim's own key]: {problem}")
+    routes = {c.spec.operation_id for c in cases}
+    print(
+        f"\nreference matrix: {count} cases ({len(cases)} references of {len(routes)} routes "
+        f"x {len(REFERENCE_PRINCIPALS)} principals)"
+    )
+    assert failures == [], "\n".join(failures)
+    assert {r for r in ("createEval", "updateEval", "startEvalRun", "createRun")} <= routes

@@ -1,7 +1,8 @@
 """Every route declares its IAM action and SRN once, beside it; docs/iam.md lists them all.
 
-The table in docs/iam.md (between the ``action-table`` markers) is generated from the route
-table: ``python -m tests.unit.test_route_actions`` rewrites it after a route changes.
+The tables in docs/iam.md (between the ``action-table`` and the ``reference-table``
+markers) are generated from the route table and the request models' reference fields:
+``python -m tests.unit.test_route_actions`` rewrites them after a route or a body changes.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ import pytest
 from chalice import Blueprint
 
 from chalicelib import wiring
-from chalicelib.api import routing
+from chalicelib.api import evals, routing
 from chalicelib.api.access import on
 from chalicelib.api.routing import RouteSpec
+from chalicelib.iam.references import ReferenceField
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "iam.md"
 START, END = "<!-- action-table:start -->", "<!-- action-table:end -->"
+REF_START, REF_END = "<!-- reference-table:start -->", "<!-- reference-table:end -->"
 
 #: SOAT's evaluations module: operationId -> action (``soat/evaluations.json``).
 SOAT_ACTIONS = {
@@ -124,8 +127,9 @@ def _denied(spec: RouteSpec) -> str:
     return "403"
 
 
-def _also(spec: RouteSpec) -> str:
-    return "; ".join(f"and `{g.action}` on the body's `{g.field}`" for g in spec.access.also)
+def _refers(spec: RouteSpec) -> str:
+    fields = ", ".join(f"`{ref.name}`" for ref in spec.references())
+    return f" (and the body's {fields}: see below)" if fields else ""
 
 
 def action_table() -> str:
@@ -137,7 +141,7 @@ def action_table() -> str:
     for spec in sorted(routes(), key=lambda r: (r.path, r.method)):
         if spec.access.action is None:
             continue
-        action = f"`{spec.access.action}`" + (f" {_also(spec)}" if spec.access.also else "")
+        action = f"`{spec.access.action}`{_refers(spec)}"
         rows.append(
             f"| {spec.method} | `{spec.path}` | `{spec.operation_id}` | {action} "
             f"| {_resource(spec)} | {_denied(spec)} |"
@@ -145,10 +149,52 @@ def action_table() -> str:
     return "\n".join(rows)
 
 
-def _documented() -> str:
+_ANSWERS = {"not_found": "404, as the missing {kind}", "forbidden": "403"}
+
+
+def _answer(ref: ReferenceField) -> str:
+    reference = ref.reference
+    if reference.answer != "invalid":
+        return _ANSWERS[reference.answer].format(kind=reference.kind)
+    code = reference.code or "VALIDATION_FAILED"
+    concrete = re.sub(r"\[\w+=\w+\]", "", ref.name).replace("[]", ".<i>")
+    shown = reference.message.replace("{field}", concrete)
+    return f"400 `{code}`: {shown}"
+
+
+def _resource_of(ref: ReferenceField) -> str:
+    scope = ref.reference.scope
+    if not scope:
+        return f"the `{ref.reference.resource_type}` it names"
+    if scope == "project":
+        return "the caller's project"
+    if scope.startswith("path:"):
+        return f"the `{ref.reference.resource_type}` of the path's `{scope[5:]}`"
+    return f"the eval's `{scope.split(':', 1)[1]}` (at run start)"
+
+
+def reference_table() -> str:
+    """The markdown table of every route's reference fields, as docs/iam.md holds it."""
+    rows = [
+        "| Operation | Field | Resource | Needs | Denied |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for spec in sorted(routes(), key=lambda r: (r.path, r.method)):
+        bindings = (spec.method, spec.path) in evals.BINDING_CHECKS
+        for ref in [*spec.references(), *(evals.eval_references() if bindings else [])]:
+            field = ref.name if ref in spec.references() else f"(the eval's) {ref.name}"
+            needs = ", ".join(f"`{a}`" for a in ref.reference.actions)
+            rows.append(
+                f"| `{spec.operation_id}` | `{field}` | {_resource_of(ref)} | {needs} "
+                f"| {_answer(ref)} |"
+            )
+    return "\n".join(rows)
+
+
+def _documented(start: str = START, end: str = END) -> str:
     text = DOC.read_text()
-    assert START in text and END in text, f"docs/iam.md lacks the {START} ... {END} markers"
-    return text.split(START, 1)[1].split(END, 1)[0].strip()
+    assert start in text and end in text, f"docs/iam.md lacks the {start} ... {end} markers"
+    return text.split(start, 1)[1].split(end, 1)[0].strip()
 
 
 def test_docs_iam_lists_every_routes_action() -> None:
@@ -157,12 +203,23 @@ def test_docs_iam_lists_every_routes_action() -> None:
     )
 
 
+def test_docs_iam_lists_every_reference_field() -> None:
+    assert _documented(REF_START, REF_END) == reference_table(), (
+        "docs/iam.md's reference table is stale: run python -m tests.unit.test_route_actions"
+    )
+
+
+def _replaced(text: str, start: str, end: str, table: str) -> str:
+    head, rest = text.split(start, 1)
+    tail = rest.split(end, 1)[1]
+    return f"{head}{start}\n{table}\n{end}{tail}"
+
+
 def rewrite() -> None:
-    text = DOC.read_text()
-    head, rest = text.split(START, 1)
-    tail = rest.split(END, 1)[1]
-    DOC.write_text(f"{head}{START}\n{action_table()}\n{END}{tail}")
+    text = _replaced(DOC.read_text(), START, END, action_table())
+    DOC.write_text(_replaced(text, REF_START, REF_END, reference_table()))
 
 
 if __name__ == "__main__":
+    wiring.build()  # the published bodies (scorer configs) come from the plugin host
     rewrite()

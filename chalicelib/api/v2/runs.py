@@ -20,7 +20,7 @@ from typing import Any
 
 from chalicelib import clock, ids
 from chalicelib.api.v2 import suites
-from chalicelib.api.v2.bodies import CreateRun
+from chalicelib.api.v2.bodies import BASELINE_REFUSED, CreateRun
 from chalicelib.domain.catalog import Eval
 from chalicelib.domain.runs import COMPLETED
 from chalicelib.engine import agents as engine_agents
@@ -31,9 +31,6 @@ from chalicelib.openwop import errors, fixtures
 from chalicelib.store import agents, ai_providers, evals, runs, tenancy
 from chalicelib.store import openwop as records
 
-BASELINE_REFUSED = (
-    "baselineRunId must name a completed eval run of this suite that this caller can read"
-)
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
 ALWAYS_MODES = ("golden", "regression")
 
