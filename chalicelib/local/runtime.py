@@ -230,7 +230,7 @@ class LocalRuntime:
 
     def _lock_state_dir(self) -> None:
         # Two runtimes on one state dir would overwrite each other's snapshots.
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         handle = open(self.state_dir / ".lock", "wb")  # noqa: SIM115 (held until stop)
         try:
             import fcntl
