@@ -7,6 +7,11 @@ Gateway Responses):
   ``/v2``, every refusal of the front is the OpenWOP envelope instead);
 - a body over ``settings.max_body_bytes``: 413 ``PAYLOAD_TOO_LARGE``, decided from
   ``Content-Length`` before a byte of the body is read (and the connection is closed);
+- a header that must appear once (``Content-Length``, ``Transfer-Encoding``,
+  ``Authorization``, ``Host``) appearing twice: 400 before the body is read and the
+  connection closed. Two lengths make the body's end ambiguous (request smuggling when a
+  proxy in front picks the other one), and two credentials make the caller ambiguous;
+  either way which one "wins" is the parser's accident, so neither is chosen;
 - query strings become ``queryStringParameters`` (last value wins) and
   ``multiValueQueryStringParameters``; path parameters are URL-decoded;
 - bodies are binary-safe: a body that is not UTF-8, or whose type is one of the app's
@@ -55,6 +60,9 @@ LOCAL_PREFIX = "/_local/"
 #: Bounds on draining a refused body so the client reads the refusal (see _linger).
 LINGER_S = 2.0
 LINGER_MAX_BYTES = 64 * 1024 * 1024
+
+#: Headers a request may carry at most once (see the module docstring).
+SINGLE_HEADERS = ("Content-Length", "Transfer-Encoding", "Authorization", "Host")
 
 #: A local admin route: (method, path below /_local/, body) -> (status, JSON body).
 LocalRoutes = Callable[[str, str, bytes], tuple[int, Any]]
@@ -197,6 +205,8 @@ class GatewayHandler(BaseHTTPRequestHandler):
         if not self.server.accepting:
             self._send_error(503, "UNAVAILABLE", "the runtime is shutting down", close=True)
             return
+        if self._refused_duplicate_header():
+            return
         body = self._read_body()
         if body is None:
             return
@@ -243,6 +253,16 @@ class GatewayHandler(BaseHTTPRequestHandler):
         answer = front_answer(code)
         meta = {"reason": message} if message else {}
         self._send_error(answer.status, answer.code, answer.message, close=True, **meta)
+
+    def _refused_duplicate_header(self) -> bool:
+        """True when a header of :data:`SINGLE_HEADERS` repeats (the 400 is sent)."""
+        for name in SINGLE_HEADERS:
+            if len(self.headers.get_all(name) or ()) > 1:
+                message = f"the request has more than one {name} header"
+                self._send_error(400, "VALIDATION_FAILED", message, close=True, header=name)
+                self._linger()
+                return True
+        return False
 
     def _read_body(self) -> bytes | None:
         """The request body, or None when the request was refused (the reply is sent)."""
