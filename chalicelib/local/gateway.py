@@ -26,6 +26,8 @@ shares between requests. Here many HTTP threads share one app, so calls into it 
 serialized by ``app_lock``: requests are parsed concurrently but run one at a time.
 
 ``/_local/...`` paths are served by the runtime itself, never by the app (admin key only).
+While the runtime is unavailable (its AWS stand-in died: ``local/supervision.py``) every
+other path, ``/health`` included, is 503 ``UNAVAILABLE`` with the reason.
 """
 
 from __future__ import annotations
@@ -168,8 +170,11 @@ class GatewayServer(ThreadingHTTPServer):
         *,
         quiesce: Quiesce,
         local_routes: LocalRoutes | None = None,
+        unavailable: Callable[[], str | None] | None = None,
     ) -> None:
         self.app = app
+        #: Why the runtime cannot serve right now (its stand-in died), or None.
+        self.unavailable = unavailable or (lambda: None)
         self.app_lock = threading.Lock()
         self.quiesce = quiesce
         self.matcher = RouteMatcher(list(app.routes))
@@ -212,6 +217,10 @@ class GatewayHandler(BaseHTTPRequestHandler):
             return
         if self.path.startswith(LOCAL_PREFIX):
             self._handle_local(body)
+            return
+        reason = self.server.unavailable()
+        if reason is not None:  # /health included: it must not say "ok" while data fails
+            self._send_error(503, "UNAVAILABLE", reason)
             return
         try:
             event = build_proxy_event(

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from botocore.exceptions import ConnectionClosedError, EndpointConnectionError
 from chalice import Chalice
 from chalice.app import SQSEventConfig
 from chalice.local import LambdaContext
@@ -28,6 +29,9 @@ from chalicelib import aws, queues
 from chalicelib.local.quiesce import Quiesce
 
 log = logging.getLogger("pawl.local")
+
+#: What a call to an endpoint that is not there raises (after botocore's own retries).
+_UNREACHABLE = (EndpointConnectionError, ConnectionClosedError)
 
 SQS_MAX_BATCH = 10
 #: A worker Lambda's timeout, as seen through ``context.get_remaining_time_in_millis()``.
@@ -201,6 +205,13 @@ class QueuePoller:
         while not self._stop.is_set():
             try:
                 self.poll_once()
+            except _UNREACHABLE as exc:
+                if self._stop.is_set():
+                    return
+                # The stand-in died and is being restarted (local/supervision.py): one line
+                # per attempt, not a traceback per poller.
+                log.warning("poller for %s: AWS endpoint unreachable (%s)", self.source.queue, exc)
+                self._stop.wait(1.0)
             except Exception:
                 if self._stop.is_set():
                     return  # a receive that outlived the stop lost its endpoint: expected
