@@ -62,7 +62,10 @@ class RestartBudget:
         return len(self._deaths) <= self.max_restarts
 
     def describe(self) -> str:
-        return f"{len(self._deaths)} times within {self.window_s:g} s"
+        return (
+            f"{len(self._deaths)} death(s) within {self.window_s:g} s, "
+            f"{self.max_restarts} restart(s) allowed"
+        )
 
 
 class StandInSupervisor:
@@ -99,10 +102,10 @@ class StandInSupervisor:
         """One death: restart within the budget (True), or give up (False)."""
         died = f"the AWS stand-in (pid {self.standin.pid}) exited with status {status}"
         self.unavailable = f"{died}; restarting it"
-        log.error("%s: restarting it from the snapshot and the journal", died)
         if not self.budget.allows_restart_at(time.monotonic()):
-            self._give_up(f"{died}, having died {self.budget.describe()}: giving up")
+            self._give_up(f"{died} ({self.budget.describe()}): giving up")
             return False
+        log.error("%s: restarting it from the snapshot and the journal", died)
         try:
             self._restart()
         except Exception as exc:
