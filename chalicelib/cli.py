@@ -63,6 +63,7 @@ def _runtime_config(args: argparse.Namespace, state_dir: Path) -> RuntimeConfig:
         item_workers=args.item_workers,
         retry_delay_s=args.retry_delay,
         run_schedules=not args.no_schedules,
+        standin_restarts=args.standin_restarts,
     )
 
 
@@ -151,10 +152,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"pawl serve: {start_failure(exc, args.host, args.port)}", file=sys.stderr)
             return 1
         _banner(runtime)
-        while not stop.wait(1.0):
+        while not stop.wait(0.5) and runtime.failure is None:
             pass
-        print("pawl: stopping (saving state)...", flush=True)
+        failure = runtime.failure
+        if failure is None:
+            print("pawl: stopping (saving state)...", flush=True)
         runtime.stop()
+    if failure is not None:
+        # One line, no traceback: the journal holds every acknowledged write for the next start.
+        print(f"pawl serve: {failure}", file=sys.stderr, flush=True)
+        return 1
     print("pawl: stopped", flush=True)
     # The state is saved: skip the interpreter's final garbage collection of every object
     # (about 1 s here), which would only free memory the exit frees anyway.
@@ -335,6 +342,13 @@ def build_parser(with_operations: bool = True) -> argparse.ArgumentParser:
     )
     serve.add_argument("--retry-delay", type=int, default=2, metavar="SECONDS")
     serve.add_argument("--no-schedules", action="store_true", help="run schedules only on demand")
+    serve.add_argument(
+        "--standin-restarts",
+        type=int,
+        default=3,
+        metavar="N",
+        help="restart a dead AWS stand-in up to N times a minute, then exit 1 (0: exit at once)",
+    )
     serve.set_defaults(func=cmd_serve)
 
     plugins = commands.add_parser("plugins", help="what plugins were found (exit 1 if one failed)")

@@ -15,7 +15,12 @@ from typing import Any
 from chalicelib.agents.configs import LambdaAgentConfig
 from chalicelib.agents.contract import AdapterFailed, AgentReply, AgentRequest
 from chalicelib.agents.http_agent import reply_from_answer
-from chalicelib.lambda_invoke import LambdaInvokeFailed, invoke_client, invoke_sync
+from chalicelib.lambda_invoke import (
+    LambdaInvokeFailed,
+    invoke_client,
+    invoke_sync,
+    scrub_aws_identifiers,
+)
 from chalicelib.outbound.redaction import redact
 from chalicelib.outbound.tool_context import forwarded_context
 
@@ -49,7 +54,8 @@ def _function_error(function_name: str, kind: str, raw: bytes, secrets: list[str
         described = f"{detail.get('errorType', kind)}: {detail.get('errorMessage', '')}"
     else:
         described = raw.decode("utf-8", errors="replace")
-    return redact(f"lambda {function_name} failed ({kind}): {described}", secrets)[:MESSAGE_CHARS]
+    message = scrub_aws_identifiers(f"lambda {function_name} failed ({kind}): {described}")
+    return redact(message, secrets)[:MESSAGE_CHARS]
 
 
 def invoke(config: LambdaAgentConfig, request: AgentRequest) -> AgentReply:

@@ -10,6 +10,7 @@ project, only what they allow (:meth:`Caller.allows`).
 from __future__ import annotations
 
 import hmac
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -29,6 +30,13 @@ from chalicelib.settings import get_settings
 from chalicelib.store import policies, tenancy
 
 _NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
+
+#: What a project key can look like (``pawl.<key id>.<secret>``, as ``store/tenancy.py``
+#: mints it). A token of any other shape names no key and never reaches the store: an
+#: empty key id (``pawl..``) is not a valid DynamoDB key and used to answer 500.
+PROJECT_TOKEN = re.compile(
+    rf"{re.escape(tenancy.KEY_SCHEME)}\.key_[A-Za-z0-9]{{1,64}}\.[A-Za-z0-9_-]{{1,256}}"
+)
 
 
 @dataclass(frozen=True)
@@ -120,7 +128,7 @@ def authenticate(headers: Mapping[str, str]) -> Caller:
     admin_key = get_settings().admin_key
     if admin_key and hmac.compare_digest(token.encode(), admin_key.encode()):
         return Caller(is_admin=True)
-    key = tenancy.resolve_token(token)
+    key = tenancy.resolve_token(token) if PROJECT_TOKEN.fullmatch(token) else None
     if key is None:
         raise Unauthorized("invalid API key")
     # The key's policies are read on every request (one BatchGetItem, only for a key that

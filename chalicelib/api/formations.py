@@ -203,7 +203,9 @@ def list_formations(call: Call[Any, FormationQuery]) -> dict[str, Any]:
     project_id = call.caller.listing_project(call.query.project_id)
     if call.query.name is not None:
         found = store.find_by_name(project_id, call.query.name)
-        return page(pagination.listing_of([found[0]] if found else [], call.query.window()))
+        named = [found[0]] if found else []
+        scope = f"formation-by-name|{project_id}|{call.query.name}"
+        return page(pagination.listing_of(named, call.query.window(), scope))
     return page(store.list_formations(project_id, call.query.window()))
 
 

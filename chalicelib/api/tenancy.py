@@ -90,7 +90,8 @@ def list_projects(call: Call[Any, ListQuery]) -> dict[str, Any]:
     if not call.caller.is_admin:
         assert call.caller.project_id is not None
         own = [tenancy.get_project(call.caller.project_id)]
-        return page(pagination.listing_of(own, call.query.window()))
+        scope = f"own-project|{call.caller.project_id}"
+        return page(pagination.listing_of(own, call.query.window(), scope))
     return page(tenancy.list_projects(call.query.window()))
 
 

@@ -7,6 +7,11 @@ Gateway Responses):
   ``/v2``, every refusal of the front is the OpenWOP envelope instead);
 - a body over ``settings.max_body_bytes``: 413 ``PAYLOAD_TOO_LARGE``, decided from
   ``Content-Length`` before a byte of the body is read (and the connection is closed);
+- a header that must appear once (``Content-Length``, ``Transfer-Encoding``,
+  ``Authorization``, ``Host``) appearing twice: 400 before the body is read and the
+  connection closed. Two lengths make the body's end ambiguous (request smuggling when a
+  proxy in front picks the other one), and two credentials make the caller ambiguous;
+  either way which one "wins" is the parser's accident, so neither is chosen;
 - query strings become ``queryStringParameters`` (last value wins) and
   ``multiValueQueryStringParameters``; path parameters are URL-decoded;
 - bodies are binary-safe: a body that is not UTF-8, or whose type is one of the app's
@@ -21,6 +26,8 @@ shares between requests. Here many HTTP threads share one app, so calls into it 
 serialized by ``app_lock``: requests are parsed concurrently but run one at a time.
 
 ``/_local/...`` paths are served by the runtime itself, never by the app (admin key only).
+While the runtime is unavailable (its AWS stand-in died: ``local/supervision.py``) every
+other path, ``/health`` included, is 503 ``UNAVAILABLE`` with the reason.
 """
 
 from __future__ import annotations
@@ -55,6 +62,9 @@ LOCAL_PREFIX = "/_local/"
 #: Bounds on draining a refused body so the client reads the refusal (see _linger).
 LINGER_S = 2.0
 LINGER_MAX_BYTES = 64 * 1024 * 1024
+
+#: Headers a request may carry at most once (see the module docstring).
+SINGLE_HEADERS = ("Content-Length", "Transfer-Encoding", "Authorization", "Host")
 
 #: A local admin route: (method, path below /_local/, body) -> (status, JSON body).
 LocalRoutes = Callable[[str, str, bytes], tuple[int, Any]]
@@ -160,8 +170,11 @@ class GatewayServer(ThreadingHTTPServer):
         *,
         quiesce: Quiesce,
         local_routes: LocalRoutes | None = None,
+        unavailable: Callable[[], str | None] | None = None,
     ) -> None:
         self.app = app
+        #: Why the runtime cannot serve right now (its stand-in died), or None.
+        self.unavailable = unavailable or (lambda: None)
         self.app_lock = threading.Lock()
         self.quiesce = quiesce
         self.matcher = RouteMatcher(list(app.routes))
@@ -197,11 +210,17 @@ class GatewayHandler(BaseHTTPRequestHandler):
         if not self.server.accepting:
             self._send_error(503, "UNAVAILABLE", "the runtime is shutting down", close=True)
             return
+        if self._refused_duplicate_header():
+            return
         body = self._read_body()
         if body is None:
             return
         if self.path.startswith(LOCAL_PREFIX):
             self._handle_local(body)
+            return
+        reason = self.server.unavailable()
+        if reason is not None:  # /health included: it must not say "ok" while data fails
+            self._send_error(503, "UNAVAILABLE", reason)
             return
         try:
             event = build_proxy_event(
@@ -243,6 +262,16 @@ class GatewayHandler(BaseHTTPRequestHandler):
         answer = front_answer(code)
         meta = {"reason": message} if message else {}
         self._send_error(answer.status, answer.code, answer.message, close=True, **meta)
+
+    def _refused_duplicate_header(self) -> bool:
+        """True when a header of :data:`SINGLE_HEADERS` repeats (the 400 is sent)."""
+        for name in SINGLE_HEADERS:
+            if len(self.headers.get_all(name) or ()) > 1:
+                message = f"the request has more than one {name} header"
+                self._send_error(400, "VALIDATION_FAILED", message, close=True, header=name)
+                self._linger()
+                return True
+        return False
 
     def _read_body(self) -> bytes | None:
         """The request body, or None when the request was refused (the reply is sent)."""

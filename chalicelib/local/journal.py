@@ -16,6 +16,10 @@ Replay starts at N, so no write is both in the snapshot and replayed (an ``Updat
 Each record is ``magic, length, crc32`` then the payload; a crash in the middle of an
 append leaves a torn last record, which fails the length or checksum test and is dropped
 (it was never acknowledged).
+
+A segment holds what tenants wrote (agent and tool header values among it), so the
+directory is ``0700`` and every segment ``0600``, whatever the umask: created that way,
+and put back that way at the first open (a state dir from an older pawl had ``0644``).
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ _META_LENGTH = struct.Struct("<I")
 #: A record larger than this is corruption, not a request (moto's limits are far lower).
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 _SEGMENT_NAME = re.compile(r"^segment-(\d{8})\.wal$")
+#: Only the runtime's user may read the journal (it holds what tenants wrote).
+DIRECTORY_MODE = 0o700
+SEGMENT_MODE = 0o600
 
 
 @dataclass(frozen=True)
@@ -127,6 +134,21 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def make_private(directory: Path) -> None:
+    """Create ``directory`` (and its parents) if needed; it and its segments owner-only."""
+    directory.mkdir(mode=DIRECTORY_MODE, parents=True, exist_ok=True)
+    os.chmod(directory, DIRECTORY_MODE)  # mkdir's mode is masked by the umask, or ignored
+    for number in segment_numbers(directory):
+        os.chmod(segment_path(directory, number), SEGMENT_MODE)
+
+
+def _create_private(path: Path) -> IO[bytes]:
+    """A new, empty file only the owner can read (``O_EXCL``: never an existing one)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, SEGMENT_MODE)
+    os.fchmod(fd, SEGMENT_MODE)  # the umask cannot widen a mode, but be explicit
+    return os.fdopen(fd, "wb")
+
+
 class JournalClosed(RuntimeError):
     """A mutation arrived while no segment is open (before replay, or after close)."""
 
@@ -183,13 +205,13 @@ class Journal:
     def open_segment(self, number: int) -> None:
         """Start appending to a new, empty segment ``number``."""
         with self.lock:
-            self.directory.mkdir(parents=True, exist_ok=True)
             if self.segment_bytes is None:
+                make_private(self.directory)
                 self.segment_bytes = {
                     old: segment_path(self.directory, old).stat().st_size
                     for old in segment_numbers(self.directory)
                 }
-            handle = open(segment_path(self.directory, number), "xb")  # noqa: SIM115
+            handle = _create_private(segment_path(self.directory, number))
             fsync_dir(self.directory)
             self.segment_bytes[number] = 0
             previous, self._file = self._file, handle

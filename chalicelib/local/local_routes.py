@@ -46,6 +46,9 @@ class LocalRoutesHandler:
         return {
             "aws_endpoint": runtime.aws_endpoint,
             "stand_in": runtime.persists_state,
+            "stand_in_pid": runtime.standin.pid if runtime.standin is not None else None,
+            "stand_in_restarts": runtime.supervisor.restarts if runtime.supervisor else 0,
+            "unavailable": runtime.unavailable,
             "state_dir": str(runtime.state_dir) if runtime.persists_state else None,
             "pollers": [
                 {

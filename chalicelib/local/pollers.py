@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError
 from chalice import Chalice
 from chalice.app import SQSEventConfig
 from chalice.local import LambdaContext
@@ -28,6 +29,26 @@ from chalicelib import aws, queues
 from chalicelib.local.quiesce import Quiesce
 
 log = logging.getLogger("pawl.local")
+
+#: What a call to an endpoint that is not there raises (after botocore's own retries).
+_UNREACHABLE = (EndpointConnectionError, ConnectionClosedError)
+#: What a restarted stand-in answers before the runtime has recreated its resources.
+_NOT_YET_CREATED = frozenset(
+    {"AWS.SimpleQueueService.NonExistentQueue", "ResourceNotFoundException"}
+)
+
+
+def standin_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` is what the stand-in's death or restart looks like from here (worth a
+    line, not a traceback: ``local/supervision.py`` is already bringing it back)."""
+    while exc is not None:
+        if isinstance(exc, _UNREACHABLE):
+            return True
+        if isinstance(exc, ClientError):
+            return exc.response.get("Error", {}).get("Code") in _NOT_YET_CREATED
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return False
+
 
 SQS_MAX_BATCH = 10
 #: A worker Lambda's timeout, as seen through ``context.get_remaining_time_in_millis()``.
@@ -201,9 +222,15 @@ class QueuePoller:
         while not self._stop.is_set():
             try:
                 self.poll_once()
-            except Exception:
+            except Exception as exc:
                 if self._stop.is_set():
                     return  # a receive that outlived the stop lost its endpoint: expected
+                if standin_gone(exc):
+                    # The stand-in died and is being restarted (local/supervision.py): one
+                    # line per attempt, not a traceback per poller.
+                    log.warning("poller for %s: %s; retrying", self.source.queue, exc)
+                    self._stop.wait(1.0)
+                    continue
                 log.exception("poller for %s failed; retrying", self.source.queue)
                 self._stop.wait(1.0)
 
@@ -280,8 +307,13 @@ class QueuePoller:
             try:
                 result = self.app.handler_map[self.source.handler_name](event, self._context())
                 failed = failed_message_ids(result, ids)
-            except Exception:
-                log.exception("handler %s raised: the whole batch fails", self.source.handler_name)
+            except Exception as exc:
+                if standin_gone(exc):
+                    log.warning("handler %s: %s: the batch fails", self.source.handler_name, exc)
+                else:
+                    log.exception(
+                        "handler %s raised: the whole batch fails", self.source.handler_name
+                    )
                 raised, failed = True, set(ids)
         done = [m for m in messages if m["MessageId"] not in failed]
         retry = [m for m in messages if m["MessageId"] in failed]

@@ -32,6 +32,7 @@ from chalicelib.local.pollers import QueuePoller, sqs_sources
 from chalicelib.local.quiesce import Quiesce
 from chalicelib.local.scheduler import Scheduler
 from chalicelib.local.standin import AwsStandIn, EnvPatch, reset_aws_state, stand_in_environment
+from chalicelib.local.supervision import RestartBudget, StandInSupervisor
 from chalicelib.outbound import InvalidAllowList, validate_allow_list
 from chalicelib.settings import LOCAL_DEFAULT_ADMIN_KEY, get_settings, reset_settings
 from chalicelib.webhooks import resume
@@ -84,6 +85,10 @@ class RuntimeConfig:
     app: Chalice | None = None
     #: Modules added to ``PAWL_PYTHON_AGENT_MODULES`` (the demo names its own agent module).
     python_agent_modules: tuple[str, ...] = ()
+    #: A stand-in that dies is restarted this many times within ``standin_restart_window_s``;
+    #: one more death (a crash loop), and the runtime gives up (``failure``).
+    standin_restarts: int = 3
+    standin_restart_window_s: float = 60.0
 
 
 class LocalRuntime:
@@ -97,6 +102,8 @@ class LocalRuntime:
         self.gateway: GatewayServer | None = None
         self.pollers: list[QueuePoller] = []
         self.scheduler: Scheduler | None = None
+        #: Watches the stand-in once the runtime is up (None without one).
+        self.supervisor: StandInSupervisor | None = None
         #: Snapshots written, the last one's figures, the longest a fork held requests back.
         self.snapshots_written = 0
         self.last_snapshot: dict[str, Any] | None = None
@@ -141,6 +148,7 @@ class LocalRuntime:
             self._spawn("http", lambda: self._serve_http())
             if self.persists_state and self.config.snapshot_interval_s > 0:
                 self._spawn("snapshots", self._snapshot_loop)
+            self._supervise_standin()
         except BaseException:
             self.stop()
             raise
@@ -166,7 +174,10 @@ class LocalRuntime:
         for thread in self._threads:
             thread.join(timeout=30)
         if self.persists_state and self._started:
-            self.snapshot_now()
+            if self.standin is not None and self.standin.alive:
+                self.snapshot_now()
+            else:  # nothing to compact from; the journal holds every acknowledged write
+                log.warning("no final snapshot: the AWS stand-in is not running")
         if self.gateway is not None:
             self.gateway.server_close()
         if self.standin is not None:
@@ -190,6 +201,16 @@ class LocalRuntime:
     @property
     def admin_key(self) -> str:
         return get_settings().admin_key or ""
+
+    @property
+    def unavailable(self) -> str | None:
+        """Why the runtime cannot serve data right now (the stand-in died); None: it can."""
+        return self.supervisor.unavailable if self.supervisor is not None else None
+
+    @property
+    def failure(self) -> str | None:
+        """Set once the runtime gave up on its stand-in: one line saying why."""
+        return self.supervisor.failure if self.supervisor is not None else None
 
     @property
     def persists_state(self) -> bool:
@@ -230,7 +251,7 @@ class LocalRuntime:
 
     def _lock_state_dir(self) -> None:
         # Two runtimes on one state dir would overwrite each other's snapshots.
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         handle = open(self.state_dir / ".lock", "wb")  # noqa: SIM115 (held until stop)
         try:
             import fcntl
@@ -325,8 +346,36 @@ class LocalRuntime:
     def _bind_gateway(self, app: Chalice) -> None:
         routes = LocalRoutesHandler(self)
         self.gateway = GatewayServer(
-            (self.config.host, self.config.port), app, quiesce=self.quiesce, local_routes=routes
+            (self.config.host, self.config.port),
+            app,
+            quiesce=self.quiesce,
+            local_routes=routes,
+            unavailable=lambda: self.unavailable,
         )
+
+    # --- the stand-in dying ----------------------------------------------------------------
+
+    def _supervise_standin(self) -> None:
+        if self.standin is None:
+            return
+        budget = RestartBudget(self.config.standin_restarts, self.config.standin_restart_window_s)
+        self.supervisor = StandInSupervisor(self.standin, self._restart_standin, budget)
+        supervisor = self.supervisor
+        self._spawn("standin-watch", lambda: supervisor.watch(self._stopping))
+
+    def _restart_standin(self) -> None:
+        """What a start does for the stand-in, under running workers: the same port and
+        key pair, the resources, the snapshot and the journal; then the queued work that
+        died with it (SQS is not persisted) is re-created from the rows."""
+        assert self.standin is not None
+        with self._snapshot_lock:
+            self.standin.restart()
+            bootstrap.ensure_resources()
+            self._restore_and_open_journal()
+        redriven = redrive_in_flight_runs(after_restart=False)
+        # Workers of this process may hold claims: only overdue deliveries, claims kept.
+        swept = resume.sweep(grace_s=0)
+        log.info("after the stand-in's restart: re-drove %s runs, %s", redriven, swept)
 
     def _reserve_own_endpoints(self) -> None:
         """Put the API port on the outbound policy's never-call list once it is known.
@@ -360,6 +409,8 @@ class LocalRuntime:
         """One check of the snapshot policy (``local/compaction.py``): snapshot only when
         the journal since the last cut is big enough, so a snapshot's cost follows the
         writes rather than the clock. Returns whether a file was written."""
+        if self.unavailable is not None:
+            return False  # the stand-in is down (or being restarted): nothing to ask
         return self.snapshot_now(policy=self.config.compaction)
 
     def snapshot_now(self, policy: CompactionPolicy | None = None) -> bool:
@@ -431,11 +482,13 @@ def _default_app() -> Chalice:
     return app
 
 
-def redrive_in_flight_runs() -> Any:
-    """Re-drive the runs that were in flight when the runtime stopped.
+def redrive_in_flight_runs(after_restart: bool = True) -> Any:
+    """Re-drive the runs that were in flight when the runtime (or its stand-in) stopped.
 
     SQS messages do not survive a restart; re-driving is safe because fan-out is
-    idempotent and items that already have results are skipped.
+    idempotent and items that already have results are skipped. ``after_restart``: no
+    worker survived, so a claimed settle is taken over at once (not after a stand-in's
+    restart: this process's workers are alive and may hold that claim).
     """
     from chalicelib import wiring
     from chalicelib.engine import recovery  # after the environment points at the stand-in
@@ -444,4 +497,4 @@ def redrive_in_flight_runs() -> Any:
     # them), which only the composition root installs; a fresh `pawl serve` has not built
     # the app yet at this point, and without this every such event waited for the reaper.
     wiring.services()
-    return recovery.redrive_active_runs(after_restart=True)
+    return recovery.redrive_active_runs(after_restart=after_restart)

@@ -38,7 +38,7 @@ def _create(path: Path) -> None:
     ``os.link`` fails when the name exists, so two runtimes racing on a new state dir agree
     on one secret, and a reader never sees a half-written file.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     temp = path.with_name(f".{SECRET_FILE}.{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:

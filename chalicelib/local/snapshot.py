@@ -47,7 +47,7 @@ def write_atomically(state_dir: Path, payload: bytes) -> Path:
 
 def write_atomically_with(state_dir: Path, write: Callable[[BinaryIO], object]) -> Path:
     """Let ``write`` stream the snapshot into a temp file in the same dir; fsync, rename."""
-    state_dir.mkdir(parents=True, exist_ok=True)
+    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     target = state_dir / SNAPSHOT_FILE
     fd, temp_name = tempfile.mkstemp(prefix=".snapshot-", suffix=".tmp", dir=state_dir)
     try:

@@ -13,6 +13,7 @@ runtime (tests, ``pawl demo``) leaves the environment as it found it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -113,6 +114,7 @@ class AwsStandIn:
             code = self._process.wait(timeout=STOP_TIMEOUT_S)
             raise RuntimeError(f"the AWS stand-in exited with status {code} before listening")
         port = json.loads(first_line)["port"]
+        self.port = port  # a restart binds the same port: pawl's clients keep their endpoint
         self.endpoint = f"http://127.0.0.1:{port}"
         log.info("AWS stand-in (moto, pid %d) listening on %s", self._process.pid, self.endpoint)
         return self.endpoint
@@ -123,9 +125,12 @@ class AwsStandIn:
         if process is None or process.stdin is None or process.stdout is None:
             raise RuntimeError("the AWS stand-in is not running")
         with self._control_lock:
-            process.stdin.write(json.dumps({"op": op, **arguments}) + "\n")
-            process.stdin.flush()
-            line = process.stdout.readline()
+            try:
+                process.stdin.write(json.dumps({"op": op, **arguments}) + "\n")
+                process.stdin.flush()
+                line = process.stdout.readline()
+            except (BrokenPipeError, ValueError, OSError):  # it died (ValueError: pipe closed)
+                line = ""
         if not line:
             raise RuntimeError(f"the AWS stand-in exited during {op!r}")
         reply: dict[str, Any] = json.loads(line)
@@ -137,19 +142,50 @@ class AwsStandIn:
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
 
+    def exit_status(self) -> int | None:
+        """The child's exit status if it exited without being stopped; None while it runs
+        (or once :meth:`stop` took it down)."""
+        process = self._process
+        return None if process is None else process.poll()
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def restart(self) -> str:
+        """Start a new child on the same port with the same key pair, after the old one
+        exited. The caller then restores the state into it (``open``)."""
+        self._release(self._process)
+        self._process = None
+        return self.start()
+
     def stop(self) -> None:
         process, self._process, self.endpoint = self._process, None, None
         if process is None:
             return
         assert process.stdin is not None
-        process.stdin.close()  # the child's cue to shut down
+        # Closing stdin is the child's cue to shut down; a dead child's pipe is broken.
+        with contextlib.suppress(BrokenPipeError, OSError):
+            process.stdin.close()
         try:
             process.wait(timeout=STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
+        self._release(process)
+
+    @staticmethod
+    def _release(process: subprocess.Popen[str] | None) -> None:
+        """Reap an exited child and close its pipes (quietly: they may be broken)."""
+        if process is None:
+            return
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for pipe in (process.stdin, process.stdout):
+            if pipe is not None:
+                with contextlib.suppress(BrokenPipeError, OSError):
+                    pipe.close()
 
 
 class EnvPatch:

@@ -10,17 +10,26 @@ it, ``total`` and the listing's ``offset``. What each costs on DynamoDB
 - ``total`` is one ``Select=COUNT`` query over the partition (every row is read and billed,
   none transferred), taken once per listing: on its first page or offset request. The
   cursor then carries it, with the position, so later pages cost nothing more.
+
+A cursor is signed: an HMAC (a key derived from the server secret, ``secretbox``) over the
+list it belongs to (its *scope*: table or index, partition, direction, filter) and its
+contents. A cursor a client made or changed, or one of another list or project, is a 400
+before anything is read, so a client never chooses the key a page starts at, its offset
+or the ``total`` it is told: every one of them is a value pawl computed.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hmac
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
+from chalicelib import secretbox
 from chalicelib.errors import ValidationFailed
 
 D = TypeVar("D")
@@ -28,6 +37,13 @@ E = TypeVar("E")
 
 #: The deepest ``offset`` served; past it a client pages with the cursor.
 MAX_OFFSET = 10_000
+_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+#: What a cursor's HMAC key is derived for (``secretbox.keyed_hash``'s purpose).
+CURSOR_PURPOSE = "list-cursor"
+#: Hex digits of the HMAC a cursor carries (128 bits).
+CURSOR_MAC_CHARS = 32
+#: The longest key value a cursor may hold (DynamoDB's sort key limit is 1,024 bytes).
+MAX_KEY_VALUE_CHARS = 2048
 
 
 @dataclass(frozen=True)
@@ -90,6 +106,10 @@ class Source(Protocol):
     def key_attrs(self) -> frozenset[str]:
         """The attributes of a row's key in the table and the index (a cursor's keys)."""
 
+    @property
+    def scope(self) -> str:
+        """Which list this is (a cursor signed for one is refused by every other)."""
+
     def read(self, last_key: dict[str, Any] | None, n: int, keys_only: bool) -> Any:
         """A PynamoDB result iterator of at most ``n`` rows after ``last_key``."""
 
@@ -108,6 +128,10 @@ class Partition:
     consistent: bool = False
     #: A filter applied after the key range (rows it drops are still read and billed).
     only: Any = None
+
+    @property
+    def scope(self) -> str:
+        return f"{_name_of(self.target)}|{self.hash_key}|{self.forward}|{self.only}"
 
     def read(self, last_key: dict[str, Any] | None, n: int, keys_only: bool) -> Any:
         return self.target.query(
@@ -135,6 +159,10 @@ class TableScan:
     model: Any
     key_attrs: frozenset[str]
 
+    @property
+    def scope(self) -> str:
+        return f"scan|{_name_of(self.model)}"
+
     def read(self, last_key: dict[str, Any] | None, n: int, keys_only: bool) -> Any:
         attributes = sorted(self.key_attrs) if keys_only else None
         return self.model.scan(limit=n, last_evaluated_key=last_key, attributes_to_get=attributes)
@@ -144,6 +172,14 @@ class TableScan:
         return sum(1 for _ in self.model.scan(attributes_to_get=sorted(self.key_attrs)))
 
 
+def _name_of(target: Any) -> str:
+    """A model class's name, or an index's with its model's (the same in every process)."""
+    model = getattr(target, "_model", None)  # an index: its model, set by PynamoDB
+    if model is not None:
+        return f"{model.__name__}.{target.Meta.index_name}"
+    return str(getattr(target, "__name__", None) or type(target).__name__)
+
+
 def page_of(source: Source, window: Window, convert: Callable[[Any], D]) -> Listing[D]:
     """One window of ``source``: skip ``offset`` rows (keys only), then read ``limit``.
 
@@ -151,7 +187,7 @@ def page_of(source: Source, window: Window, convert: Callable[[Any], D]) -> List
     the page is full or the range is exhausted, so a page is never short without being the
     last one.
     """
-    position = decode_cursor(window.cursor, source.key_attrs)
+    position = decode_cursor(window.cursor, source.key_attrs, source.scope)
     if position is not None and position.total is None and window.counted:
         # A cursor from a reader that did not count: count now, once.
         position = Position(position.last_key, position.offset, source.count())
@@ -167,21 +203,22 @@ def page_of(source: Source, window: Window, convert: Callable[[Any], D]) -> List
     after = Position(last_key, position.offset + len(rows), position.total)
     return Listing(
         [convert(row) for row in rows],
-        encode_cursor(after),
+        encode_cursor(after, source.scope),
         window.limit,
         position.offset,
         position.total,
     )
 
 
-def listing_of(items: Sequence[D], window: Window) -> Listing[D]:
-    """A window over a list already in memory (a scoped key's project, a formation by name)."""
-    position = decode_cursor(window.cursor, frozenset())
+def listing_of(items: Sequence[D], window: Window, scope: str) -> Listing[D]:
+    """A window over a list already in memory (a scoped key's project, a formation by name);
+    ``scope`` names the list, as :attr:`Source.scope` does."""
+    position = decode_cursor(window.cursor, frozenset(), scope)
     start = position.offset if position is not None else window.offset
     end = start + window.limit
     total = len(items) if window.counted else None
     more = Position({}, end, total) if end < len(items) else None
-    return Listing(list(items[start:end]), encode_cursor(more), window.limit, start, total)
+    return Listing(list(items[start:end]), encode_cursor(more, scope), window.limit, start, total)
 
 
 def _read(
@@ -208,32 +245,47 @@ class Position:
     total: int | None
 
 
-def encode_cursor(position: Position | None) -> str | None:
+def encode_cursor(position: Position | None, scope: str) -> str | None:
     if position is None or position.last_key is None:
         return None
-    return pack_cursor({"k": position.last_key, "o": position.offset, "t": position.total})
+    return pack_cursor({"k": position.last_key, "o": position.offset, "t": position.total}, scope)
 
 
-def pack_cursor(value: dict[str, Any]) -> str:
-    """A cursor's JSON ``value`` as the opaque, URL-safe string clients pass back."""
+def pack_cursor(value: dict[str, Any], scope: str) -> str:
+    """A cursor's JSON ``value`` as the opaque, URL-safe, signed string clients pass back."""
     raw = json.dumps(value, separators=(",", ":"), sort_keys=True).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    payload = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return f"{payload}.{_mac(scope, payload)}"
 
 
-def unpack_cursor(cursor: str) -> Any:
-    """The JSON value :func:`pack_cursor` packed; anything that is not one is a 400."""
+def unpack_cursor(cursor: str, scope: str) -> Any:
+    """The JSON value :func:`pack_cursor` packed for ``scope``; anything else is a 400."""
+    payload, _, mac = cursor.rpartition(".")
+    if not payload or not hmac.compare_digest(mac.encode(), _mac(scope, payload).encode()):
+        raise malformed_cursor()
     try:
-        padded = cursor + "=" * (-len(cursor) % 4)
+        padded = payload + "=" * (-len(payload) % 4)
         return json.loads(base64.urlsafe_b64decode(padded.encode()))
     except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
         raise malformed_cursor() from exc
 
 
-def decode_cursor(cursor: str | None, expected_keys: frozenset[str]) -> Position | None:
-    """Decode a cursor made by :func:`encode_cursor`; anything else is a 400."""
+def _mac(scope: str, payload: str) -> str:
+    # The scope and the payload cannot run into each other: a payload is base64 (no "\n").
+    digest = secretbox.keyed_hash(CURSOR_PURPOSE, f"{scope}\n{payload}")
+    return digest.partition(".")[2][:CURSOR_MAC_CHARS]
+
+
+def decode_cursor(cursor: str | None, expected_keys: frozenset[str], scope: str) -> Position | None:
+    """Decode a cursor :func:`encode_cursor` made for ``scope``; anything else is a 400.
+
+    The signature already rules out a forged cursor; the shape is checked as well, so a
+    cursor made by an older pawl (or under a leaked server secret) still cannot hand the
+    store a key value of the wrong type.
+    """
     if cursor is None or cursor == "":
         return None
-    value = unpack_cursor(cursor)
+    value = unpack_cursor(cursor, scope)
     if not isinstance(value, dict) or set(value) != {"k", "o", "t"}:
         raise malformed_cursor()
     last_key, offset, total = value["k"], value["o"], value["t"]
@@ -241,10 +293,24 @@ def decode_cursor(cursor: str | None, expected_keys: frozenset[str]) -> Position
         raise malformed_cursor()
     if not isinstance(last_key, dict) or set(last_key) != expected_keys:
         raise malformed_cursor()
-    for attr in last_key.values():
-        if not (isinstance(attr, dict) and len(attr) == 1 and next(iter(attr)) in {"S", "N"}):
-            raise malformed_cursor()
+    if not all(is_key_value(attr) for attr in last_key.values()):
+        raise malformed_cursor()
     return Position(last_key, offset, total)
+
+
+def is_key_value(attr: Any) -> bool:
+    """A DynamoDB key attribute value as a cursor may hold it: ``{"S": text}`` or
+    ``{"N": "digits"}``."""
+    if not (isinstance(attr, dict) and len(attr) == 1):
+        return False
+    kind, value = next(iter(attr.items()))
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_KEY_VALUE_CHARS:
+        return False
+    return kind == "S" or (kind == "N" and _is_number(value))
+
+
+def _is_number(text: str) -> bool:
+    return _NUMBER.fullmatch(text) is not None
 
 
 def is_count(value: Any) -> bool:

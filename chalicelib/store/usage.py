@@ -236,7 +236,8 @@ def list_events(project_id: str, f: UsageFilter, window: Window) -> Listing[Usag
     ``total`` is counted once per listing, by reading the matching rows (as the aggregate
     does); an ``offset`` skips events from the first matching row.
     """
-    position = _decode_cursor(window.cursor)
+    scope = _cursor_scope(project_id, f)
+    position = _decode_cursor(window.cursor, scope)
     total = position.total if position.total is not None else count_events(project_id, f)
     before = position.before if window.cursor else window.offset
     to_skip = 0 if window.cursor else window.offset
@@ -250,7 +251,7 @@ def list_events(project_id: str, f: UsageFilter, window: Window) -> Listing[Usag
         page.extend(events[consumed : consumed + room])
         if len(page) >= window.limit:
             after = _Position(row.usage_key, consumed + room, before + len(page), total)
-            return Listing(page, _encode_cursor(after), window.limit, before, total)
+            return Listing(page, _encode_cursor(after, scope), window.limit, before, total)
     return Listing(page, None, window.limit, before, total)
 
 
@@ -266,16 +267,22 @@ class _Position:
     total: int | None = None
 
 
-def _encode_cursor(position: _Position) -> str:
+def _cursor_scope(project_id: str, f: UsageFilter) -> str:
+    """The list a cursor belongs to: a project's events under one filter."""
+    return f"usage|{project_id}|{f!r}"
+
+
+def _encode_cursor(position: _Position, scope: str) -> str:
     return pack_cursor(
-        {"k": position.row_key, "i": position.skip, "o": position.before, "t": position.total}
+        {"k": position.row_key, "i": position.skip, "o": position.before, "t": position.total},
+        scope,
     )
 
 
-def _decode_cursor(cursor: str | None) -> _Position:
+def _decode_cursor(cursor: str | None, scope: str) -> _Position:
     if not cursor:
         return _Position()
-    value = unpack_cursor(cursor)
+    value = unpack_cursor(cursor, scope)
     if (
         not isinstance(value, dict)
         or set(value) != {"k", "i", "o", "t"}

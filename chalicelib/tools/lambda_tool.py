@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from chalicelib.domain.tools import LambdaToolConfig
-from chalicelib.lambda_invoke import LambdaInvokeFailed, invoke_sync
+from chalicelib.lambda_invoke import LambdaInvokeFailed, invoke_sync, scrub_aws_identifiers
 from chalicelib.outbound.redaction import redact
 from chalicelib.tools.context import narrowed
 from chalicelib.tools.errors import TOOL_ANSWER_INVALID, ToolFailed
@@ -46,11 +46,8 @@ def invoke(
     raw = result["Payload"].read().decode("utf-8", errors="replace")
     secrets = list(body.get("tool_context", {}).values())
     if result.get("FunctionError"):
-        raise ToolFailed(
-            redact(f"lambda {name} failed ({result['FunctionError']}): {raw}", secrets)[
-                :MESSAGE_CHARS
-            ]
-        )
+        message = scrub_aws_identifiers(f"lambda {name} failed ({result['FunctionError']}): {raw}")
+        raise ToolFailed(redact(message, secrets)[:MESSAGE_CHARS])
     try:
         answer = json.loads(raw)
     except ValueError:

@@ -36,6 +36,7 @@ class ServeProcess:
         new_session: bool = False,
         admin_key: str | None = ADMIN_KEY,
         port: int = 0,
+        extra_args: tuple[str, ...] = (),
     ) -> None:
         env = {
             k: v for k, v in os.environ.items() if k not in {"AWS_ENDPOINT_URL", "PAWL_ADMIN_KEY"}
@@ -48,7 +49,7 @@ class ServeProcess:
         env.update(extra_env or {})
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
         command = [sys.executable, "-m", "chalicelib.cli", "serve", "--port", str(port)]
-        command += ["--state-dir", str(state_dir), "--no-schedules"]
+        command += ["--state-dir", str(state_dir), "--no-schedules", *extra_args]
         self.process = subprocess.Popen(
             command,
             cwd=cwd,

@@ -512,7 +512,9 @@ def test_lambda_missing_function_fails_the_generation() -> None:
     with mock_aws():
         wiring.drop_aws_clients()
         try:
-            with pytest.raises(AdapterFailed, match="ResourceNotFoundException"):
+            # AWS's text names the account: the tenant gets a reference to pawl's log
+            # (tests/security/test_lambda_errors.py).
+            with pytest.raises(AdapterFailed, match=r"absent-fn could not be invoked \(reference"):
                 call("lambda", {"function_name": "absent-fn"}, agent_request())
         finally:
             wiring.drop_aws_clients()

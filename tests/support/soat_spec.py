@@ -1,7 +1,9 @@
 """SOAT's evaluations OpenAPI document as a contract: its operations, examples and schemas.
 
-The document is reference material kept outside the project (``PAWL_SOAT_SPEC``, by
-default where the coordinator keeps it); nothing of it is copied here. It refers to a
+The document is reference material kept outside the project, in ``../shared/spec``
+beside the repository (:data:`SPEC_DIR`; ``PAWL_SPEC_DIR`` names another directory,
+``PAWL_SOAT_SPEC`` another OpenAPI file); nothing of it is copied here. Every test that
+reads the reference material finds it through :func:`spec_path`. It refers to a
 sibling ``metadata.yaml`` for its metadata bags, which the reference material does not
 include: :data:`METADATA_BAGS` stands in for it with what the module page says a bag is
 (a JSON object; the nullable one may be null).
@@ -19,9 +21,18 @@ from openapi_schema_validator import OAS30ReadValidator, oas30_format_checker
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT4
 
-SPEC_FILE = Path(
-    os.environ.get("PAWL_SOAT_SPEC", "/work/shared/spec/soat-evaluations.openapi.yaml")
-)
+#: The repository's root (this file is ``tests/support/soat_spec.py``).
+REPO_ROOT = Path(__file__).resolve().parents[2]
+#: Where the reference material lives: ``../shared/spec`` beside the repository.
+SPEC_DIR = Path(os.environ.get("PAWL_SPEC_DIR") or REPO_ROOT.parent / "shared" / "spec")
+
+
+def spec_path(relative: str) -> Path:
+    """A file of the reference material (it may be absent: a fresh clone has none)."""
+    return SPEC_DIR / relative
+
+
+SPEC_FILE = Path(os.environ.get("PAWL_SOAT_SPEC") or spec_path("soat-evaluations.openapi.yaml"))
 _BASE = "https://soat.invalid/spec/"
 _DOCUMENT_URI = _BASE + "soat-evaluations.openapi.yaml"
 METADATA_BAGS = {

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from chalicelib import wiring
+from tests.support.soat_spec import spec_path
 
 #: SOAT's evaluations module (soat-evaluations.openapi.yaml), by method and path shape.
 SOAT_OPERATIONS = {
@@ -33,8 +33,8 @@ SOAT_OPERATIONS = {
     ("GET", "/api/v1/evals/{}/runs/{}/results"): "listEvalResults",
     ("POST", "/api/v1/evals/{}/runs/{}/cancel"): "cancelEvalRun",
 }
-#: Where the coordinator keeps the spec; absent on a fresh clone (the table above stands in).
-SPEC_FILE = Path("/work/shared/spec/soat-evaluations.openapi.yaml")
+#: In ../shared/spec beside the repository; absent on a fresh clone (the table above stands in).
+SPEC_FILE = spec_path("soat-evaluations.openapi.yaml")
 METHODS = ("get", "post", "put", "patch", "delete")
 
 

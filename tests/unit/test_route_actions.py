@@ -19,6 +19,7 @@ from chalicelib.api import evals, routing
 from chalicelib.api.access import on
 from chalicelib.api.routing import RouteSpec
 from chalicelib.iam.references import ReferenceField
+from tests.support.soat_spec import spec_path
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "iam.md"
 START, END = "<!-- action-table:start -->", "<!-- action-table:end -->"
@@ -47,8 +48,8 @@ SOAT_ACTIONS = {
     "listEvalResults": "evaluations:ListEvals",
     "cancelEvalRun": "evaluations:RunEval",
 }
-#: Where the coordinator keeps the spec; absent on a fresh clone (the table above stands in).
-SPEC_FILE = Path("/work/shared/spec/soat/evaluations.json")
+#: In ../shared/spec beside the repository; absent on a fresh clone (the table above stands in).
+SPEC_FILE = spec_path("soat/evaluations.json")
 #: The routes that take no key: health, the OpenAPI documents, the signed inbound webhook.
 PUBLIC = {
     ("GET", "/health"),
