@@ -21,9 +21,10 @@ Gateway Responses):
   long (414), header line too long or too many headers (431), bad version (505) — are the
   envelope too, from the table in :mod:`chalicelib.infra.gateway_responses`.
 
-Chalice keeps ``app.current_request`` in one process-global attribute, which Lambda never
-shares between requests. Here many HTTP threads share one app, so calls into it are
-serialized by ``app_lock``: requests are parsed concurrently but run one at a time.
+Chalice keeps ``app.current_request`` in one attribute of the app, which Lambda never
+shares between requests. Here many HTTP threads share one app, so the front gives it that
+attribute per thread (:mod:`chalicelib.local.concurrent_app`) and requests run at once, as
+they do on separate Lambda instances: a ``wait: true`` run start holds no other request.
 
 ``/_local/...`` paths are served by the runtime itself, never by the app (admin key only).
 While the runtime is unavailable (its AWS stand-in died: ``local/supervision.py``) every
@@ -37,7 +38,6 @@ import hmac
 import json
 import logging
 import socket
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -50,6 +50,7 @@ from chalice.local import LambdaContext, RouteMatcher
 
 from chalicelib.errors import error_body
 from chalicelib.infra.gateway_responses import front_answer
+from chalicelib.local.concurrent_app import serve_concurrently
 from chalicelib.local.quiesce import Quiesce
 from chalicelib.openwop import errors as openwop_errors
 from chalicelib.settings import get_settings
@@ -172,10 +173,9 @@ class GatewayServer(ThreadingHTTPServer):
         local_routes: LocalRoutes | None = None,
         unavailable: Callable[[], str | None] | None = None,
     ) -> None:
-        self.app = app
+        self.app = serve_concurrently(app)
         #: Why the runtime cannot serve right now (its stand-in died), or None.
         self.unavailable = unavailable or (lambda: None)
-        self.app_lock = threading.Lock()
         self.quiesce = quiesce
         self.matcher = RouteMatcher(list(app.routes))
         self.local_routes = local_routes
@@ -189,7 +189,7 @@ class GatewayServer(ThreadingHTTPServer):
 
     def invoke(self, event: dict[str, Any]) -> dict[str, Any]:
         context = LambdaContext("pawl-api", 1024, max_runtime_ms=API_TIMEOUT_MS)
-        with self.quiesce.working(), self.app_lock:
+        with self.quiesce.working():
             result: dict[str, Any] = self.app(event, context)
         return result
 
