@@ -169,6 +169,10 @@ def credential_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., No
     def allow(*names: str) -> None:
         monkeypatch.setenv("PAWL_CREDENTIAL_ENV_ALLOW", ",".join(names))
         wiring.reload_settings()
+        # Load now: inside a request chalice.test.Client swaps in the stage's environment.
+        from chalicelib.settings import get_settings
+
+        get_settings()
 
     yield allow
     monkeypatch.delenv("PAWL_CREDENTIAL_ENV_ALLOW", raising=False)

@@ -14,7 +14,8 @@ from chalicelib.domain.base import Resource
 from chalicelib.ids import ID_BODY, PREFIXES
 
 #: A reference inside a string field: ``{{secret:sec_...}}`` (by id; see docs/secrets.md).
-SECRET_TOKEN = re.compile(r"\{\{\s*secret:([^{}]*?)\s*\}\}")
+SECRET_TOKEN = re.compile(r"\{\{\s*secret:(.*?)\s*\}\}", re.IGNORECASE | re.DOTALL)
+_TOKEN_START = re.compile(r"\{\{\s*secret:", re.IGNORECASE)
 #: A secret id as a token names it.
 SECRET_ID = re.compile(rf"^{PREFIXES['secret']}_{ID_BODY}$")
 
@@ -31,7 +32,9 @@ class Secret(Resource):
 def token_references(text: str) -> list[str]:
     """What each ``{{secret:...}}`` token of ``text`` names (an id, or anything else a
     tenant wrote there: the caller refuses what is not a secret of the project)."""
-    return [match.group(1) for match in SECRET_TOKEN.finditer(text)]
+    named = [match.group(1) for match in SECRET_TOKEN.finditer(text)]
+    unclosed = len(_TOKEN_START.findall(text)) - len(named)
+    return named + [""] * unclosed  # an unclosed token names nothing: refused too
 
 
 def is_token_only(value: str) -> bool:
