@@ -109,7 +109,7 @@ def invoke(config: HttpAgentConfig, request: AgentRequest) -> AgentReply:
     """POST ``request.payload()`` to ``config.url``; an unusable answer raises AdapterFailed."""
     try:
         configured = {
-            name: secret_store.fill_tokens(request.project_id, value)
+            name: secret_store.fill_header(request.project_id, name, value)
             for name, value in config.headers.items()
         }
     except secret_store.SecretUnavailable as exc:

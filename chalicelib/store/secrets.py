@@ -12,6 +12,7 @@ not seen, and its next call fails with "secret not found" (safe: nothing is sent
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any, cast
@@ -26,6 +27,7 @@ from chalicelib.store.pagination import Listing, Window
 from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
 KIND = "secret"
+_HEADER_TEXT = re.compile(r"^[\x20-\x7e\t]*$")
 #: What every reference to a secret the project cannot use answers (missing, another
 #: project's, or one the caller may not read: the same 400, see docs/secrets.md).
 NOT_FOUND_CODE = "SECRET_NOT_FOUND"
@@ -163,6 +165,17 @@ def opener(project_id: str | None, secret_id: str | None) -> Callable[[], str] |
 def fill_tokens(project_id: str | None, text: str) -> str:
     """``text`` with each ``{{secret:sec_...}}`` token replaced by that secret's value."""
     return SECRET_TOKEN.sub(lambda match: reveal(project_id, match.group(1)), text)
+
+
+def fill_header(project_id: str | None, name: str, value: str) -> str:
+    """A header value with its tokens filled; a secret that would make it more than one
+    line of printable text (a header injection) is refused, its value not shown."""
+    filled = fill_tokens(project_id, value)
+    if filled != value and not _HEADER_TEXT.match(filled):
+        raise SecretUnavailable(
+            f"header {name} would not be printable ASCII once its secret is filled in"
+        )
+    return filled
 
 
 # --- who references a secret -----------------------------------------------------------------

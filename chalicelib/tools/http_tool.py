@@ -30,7 +30,7 @@ def request_headers(
     secrets first, then ``{{context:KEY}}``), then one header per context key."""
     try:
         configured = {
-            name: secret_store.fill_tokens(project_id, value)
+            name: secret_store.fill_header(project_id, name, value)
             for name, value in config.headers.items()
         }
     except secret_store.SecretUnavailable as exc:

@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib import wiring
+from chalicelib import aws, wiring
 from chalicelib.domain.ai_providers import AiProviderSpec
 from chalicelib.settings import get_settings
 from chalicelib.store import agents as agent_store
@@ -510,3 +510,70 @@ def test_a_secret_reaches_each_sink_and_rotating_it_changes_the_next_call(
     )
     assert rotated.status == 200 and b"sk-second" not in rotated.raw
     assert set(drive().values()) == {"Bearer sk-second-2222"}
+
+
+def test_a_secret_that_would_break_a_header_line_is_not_sent(tenant: Api, receiver: Server) -> None:
+    secret = _created(
+        tenant.post("/api/v1/secrets", {"name": "crlf", "value": "sk-x\r\nX-Injected: 1"})
+    )
+    token = f"{{{{secret:{secret['id']}}}}}"
+    agent = _created(
+        tenant.post(
+            "/api/v1/agents",
+            {
+                "name": "h",
+                "type": "http",
+                "config": {"url": f"{receiver.url}/agent", "headers": {"X-Api-Key": token}},
+            },
+        )
+    )
+    made = tenant.post(
+        f"/api/v1/agents/{agent['id']}/generate", {"input": [{"role": "user", "content": "hi"}]}
+    )
+    assert made.json["status"] == "failed", made
+    assert "printable ASCII" in made.json["error"]["message"]
+    assert b"sk-x" not in made.raw
+    assert receiver.requests == []
+
+
+def test_a_formation_declares_a_secret_its_agents_use_and_never_shows_it(
+    tenant: Api, receiver: Server
+) -> None:
+    from tests.api.test_secrets import raw_table
+
+    value = "sk-formed-7777"
+    template = {
+        "resources": {
+            "Key": {"type": "secret", "properties": {"name": "formed-key", "value": value}},
+            "Model": {
+                "type": "agent",
+                "properties": _model_agent(f"{receiver.url}/model/v1", secret_id={"ref": "Key"}),
+            },
+            "Http": {
+                "type": "agent",
+                "properties": {
+                    "name": "formed-http",
+                    "type": "http",
+                    "config": {
+                        "url": f"{receiver.url}/agent",
+                        "headers": {"Authorization": {"sub": "Bearer {{secret:${Key}}}"}},
+                    },
+                },
+            },
+        }
+    }
+    formed = tenant.post("/api/v1/formations", {"name": "keys", "template": template})
+    assert formed.status == 201 and formed.json["status"] == "active", formed
+    shown = tenant.get(f"/api/v1/formations/{formed.json['id']}")
+    for answer in (formed, shown):
+        assert value.encode() not in answer.raw
+    tables = aws.client("dynamodb").list_tables()["TableNames"]
+    prefix = get_settings().table_name("")
+    held = {t: raw_table(t.removeprefix(prefix)) for t in tables if t.startswith(prefix)}
+    assert len(held) > 10 and "sealed_value" in held[get_settings().table_name("secrets")]
+    assert [t for t, items in held.items() if value in items] == []
+    hello = {"input": [{"role": "user", "content": "hi"}]}
+    for agent in tenant.get("/api/v1/agents").json["data"]:
+        _created(tenant.post(f"/api/v1/agents/{agent['id']}/generate", hello))
+    sent = sorted(r.headers.get("Authorization", "") for r in receiver.requests)
+    assert sent == [f"Bearer {value}", f"Bearer {value}"]

@@ -533,6 +533,10 @@ def test_secrets_never_reach_the_logs(
     decided = scoped.post(f"/api/v1/deciders/{victim.ids['decider_id']}/decisions", {"input": "y"})
     assert decided.status == 201, decided
     api.as_key("pawl.key_0000000000000000.wrong-secret-2222").get("/api/v1/agents")
+    made = scoped.post("/api/v1/secrets", {"name": "logged?", "value": "project-secret-4444"})
+    assert made.status == 201, made
+    rotated = {"value": "project-secret-5555"}
+    assert scoped.request("PATCH", f"/api/v1/secrets/{made.json['id']}", rotated).status == 200
     # pawl's own logs, at every level. (botocore's DEBUG logs print whole request bodies;
     # docs/security.md says never to enable them where secrets flow.)
     ours = [r for r in caplog.records if r.name.startswith(("pawl", "chalicelib", "app"))]
@@ -546,6 +550,8 @@ def test_secrets_never_reach_the_logs(
         "tool-context-secret-1111",
         SECRET_HEADER_VALUE,
         "wrong-secret-2222",
+        "project-secret-4444",
+        "project-secret-5555",
     ):
         assert secret not in logged
 
