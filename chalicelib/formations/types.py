@@ -79,7 +79,8 @@ def install(types: Mapping[str, ResourceType]) -> None:
 
 def builtin_types() -> dict[str, ResourceType]:
     """The types of the evaluations module: agent, dataset, dataset_item, eval, secret,
-    trigger, webhook (a secret's ``value`` is never shown nor stored in the template). A trigger's webhook ``secret`` is the trigger routes' own (shown on create,
+    trigger, webhook. A secret's ``value`` is never shown nor stored in the template. A
+    trigger's webhook ``secret`` is the trigger routes' own (shown on create,
     ``GET /api/v1/triggers/{id}/secret``); a formation neither sets nor shows it."""
     types = [
         ResourceType(

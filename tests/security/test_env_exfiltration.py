@@ -577,3 +577,14 @@ def test_a_formation_declares_a_secret_its_agents_use_and_never_shows_it(
         _created(tenant.post(f"/api/v1/agents/{agent['id']}/generate", hello))
     sent = sorted(r.headers.get("Authorization", "") for r in receiver.requests)
     assert sent == [f"Bearer {value}", f"Bearer {value}"]
+
+    # Rotating it in the template updates the secret in place; the agents send the new one.
+    template["resources"]["Key"]["properties"]["value"] = "sk-formed-8888"
+    updated = tenant.put(f"/api/v1/formations/{formed.json['id']}", {"template": template})
+    assert updated.status == 200 and updated.json["status"] == "active", updated
+    assert b"sk-formed-8888" not in updated.raw
+    receiver.requests.clear()
+    for agent in tenant.get("/api/v1/agents").json["data"]:
+        _created(tenant.post(f"/api/v1/agents/{agent['id']}/generate", hello))
+    sent = sorted(r.headers.get("Authorization", "") for r in receiver.requests)
+    assert sent == ["Bearer sk-formed-8888", "Bearer sk-formed-8888"]
