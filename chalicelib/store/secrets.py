@@ -162,16 +162,25 @@ def opener(project_id: str | None, secret_id: str | None) -> Callable[[], str] |
     return None if secret_id is None else partial(reveal, project_id, secret_id)
 
 
-def fill_tokens(project_id: str | None, text: str) -> str:
-    """``text`` with each ``{{secret:sec_...}}`` token replaced by that secret's value."""
-    return SECRET_TOKEN.sub(lambda match: reveal(project_id, match.group(1)), text)
-
-
-def fill_header(project_id: str | None, name: str, value: str) -> str:
-    """A header value with its tokens filled; a secret that would make it more than one
-    line of printable text (a header injection) is refused, its value not shown."""
-    filled = fill_tokens(project_id, value)
-    if filled != value and not _HEADER_TEXT.match(filled):
+def fill_header(
+    project_id: str | None,
+    name: str,
+    value: str,
+    literal: Callable[[str], str] = lambda text: text,
+) -> str:
+    """A header value with its ``{{secret:...}}`` tokens filled, and ``literal`` applied to
+    the text between them (an http tool's ``{{context:KEY}}``): one pass, so a secret's
+    value is never read for tokens, nor a context value for secrets. A secret that would
+    make the value more than one line of printable text (a header injection) is refused,
+    its value not shown."""
+    parts, end, revealed = [], 0, False
+    for match in SECRET_TOKEN.finditer(value):
+        parts.append(literal(value[end : match.start()]))
+        parts.append(reveal(project_id, match.group(1)))
+        end, revealed = match.end(), True
+    parts.append(literal(value[end:]))
+    filled = "".join(parts)
+    if revealed and not _HEADER_TEXT.match(filled):
         raise SecretUnavailable(
             f"header {name} would not be printable ASCII once its secret is filled in"
         )

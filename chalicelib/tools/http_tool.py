@@ -23,20 +23,23 @@ from chalicelib.tools.json_object import decode_answer
 _VISIBLE_ASCII = re.compile(r"^[\x20-\x7e\t]*$")
 
 
+def _filled(name: str, value: str, context: Mapping[str, str], project_id: str | None) -> str:
+    try:
+        return secret_store.fill_header(
+            project_id, name, value, lambda text: fill_text(text, context, f"header {name}")
+        )
+    except secret_store.SecretUnavailable as exc:
+        raise ToolFailed(f"the http tool call was not made: {exc.message}") from None
+
+
 def request_headers(
     config: HttpToolConfig, context: Mapping[str, str], project_id: str | None = None
 ) -> dict[str, str]:
     """The configured headers with tokens filled (``{{secret:...}}`` from the project's
-    secrets first, then ``{{context:KEY}}``), then one header per context key."""
-    try:
-        configured = {
-            name: secret_store.fill_header(project_id, name, value)
-            for name, value in config.headers.items()
-        }
-    except secret_store.SecretUnavailable as exc:
-        raise ToolFailed(f"the http tool call was not made: {exc.message}") from None
+    secrets, ``{{context:KEY}}`` from the context, in one pass), then one header per
+    context key."""
     headers = {
-        name: fill_text(value, context, f"header {name}") for name, value in configured.items()
+        name: _filled(name, value, context, project_id) for name, value in config.headers.items()
     }
     for key, value in context.items():
         headers[CONTEXT_HEADER_PREFIX + key] = value

@@ -588,3 +588,45 @@ def test_a_formation_declares_a_secret_its_agents_use_and_never_shows_it(
         _created(tenant.post(f"/api/v1/agents/{agent['id']}/generate", hello))
     sent = sorted(r.headers.get("Authorization", "") for r in receiver.requests)
     assert sent == ["Bearer sk-formed-8888", "Bearer sk-formed-8888"]
+
+
+def test_secret_and_context_tokens_fill_in_one_pass(tenant: Api, receiver: Server) -> None:
+    """A secret's value is not read for ``{{context:}}``, nor a run's context for secrets
+    (a run starter cannot make a tool send a secret it does not reference)."""
+    kept = _created(tenant.post("/api/v1/secrets", {"name": "a", "value": "v-{{context:k}}"}))
+    other = _created(tenant.post("/api/v1/secrets", {"name": "b", "value": "sk-other-6666"}))
+    header = f"{{{{secret:{kept['id']}}}}}|{{{{context:k}}}}"
+    tool = _created(
+        tenant.post(
+            "/api/v1/tools",
+            {
+                "name": "t",
+                "type": "http",
+                "config": {
+                    "url": f"{receiver.url}/tool",
+                    "context_keys": ["k"],
+                    "headers": {"X-Both": header},
+                },
+            },
+        )
+    )
+    agent = _created(
+        tenant.post(
+            "/api/v1/agents",
+            {"name": "h", "type": "http", "config": {"url": f"{receiver.url}/agent"}},
+        )
+    )
+    dataset = _created(tenant.post("/api/v1/datasets", {"name": "one-pass"}))
+    item = {"input": [{"role": "user", "content": "hi"}]}
+    _created(tenant.post(f"/api/v1/datasets/{dataset['id']}/items", item))
+    scorer = {"type": "tool", "name": "t", "tool_id": tool["id"], "pass_threshold": 0.5}
+    body = {"name": "e", "agent_id": agent["id"], "dataset_id": dataset["id"], "scorers": [scorer]}
+    evaluation = _created(tenant.post("/api/v1/evals", body))
+    context = {"k": f"{{{{secret:{other['id']}}}}}"}
+    run = tenant.post(
+        f"/api/v1/evals/{evaluation['id']}/runs", {"wait": True, "tool_context": context}
+    )
+    assert run.status == 201, run
+    [call] = [r for r in receiver.requests if r.path == "/tool"]
+    assert call.headers["X-Both"] == f"v-{{{{context:k}}}}|{{{{secret:{other['id']}}}}}"
+    assert not any("sk-other-6666" in json.dumps(r.headers) for r in receiver.requests)
