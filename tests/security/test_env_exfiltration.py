@@ -630,3 +630,32 @@ def test_secret_and_context_tokens_fill_in_one_pass(tenant: Api, receiver: Serve
     [call] = [r for r in receiver.requests if r.path == "/tool"]
     assert call.headers["X-Both"] == f"v-{{{{context:k}}}}|{{{{secret:{other['id']}}}}}"
     assert not any("sk-other-6666" in json.dumps(r.headers) for r in receiver.requests)
+
+
+def test_an_endpoint_that_echoes_the_secret_does_not_get_it_into_an_answer(
+    tenant: Api,
+) -> None:
+    def echo(request: Request) -> Reply:
+        shown = request.headers.get("Authorization", "")
+        return Reply(401, {"error": {"message": f"bad key {shown}"}})
+
+    secret = _created(tenant.post("/api/v1/secrets", {"name": "k", "value": "sk-echoed-4242"}))
+    with serve(echo) as server:
+        token = f"Bearer {{{{secret:{secret['id']}}}}}"
+        agents = [
+            _model_agent(f"{server.url}/v1", secret_id=secret["id"]),
+            {
+                "name": "h",
+                "type": "http",
+                "config": {"url": f"{server.url}/a", "headers": {"Authorization": token}},
+            },
+        ]
+        for body in agents:
+            agent = _created(tenant.post("/api/v1/agents", body))
+            made = tenant.post(
+                f"/api/v1/agents/{agent['id']}/generate",
+                {"input": [{"role": "user", "content": "hi"}]},
+            )
+            assert made.json["status"] == "failed" and "401" in made.json["error"]["message"]
+            assert b"sk-echoed-4242" not in made.raw
+        assert len(server.requests) == 2
