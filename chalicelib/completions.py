@@ -11,6 +11,7 @@ the answer's first choice and the usage the provider reported; anything unusable
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,11 +26,14 @@ CompletionFailed = EndpointFailed
 
 @dataclass(frozen=True)
 class ChatEndpoint:
-    """Where a completion goes: an OpenAI-compatible base URL, a model, the key's env name."""
+    """Where a completion goes: an OpenAI-compatible base URL, a model, and where the key
+    comes from: ``secret_key`` (a project secret, opened only when the call is made), else
+    the variable ``api_key_env`` names (when the operator lists it)."""
 
     base_url: str
     model: str
     api_key_env: str | None = None
+    secret_key: Callable[[], str] | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     #: How error messages name the endpoint, and the setting that names its key variable.
     source: str = "the provider"
@@ -130,7 +134,10 @@ def parse_completion(
 
 def post_chat(endpoint: ChatEndpoint, body: dict[str, Any]) -> Any:
     """POST a chat-completions ``body`` to ``endpoint``; the decoded JSON answer."""
-    key = openai_http.api_key(endpoint.api_key_env, endpoint.key_setting)
+    if endpoint.secret_key is not None:
+        key: str | None = endpoint.secret_key()
+    else:
+        key = openai_http.api_key(endpoint.api_key_env, endpoint.key_setting)
     return openai_http.post_json(
         endpoint.url, body, key=key, source=endpoint.source, timeout_s=endpoint.timeout_s
     )

@@ -36,6 +36,7 @@ PREFIXES = {
     "policy": "pol",
     "usage_event": "ue",
     "usage_row": "urow",
+    "secret": "sec",
 }
 
 
@@ -105,6 +106,7 @@ DeciderId = Annotated[str, Field(pattern=id_pattern("decider"))]
 EvalId = Annotated[str, Field(pattern=id_pattern("eval"))]
 TriggerId = Annotated[str, Field(pattern=id_pattern("trigger"))]
 PolicyId = Annotated[str, Field(pattern=id_pattern("policy"))]
+SecretId = Annotated[str, Field(pattern=id_pattern("secret"))]
 
 #: Path parameter name -> the kind of id it holds (a malformed one is a 404 at the edge).
 PATH_PARAMETER_KINDS = {
@@ -125,4 +127,5 @@ PATH_PARAMETER_KINDS = {
     "firing_id": "trigger_firing",
     "formation_id": "formation",
     "policy_id": "policy",
+    "secret_id": "secret",
 }

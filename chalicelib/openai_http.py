@@ -1,11 +1,13 @@
 """One JSON call to an OpenAI-compatible endpoint: what chat completions (LLM judges,
 deciders, the ``model`` agent) and the ``openai`` embedding backend share.
 
-The key is read from the environment variable the caller's configuration names and sent
-as ``Authorization: Bearer``; the POST goes through the shared outbound client (timeouts,
-retries on 429/502/503/504, address policy). Every failure — the key variable unset, the
-endpoint unreachable, a non-2xx answer, a body that is not JSON — is an
-:class:`EndpointFailed` whose message never holds the key.
+The key is a project secret's value or, for a tenant's ``api_key_env``, the environment
+variable it names *when the operator listed it* (``PAWL_CREDENTIAL_ENV_ALLOW``, checked
+here on every call: a row stored before the list existed, or a name the operator later
+removed, sends nothing); it is sent as ``Authorization: Bearer``; the POST goes through
+the shared outbound client (timeouts, retries on 429/502/503/504, address policy). Every
+failure — the key variable unset or not listed, the endpoint unreachable, a non-2xx
+answer, a body that is not JSON — is an :class:`EndpointFailed` whose message never holds the key.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 from typing import Any
 
 from chalicelib import outbound
+from chalicelib.settings import CREDENTIAL_ENV_ALLOW, get_settings
 
 SNIPPET_CHARS = 300
 """How much of an unusable answer's body an error message quotes."""
@@ -28,9 +31,32 @@ class EndpointFailed(Exception):
         self.status = status
 
 
+#: The one answer to an ``api_key_env`` the operator did not list, at write and at call
+#: time alike: it never says whether the variable exists.
+UNLISTED_ENV_MESSAGE = (
+    f"api_key_env may only name a variable the operator lists in {CREDENTIAL_ENV_ALLOW}; "
+    "store the key as a project secret and reference it with secret_id instead"
+)
+
+
+def is_listed_env(env_name: str) -> bool:
+    """True when a tenant's ``api_key_env`` may name ``env_name`` on this deployment."""
+    return env_name in get_settings().credential_env_allow
+
+
 def api_key(env_name: str | None, setting: str) -> str | None:
-    """The key in ``$env_name`` (None when no variable is named); ``setting`` says, in the
-    error, where the variable's name was configured."""
+    """The key in ``$env_name`` (None when no variable is named), provided the operator
+    lists the name; ``setting`` says, in the error, where the name was configured."""
+    if not env_name:
+        return None
+    if not is_listed_env(env_name):
+        raise EndpointFailed(UNLISTED_ENV_MESSAGE)
+    return operator_api_key(env_name, setting)
+
+
+def operator_api_key(env_name: str | None, setting: str) -> str | None:
+    """The key in ``$env_name`` for a name the *operator* configured (the embedding
+    backend's ``PAWL_EMBEDDING_API_KEY_ENV``): no tenant can reach this."""
     if not env_name:
         return None
     key = os.environ.get(env_name)

@@ -59,6 +59,7 @@ HASH_SCHEME = "hmac1"
 WEBHOOK_SECRET = "webhook-secret"
 TRIGGER_SECRET = "trigger-secret"
 API_KEY = "api-key"
+PROJECT_SECRET = "project-secret"
 
 _NONCE_BYTES = 12
 _KMS_CONTEXT_KEY = "pawl-purpose"

@@ -6,7 +6,9 @@ local runtime change the environment and call :func:`reset_settings`.
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -19,6 +21,15 @@ MAX_CONCURRENCY_CEILING = 200
 #: The admin key the local runtime uses when ``PAWL_ADMIN_KEY`` is unset (documented in README).
 LOCAL_DEFAULT_ADMIN_KEY = "pawl-local-admin-key"
 
+#: The setting that lists the environment variables a tenant's ``api_key_env`` may name.
+CREDENTIAL_ENV_ALLOW = "PAWL_CREDENTIAL_ENV_ALLOW"
+#: Prefixes of pawl's own and the cloud's variables: never a tenant's credential, even when
+#: the operator lists them (the admin key, the server secret, the execution role's keys).
+RESERVED_ENV_PREFIXES = ("PAWL_", "AWS_")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+log = logging.getLogger(__name__)
+
 
 def _flag(name: str, default: bool = False) -> bool:
     raw = os.environ.get(name)
@@ -30,6 +41,27 @@ def _flag(name: str, default: bool = False) -> bool:
 def _names(raw: str) -> tuple[str, ...]:
     """A comma-separated list, blanks dropped."""
     return tuple(name.strip() for name in raw.split(",") if name.strip())
+
+
+def credential_env_names(raw: str) -> tuple[str, ...]:
+    """The names ``PAWL_CREDENTIAL_ENV_ALLOW`` lists that a tenant may use as ``api_key_env``.
+
+    A name of pawl's own or of the cloud (:data:`RESERVED_ENV_PREFIXES`, any case) or one
+    that is not a variable name is dropped with a warning: listing it is an operator's
+    mistake, and honouring it would hand that value to whatever URL a tenant chose.
+    """
+    kept = []
+    for name in _names(raw):
+        if name.upper().startswith(RESERVED_ENV_PREFIXES) or not _ENV_NAME.match(name):
+            log.warning(
+                "%s: %r ignored (pawl's own and AWS_ variables can never be a tenant's "
+                "credential; names are letters, digits and _)",
+                CREDENTIAL_ENV_ALLOW,
+                name,
+            )
+            continue
+        kept.append(name)
+    return tuple(kept)
 
 
 @dataclass(frozen=True)
@@ -83,6 +115,9 @@ class Settings:
     #: ``PAWL_MAX_CONCURRENCY_LIMIT``: the largest ``max_concurrency`` an eval or a run start
     #: may ask for (a 400 above it; at most 200), and the size of a process's agent-call pool.
     max_concurrency_limit: int = 200
+    #: ``PAWL_CREDENTIAL_ENV_ALLOW``: the environment variables a tenant's ``api_key_env``
+    #: may name (empty: none; see :func:`credential_env_names`).
+    credential_env_allow: tuple[str, ...] = ()
 
     def table_name(self, name: str) -> str:
         return f"{self.table_prefix}-{name}"
@@ -125,6 +160,7 @@ def get_settings() -> Settings:
             MAX_CONCURRENCY_CEILING,
             max(1, int(os.environ.get("PAWL_MAX_CONCURRENCY_LIMIT", str(MAX_CONCURRENCY_CEILING)))),
         ),
+        credential_env_allow=credential_env_names(os.environ.get(CREDENTIAL_ENV_ALLOW, "")),
     )
 
 

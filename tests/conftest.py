@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -159,6 +159,24 @@ def plugins(api: Api) -> Iterator[Any]:
     agents.reset()
     yield install_test_plugins()
     agents.RELEASE.set()  # never leave a blocked agent thread behind
+
+
+@pytest.fixture
+def credential_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
+    """``credential_env("NAME", ...)`` lists the variables a tenant's ``api_key_env`` may
+    name (``PAWL_CREDENTIAL_ENV_ALLOW``), as an operator does; unlisted again afterwards."""
+
+    def allow(*names: str) -> None:
+        monkeypatch.setenv("PAWL_CREDENTIAL_ENV_ALLOW", ",".join(names))
+        wiring.reload_settings()
+        # Load now: inside a request chalice.test.Client swaps in the stage's environment.
+        from chalicelib.settings import get_settings
+
+        get_settings()
+
+    yield allow
+    monkeypatch.delenv("PAWL_CREDENTIAL_ENV_ALLOW", raising=False)
+    wiring.reload_settings()
 
 
 @pytest.fixture

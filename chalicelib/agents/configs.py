@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import Field, HttpUrl, WithJsonSchema, field_validator
+from pydantic import Field, HttpUrl, WithJsonSchema, field_validator, model_validator
 
 from chalicelib.agents.contract import AdapterConfig
+from chalicelib.ids import SecretId
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: ``module.path:attribute``: dotted identifiers, then one identifier not starting with ``_``
@@ -34,9 +35,11 @@ class ModelAgentConfig(AdapterConfig):
     base_url: HttpUrl
     model: str = Field(min_length=1)
     instructions: str = ""
+    #: The project secret whose value is the bearer key (resolved at call time).
+    secret_id: SecretId | None = None
     api_key_env: (
         Annotated[str, WithJsonSchema({"type": "string", "pattern": _ENV_NAME.pattern})] | None
-    ) = None
+    ) = Field(None, description="Only a variable the operator lists in PAWL_CREDENTIAL_ENV_ALLOW")
     timeout_s: float = Field(60.0, gt=0, le=900)
 
     @field_validator("api_key_env")
@@ -45,6 +48,12 @@ class ModelAgentConfig(AdapterConfig):
         if value is not None and not _ENV_NAME.match(value):
             raise ValueError("must be an environment variable name")
         return value
+
+    @model_validator(mode="after")
+    def _one_key_source(self) -> ModelAgentConfig:
+        if self.secret_id is not None and self.api_key_env is not None:
+            raise ValueError("give secret_id or api_key_env, not both")
+        return self
 
 
 class LambdaAgentConfig(AdapterConfig):

@@ -22,6 +22,8 @@ class AgentRequest:
     input: list[dict[str, Any]]
     agent_id: str
     agent_version: int
+    #: The agent's project: the one whose secrets its config may reference.
+    project_id: str | None = None
     run_id: str | None = None
     dataset_item_id: str | None = None
     tool_context: dict[str, str] = field(default_factory=dict)

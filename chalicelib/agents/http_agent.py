@@ -28,6 +28,7 @@ from chalicelib.outbound.tool_context import (
     is_valid_context_key,
     is_valid_context_value,
 )
+from chalicelib.store import secrets as secret_store
 
 
 class AnswerUsage(BaseModel):
@@ -106,8 +107,15 @@ def decode_json_answer(
 
 def invoke(config: HttpAgentConfig, request: AgentRequest) -> AgentReply:
     """POST ``request.payload()`` to ``config.url``; an unusable answer raises AdapterFailed."""
-    headers = {**config.headers, **context_headers(request.tool_context)}
-    secrets = [*config.headers.values(), *request.tool_context.values()]
+    try:
+        configured = {
+            name: secret_store.fill_header(request.project_id, name, value)
+            for name, value in config.headers.items()
+        }
+    except secret_store.SecretUnavailable as exc:
+        raise AdapterFailed(f"http agent call not made: {exc.message}") from None
+    headers = {**configured, **context_headers(request.tool_context)}
+    secrets = [*configured.values(), *request.tool_context.values()]
     try:
         response = outbound.post_json(
             str(config.url), request.payload(), headers=headers, timeout_s=config.timeout_s

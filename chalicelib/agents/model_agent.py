@@ -15,6 +15,7 @@ from typing import Any
 from chalicelib import completions
 from chalicelib.agents.configs import ModelAgentConfig
 from chalicelib.agents.contract import AdapterFailed, AgentReply, AgentRequest, Usage
+from chalicelib.store import secrets
 
 SOURCE = "the model endpoint"
 
@@ -63,6 +64,7 @@ def invoke(config: ModelAgentConfig, request: AgentRequest) -> AgentReply:
         base_url=str(config.base_url),
         model=config.model,
         api_key_env=config.api_key_env,
+        secret_key=secrets.opener(request.project_id, config.secret_id),
         timeout_s=config.timeout_s,
         source=SOURCE,
         key_setting="api_key_env of this model agent",

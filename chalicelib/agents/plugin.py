@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib import outbound
+from chalicelib import openai_http, outbound
 from chalicelib.agents import configs, http_agent, lambda_agent, model_agent, python_agent
 from chalicelib.agents.contract import AdapterConfig, AgentAdapter, AgentReply, AgentRequest
 from chalicelib.errors import ValidationFailed
 from chalicelib.plugins.markers import hookimpl
+from chalicelib.settings import CREDENTIAL_ENV_ALLOW
 
 
 def _refuse_unsafe_url(url: str, field: str) -> None:
@@ -17,6 +18,15 @@ def _refuse_unsafe_url(url: str, field: str) -> None:
         outbound.check_url(url)
     except outbound.OutboundRefused as exc:
         raise ValidationFailed(str(exc), field=field) from None
+
+
+def _refuse_unlisted_env(env_name: str | None, field: str) -> None:
+    """Refuse an ``api_key_env`` the operator did not list (the same answer whether or not
+    the variable exists); the call refuses it again (``openai_http.api_key``)."""
+    if env_name is not None and not openai_http.is_listed_env(env_name):
+        raise ValidationFailed(
+            openai_http.UNLISTED_ENV_MESSAGE, field=field, setting=CREDENTIAL_ENV_ALLOW
+        )
 
 
 class _Adapter:
@@ -50,6 +60,7 @@ class ModelAdapter(_Adapter):
     def check(self, config: AdapterConfig) -> None:
         if isinstance(config, configs.ModelAgentConfig):
             _refuse_unsafe_url(str(config.base_url), "config.base_url")
+            _refuse_unlisted_env(config.api_key_env, "config.api_key_env")
 
 
 class LambdaAdapter(_Adapter):

@@ -16,6 +16,7 @@ from chalicelib.api.access import on, on_collection
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
+from chalicelib.api.secret_refs import check_config
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import Agent, AgentVersion
 from chalicelib.domain.secret_headers import masked_config
@@ -99,6 +100,7 @@ def create_agent(call: Call[CreateAgent, Any]) -> Agent:
     """Register an agent under test (version 1)."""
     body = call.body
     project_id = target_project(call.caller, body.project_id)
+    check_config(call.caller, project_id, body.config)
     created = catalog.create_agent(
         project_id, body.name, body.type, body.config, body.output_schema
     )
@@ -150,7 +152,10 @@ def update_agent(call: Call[UpdateAgent, Any]) -> Agent:
     """Partially update an agent; every update writes a new immutable version."""
     body = call.body
     refuse_nulls(body, "name", "type", "config")
-    agent_id = visible_agent(call.caller, call.path["agent_id"]).id
+    agent = visible_agent(call.caller, call.path["agent_id"])
+    agent_id = agent.id
+    if body.config is not None:
+        check_config(call.caller, agent.project_id, body.config)
     changes = {name: getattr(body, name) for name in body.model_fields_set}
     return shown(catalog.update_agent(agent_id, changes))
 

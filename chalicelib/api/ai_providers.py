@@ -1,7 +1,7 @@
 """AI providers (``/api/v1/ai-providers``): a project's OpenAI-compatible model endpoints.
 
-``api_key_env`` is the *name* of an environment variable of pawl's deployment holding the
-key; pawl never receives, stores or returns a key.
+The key is a project secret (``secret_id``; the caller must be allowed to read it), or an
+``api_key_env`` the operator lists in ``PAWL_CREDENTIAL_ENV_ALLOW``; no answer holds a key.
 The rules of its writes are :mod:`chalicelib.engine.ai_providers`.
 """
 
@@ -17,10 +17,11 @@ from chalicelib.api.access import on, on_collection
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
+from chalicelib.api.secret_refs import check_secret
 from chalicelib.domain.ai_providers import AiProvider
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.engine import ai_providers as catalog
-from chalicelib.ids import ProjectId
+from chalicelib.ids import ProjectId, SecretId
 from chalicelib.store import ai_providers as store
 
 bp = Blueprint(__name__)
@@ -53,8 +54,9 @@ class CreateAiProvider(RequestBody):
     name: str = Field(min_length=1, max_length=200)
     base_url: UrlText = Field(min_length=1, max_length=MAX_URL_LENGTH)
     api_key_env: EnvName | None = Field(
-        None, max_length=256, description="Variable NAME, not a key"
+        None, max_length=256, description="A variable PAWL_CREDENTIAL_ENV_ALLOW lists"
     )
+    secret_id: SecretId | None = Field(None, description="The project secret holding the key")
     default_model: str = Field(min_length=1, max_length=200)
 
     _check_env = field_validator("api_key_env")(_env_name)
@@ -64,6 +66,7 @@ class UpdateAiProvider(RequestBody):
     name: str | None = Field(None, min_length=1, max_length=200)
     base_url: UrlText | None = Field(None, min_length=1, max_length=MAX_URL_LENGTH)
     api_key_env: EnvName | None = Field(None, max_length=256, description="null: send no key")
+    secret_id: SecretId | None = Field(None, description="null: unlink the secret")
     default_model: str | None = Field(None, min_length=1, max_length=200)
 
     _check_env = field_validator("api_key_env")(_env_name)
@@ -90,6 +93,8 @@ def create_ai_provider(call: Call[CreateAiProvider, Any]) -> AiProvider:
     """Create an AI provider (name unique in the project)."""
     body = call.body
     project_id = call.caller.listing_project(body.project_id)
+    if body.secret_id is not None:
+        check_secret(call.caller, project_id, body.secret_id, "secret_id")
     return catalog.create_provider(project_id, body.model_dump(exclude={"project_id"}))
 
 
@@ -138,6 +143,8 @@ def update_ai_provider(call: Call[UpdateAiProvider, Any]) -> AiProvider:
     body = call.body
     refuse_nulls(body, "name", "base_url", "default_model")
     current = _visible(call.caller, call.path["provider_id"])
+    if body.secret_id is not None:
+        check_secret(call.caller, current.project_id, body.secret_id, "secret_id")
     return catalog.update_provider(current, body.model_dump(include=body.model_fields_set))
 
 

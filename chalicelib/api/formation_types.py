@@ -164,6 +164,7 @@ REFERENCE_ROUTES = {
     "tool": "/api/v1/tools/{tool_id}",
     "ai_provider": "/api/v1/ai-providers/{provider_id}",
     "decider": "/api/v1/deciders/{decider_id}",
+    "secret": "/api/v1/secrets/{secret_id}",
 }
 
 

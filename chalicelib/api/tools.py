@@ -16,6 +16,7 @@ from chalicelib.api import plugin_schemas
 from chalicelib.api.access import on, on_collection
 from chalicelib.api.common import refuse_nulls
 from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
+from chalicelib.api.secret_refs import check_config
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.secret_headers import masked_config
 from chalicelib.domain.tools import CONFIG_MODELS, BuiltinToolConfig, Tool, ToolType
@@ -94,6 +95,7 @@ def create_tool(call: Call[CreateTool, Any]) -> Tool:
     """Create a tool (name unique in the project)."""
     body = call.body
     project_id = call.caller.listing_project(body.project_id)
+    check_config(call.caller, project_id, body.config)
     created = catalog.create_tool(project_id, body.name, body.description, body.type, body.config)
     return shown(created)
 
@@ -144,7 +146,10 @@ def update_tool(call: Call[UpdateTool, Any]) -> Tool:
     body = call.body
     refuse_nulls(body, "name", "type", "config")
     given = {name: getattr(body, name) for name in body.model_fields_set}
-    return shown(catalog.update_tool(visible_tool(call), given))
+    tool = visible_tool(call)
+    if body.config is not None:
+        check_config(call.caller, tool.project_id, body.config)
+    return shown(catalog.update_tool(tool, given))
 
 
 @endpoint(

@@ -27,7 +27,7 @@ from chalicelib.domain.deciders import (
 )
 from chalicelib.domain.tools import Tool
 from chalicelib.errors import ValidationFailed
-from chalicelib.store import ai_providers, tools
+from chalicelib.store import ai_providers, secrets, tools
 from chalicelib.tools import MISSING_TOOL_CONTEXT_KEY, MissingContextKey, ToolFailed, call_tool
 from chalicelib.tools.json_object import first_json_object
 
@@ -63,7 +63,10 @@ class AiProviderAnswerer:
 
     def answer(self, questions: list[Question], value: Any) -> BackendAnswer:
         endpoint = completions.ChatEndpoint(
-            base_url=self.provider.base_url, model=self.model, api_key_env=self.provider.api_key_env
+            base_url=self.provider.base_url,
+            model=self.model,
+            api_key_env=self.provider.api_key_env,
+            secret_key=secrets.opener(self.provider.project_id, self.provider.secret_id),
         )
         try:
             completion = completions.complete(endpoint, frame.messages(questions, value))

@@ -1,7 +1,8 @@
 """AI providers: a project's OpenAI-compatible model endpoints (LLM judges run through them).
 
-A provider never holds a secret: ``api_key_env`` names the environment variable of pawl's
-deployment that holds the key, so the key stays in the deployment's secret store.
+A provider never holds a key: ``secret_id`` names the project secret whose value is sent
+as the key (opened only for the call), or ``api_key_env`` an environment variable the
+operator lists in ``PAWL_CREDENTIAL_ENV_ALLOW``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ class AiProvider(Resource):
     name: str
     base_url: str
     api_key_env: str | None = None
+    secret_id: str | None = None
     default_model: str
     created_at: str
     updated_at: str
@@ -26,6 +28,7 @@ class AiProviderSpec(Resource):
     name: str
     base_url: str
     api_key_env: str | None = None
+    secret_id: str | None = None
     default_model: str
 
 

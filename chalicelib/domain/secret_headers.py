@@ -6,6 +6,10 @@ header is *secret* when its name is ``Authorization``, ``Proxy-Authorization``,
 ``auth`` or ``cookie`` (any case). Every read of the resource shows such a value as
 :data:`MASK`; the adapters still send the stored value.
 
+A value that is only a secret reference (``{{secret:sec_...}}``, optionally after a scheme
+word: ``Bearer {{secret:sec_...}}``) holds no credential and is shown as stored, as SOAT
+echoes the token; the value is resolved only for the call (``chalicelib.store.secrets``).
+
 An update that sends :data:`MASK` back as a header's value means "keep the stored value"
 (so a client can GET, edit another field, and PUT the config back). Sending the mask for a
 header the stored config does not have is refused: there is no value to keep.
@@ -18,6 +22,7 @@ from typing import Any
 
 from pydantic import Field
 
+from chalicelib.domain.secrets import is_token_only
 from chalicelib.errors import ValidationFailed
 
 MASK = "********"
@@ -38,12 +43,19 @@ def is_secret_header(name: str) -> bool:
     return lowered in _SECRET_NAMES or any(part in lowered for part in _SECRET_PARTS)
 
 
+def _is_reference(value: Any) -> bool:
+    return isinstance(value, str) and is_token_only(value)
+
+
 def masked_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """``config`` with the values of its secret headers replaced by :data:`MASK`."""
     headers = config.get("headers")
     if not isinstance(headers, Mapping):
         return dict(config)
-    shown = {name: MASK if is_secret_header(name) else value for name, value in headers.items()}
+    shown = {
+        name: MASK if is_secret_header(name) and not _is_reference(value) else value
+        for name, value in headers.items()
+    }
     return {**config, "headers": shown}
 
 

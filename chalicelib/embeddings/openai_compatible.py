@@ -83,7 +83,7 @@ class OpenAIEmbeddings:
 
     def embed(self, texts: list[str]) -> EmbeddingResult:
         try:
-            key = openai_http.api_key(self.api_key_env, "PAWL_EMBEDDING_API_KEY_ENV")
+            key = openai_http.operator_api_key(self.api_key_env, "PAWL_EMBEDDING_API_KEY_ENV")
             data = openai_http.post_json(
                 f"{self.base_url}/embeddings",
                 embeddings_request(self.model, texts),

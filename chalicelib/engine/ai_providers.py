@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from chalicelib import outbound
+from chalicelib import openai_http, outbound
 from chalicelib.domain.ai_providers import AiProvider, AiProviderSpec
 from chalicelib.errors import ValidationFailed
+from chalicelib.settings import CREDENTIAL_ENV_ALLOW
 from chalicelib.store import ai_providers as store
 from chalicelib.store import tenancy
 
@@ -27,11 +28,24 @@ def check_base_url(url: str) -> str:
     return url
 
 
+def check_key_source(spec: AiProviderSpec) -> None:
+    """One key source at most, and an ``api_key_env`` only when the operator lists it (the
+    same answer whether or not the variable exists)."""
+    if spec.secret_id is not None and spec.api_key_env is not None:
+        raise ValidationFailed("give secret_id or api_key_env, not both", field="secret_id")
+    if spec.api_key_env is not None and not openai_http.is_listed_env(spec.api_key_env):
+        raise ValidationFailed(
+            openai_http.UNLISTED_ENV_MESSAGE, field="api_key_env", setting=CREDENTIAL_ENV_ALLOW
+        )
+
+
 def create_provider(project_id: str, fields: Mapping[str, Any]) -> AiProvider:
     """Create the provider ``fields`` (the AiProviderSpec fields) describe, in the project."""
     check_base_url(fields["base_url"])
+    spec = AiProviderSpec.model_validate(dict(fields))
+    check_key_source(spec)
     tenancy.get_project(project_id)
-    return store.create_provider(project_id, AiProviderSpec.model_validate(dict(fields)))
+    return store.create_provider(project_id, spec)
 
 
 def update_provider(current: AiProvider, changes: Mapping[str, Any]) -> AiProvider:
@@ -40,6 +54,8 @@ def update_provider(current: AiProvider, changes: Mapping[str, Any]) -> AiProvid
         check_base_url(changes["base_url"])
     kept = current.model_dump(include=set(AiProviderSpec.model_fields))
     spec = AiProviderSpec.model_validate({**kept, **changes})
+    if changes.get("api_key_env") is not None or changes.get("secret_id") is not None:
+        check_key_source(spec)
     return store.update_provider(current, spec)
 
 

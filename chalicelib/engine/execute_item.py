@@ -73,6 +73,7 @@ def call_agent(
         input=messages,
         agent_id=agent.agent_id,
         agent_version=agent.version.version,
+        project_id=project_id,
         run_id=run_id,
         dataset_item_id=dataset_item_id,
         tool_context=dict(tool_context),

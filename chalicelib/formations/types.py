@@ -78,8 +78,9 @@ def install(types: Mapping[str, ResourceType]) -> None:
 
 
 def builtin_types() -> dict[str, ResourceType]:
-    """The types of the evaluations module: agent, dataset, dataset_item, eval, trigger,
-    webhook. A trigger's webhook ``secret`` is the trigger routes' own (shown on create,
+    """The types of the evaluations module: agent, dataset, dataset_item, eval, secret,
+    trigger, webhook. A secret's ``value`` is never shown nor stored in the template. A
+    trigger's webhook ``secret`` is the trigger routes' own (shown on create,
     ``GET /api/v1/triggers/{id}/secret``); a formation neither sets nor shows it."""
     types = [
         ResourceType(
@@ -109,6 +110,15 @@ def builtin_types() -> dict[str, ResourceType]:
             "/api/v1/triggers/{trigger_id}",
             "trigger_id",
             update_method="PATCH",
+        ),
+        ResourceType(
+            "secret",
+            "secret",
+            "/api/v1/secrets",
+            "/api/v1/secrets/{secret_id}",
+            "secret_id",
+            update_method="PATCH",
+            secret={"value": masked_literal},
         ),
         ResourceType(
             "webhook",

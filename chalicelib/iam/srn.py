@@ -32,6 +32,7 @@ RESOURCE_TYPES: dict[str, str] = {
     "policy": "policy",
     "api-key": "api_key",
     "generation": "generation",
+    "secret": "secret",
 }
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_-]{1,80}")

@@ -38,7 +38,7 @@ from chalicelib.scoring.contract import (
     UsageRecord,
     ValidationEnv,
 )
-from chalicelib.store import ai_providers, tenancy
+from chalicelib.store import ai_providers, secrets, tenancy
 
 USAGE_SOURCE = "eval_judge"
 CALL_FAILED = "JUDGE_FAILED"
@@ -200,6 +200,7 @@ class LlmJudgeScorer:
             base_url=provider.base_url,
             model=parsed.model or provider.default_model,
             api_key_env=provider.api_key_env,
+            secret_key=secrets.opener(provider.project_id, provider.secret_id),
         )
         prompt = fill_prompt(parsed.prompt, item.input, item.output, item.expected)
         try:

@@ -27,6 +27,7 @@ from chalicelib.scoring.contract import (
     ScoringEnv,
     ValidationEnv,
 )
+from chalicelib.store import secrets
 
 TYPE = "openwop_expected"
 
@@ -64,7 +65,10 @@ def _golden(match: dict[str, Any], item: ItemContext) -> ScoreOutcome:
 def _rubric(criteria: list[dict[str, Any]], item: ItemContext, env: ScoringEnv, bar: float) -> Any:
     provider = llm_judge.resolve_provider(env, None)
     endpoint = ChatEndpoint(
-        base_url=provider.base_url, model=provider.default_model, api_key_env=provider.api_key_env
+        base_url=provider.base_url,
+        model=provider.default_model,
+        api_key_env=provider.api_key_env,
+        secret_key=secrets.opener(provider.project_id, provider.secret_id),
     )
     text = rubric.prompt(item.input, item.output, criteria)
     try:

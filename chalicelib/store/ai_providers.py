@@ -34,6 +34,7 @@ def _provider(model: AiProviderModel) -> AiProvider:
         name=model.name,
         base_url=model.base_url,
         api_key_env=model.api_key_env,
+        secret_id=model.secret_id,
         default_model=model.default_model,
         created_at=model.created_at,
         updated_at=model.updated_at,

@@ -441,7 +441,22 @@ class AiProviderModel(ProjectScoped, IdModel):
     name = UnicodeAttribute()
     base_url = UnicodeAttribute()
     api_key_env = UnicodeAttribute(null=True)
+    #: The project secret whose value is the key (``store/secrets.py``), or absent.
+    secret_id = UnicodeAttribute(null=True)
     default_model = UnicodeAttribute()
+    updated_at = UnicodeAttribute()
+
+
+@register
+class SecretModel(ProjectScoped, IdModel):
+    """A project secret: ``sealed_value`` is ``secretbox.seal``ed (purpose ``project-secret``)
+    and never leaves the store except to the call that uses it."""
+
+    class Meta:
+        short_name = "secrets"
+
+    name = UnicodeAttribute()
+    sealed_value = UnicodeAttribute(null=True)
     updated_at = UnicodeAttribute()
 
 

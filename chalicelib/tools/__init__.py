@@ -43,7 +43,7 @@ def call_tool(
     config = tool.parsed_config()
     context = tool_context or {}
     if isinstance(config, HttpToolConfig):
-        answer = http_tool.invoke(config, payload, context)
+        answer = http_tool.invoke(config, payload, context, tool.project_id)
     elif isinstance(config, LambdaToolConfig):
         answer = lambda_tool.invoke(config, payload, context)
     elif isinstance(config, BuiltinToolConfig):

@@ -15,6 +15,7 @@ from chalicelib import outbound
 from chalicelib.domain.tools import HttpToolConfig
 from chalicelib.outbound.redaction import body_snippet
 from chalicelib.outbound.tool_context import CONTEXT_HEADER_PREFIX
+from chalicelib.store import secrets as secret_store
 from chalicelib.tools.context import fill_text, fill_value, narrowed
 from chalicelib.tools.errors import TOOL_ANSWER_INVALID, ToolFailed
 from chalicelib.tools.json_object import decode_answer
@@ -22,10 +23,23 @@ from chalicelib.tools.json_object import decode_answer
 _VISIBLE_ASCII = re.compile(r"^[\x20-\x7e\t]*$")
 
 
-def request_headers(config: HttpToolConfig, context: Mapping[str, str]) -> dict[str, str]:
-    """The configured headers with tokens filled, then one header per context key."""
+def _filled(name: str, value: str, context: Mapping[str, str], project_id: str | None) -> str:
+    try:
+        return secret_store.fill_header(
+            project_id, name, value, lambda text: fill_text(text, context, f"header {name}")
+        )
+    except secret_store.SecretUnavailable as exc:
+        raise ToolFailed(f"the http tool call was not made: {exc.message}") from None
+
+
+def request_headers(
+    config: HttpToolConfig, context: Mapping[str, str], project_id: str | None = None
+) -> dict[str, str]:
+    """The configured headers with tokens filled (``{{secret:...}}`` from the project's
+    secrets, ``{{context:KEY}}`` from the context, in one pass), then one header per
+    context key."""
     headers = {
-        name: fill_text(value, context, f"header {name}") for name, value in config.headers.items()
+        name: _filled(name, value, context, project_id) for name, value in config.headers.items()
     }
     for key, value in context.items():
         headers[CONTEXT_HEADER_PREFIX + key] = value
@@ -35,10 +49,16 @@ def request_headers(config: HttpToolConfig, context: Mapping[str, str]) -> dict[
     return headers
 
 
-def invoke(config: HttpToolConfig, payload: dict[str, Any], tool_context: Mapping[str, str]) -> Any:
-    """POST ``payload`` (over the tool's own preset_parameters) and decode the answer."""
+def invoke(
+    config: HttpToolConfig,
+    payload: dict[str, Any],
+    tool_context: Mapping[str, str],
+    project_id: str | None = None,
+) -> Any:
+    """POST ``payload`` (over the tool's own preset_parameters) and decode the answer;
+    ``project_id``: the tool's project, whose secrets its headers may reference."""
     context = narrowed(tool_context, config.context_keys)
-    headers = request_headers(config, context)
+    headers = request_headers(config, context, project_id)
     body = {**fill_value(config.preset_parameters, context, "preset_parameters"), **payload}
     secrets = [*headers.values(), *context.values()]
     try:

@@ -28,7 +28,10 @@ def other_project(api: Any) -> dict[str, Any]:
     return response.json
 
 
-def test_create_get_list_update_delete(api: Any, project: dict[str, Any]) -> None:
+def test_create_get_list_update_delete(
+    api: Any, project: dict[str, Any], credential_env: Any
+) -> None:
+    credential_env("JUDGE_KEY")
     created = create(api, project["id"], api_key_env="JUDGE_KEY")
     assert created.status == 201, created
     provider = created.json

@@ -259,7 +259,8 @@ def model_config(server_url: str, **extra: Any) -> dict[str, Any]:
     return {"base_url": f"{server_url}/v1", "model": "local-model", **extra}
 
 
-def test_model_agent_plain_chat(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_model_agent_plain_chat(monkeypatch: pytest.MonkeyPatch, credential_env: Any) -> None:
+    credential_env("TEST_MODEL_KEY")
     monkeypatch.setenv("TEST_MODEL_KEY", "sk-model-secret")
     with serve(lambda r: Reply(200, completion("2+2 is 4"))) as server:
         config = model_config(server.url, instructions="Be brief.", api_key_env="TEST_MODEL_KEY")
@@ -312,7 +313,10 @@ def test_model_agent_tool_calls_require_action() -> None:
     assert (reply.status, reply.output, reply.object) == ("requires_action", "", None)
 
 
-def test_model_agent_missing_key_variable_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_model_agent_missing_key_variable_names_it(
+    monkeypatch: pytest.MonkeyPatch, credential_env: Any
+) -> None:
+    credential_env("TEST_ABSENT_KEY")  # a listed name may say it is unset: the operator's
     monkeypatch.delenv("TEST_ABSENT_KEY", raising=False)
     with serve(lambda r: Reply(200, completion("x"))) as server:
         with pytest.raises(AdapterFailed, match="TEST_ABSENT_KEY"):
@@ -333,7 +337,10 @@ def test_model_agent_bad_answers_fail(reply: Reply, expected: str) -> None:
         call("model", model_config(server.url), agent_request())
 
 
-def test_model_agent_error_body_never_shows_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_model_agent_error_body_never_shows_the_key(
+    monkeypatch: pytest.MonkeyPatch, credential_env: Any
+) -> None:
+    credential_env("TEST_MODEL_KEY")
     monkeypatch.setenv("TEST_MODEL_KEY", "sk-model-secret")
 
     def echo_key(request: Request) -> Reply:

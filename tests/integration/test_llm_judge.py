@@ -130,12 +130,13 @@ def test_missing_expected_output_fills_empty(project_id: str) -> None:
 
 
 def test_model_override_key_from_the_environment_and_reported_cost(
-    project_id: str, monkeypatch: pytest.MonkeyPatch
+    project_id: str, monkeypatch: pytest.MonkeyPatch, credential_env: Any
 ) -> None:
-    monkeypatch.setenv("PAWL_TEST_JUDGE_KEY", "sk-test-judge-secret")
+    credential_env("TEST_JUDGE_KEY")
+    monkeypatch.setenv("TEST_JUDGE_KEY", "sk-test-judge-secret")
     usage = {"prompt_tokens": 5, "completion_tokens": 2, "cost": 0.0031}
     with serve(replying('{"score": 0.7}', usage)) as server:
-        provider_id = add_provider(project_id, server, api_key_env="PAWL_TEST_JUDGE_KEY")
+        provider_id = add_provider(project_id, server, api_key_env="TEST_JUDGE_KEY")
         config = judge_config(ai_provider_id=provider_id, model="judge-large")
         outcome = score(project_id, config)
     assert outcome.passed is True  # score == pass_threshold passes
@@ -215,8 +216,9 @@ def test_an_answer_that_is_not_a_completion_errors_the_item(project_id: str) -> 
 
 
 def test_unreachable_provider_and_missing_key_variable(
-    project_id: str, monkeypatch: pytest.MonkeyPatch
+    project_id: str, monkeypatch: pytest.MonkeyPatch, credential_env: Any
 ) -> None:
+    credential_env("TEST_UNSET_KEY")
     with serve(replying('{"score": 1}')) as server:
         port = server.port
     with allow_loopback_port(port):  # still named, but the server stopped: nothing listens
@@ -224,11 +226,11 @@ def test_unreachable_provider_and_missing_key_variable(
         with pytest.raises(ScorerFailed) as unreachable:
             score(project_id, judge_config(ai_provider_id=down))
     assert unreachable.value.code == "JUDGE_FAILED" and str(port) in unreachable.value.message
-    monkeypatch.delenv("PAWL_TEST_UNSET_KEY", raising=False)
-    keyless = add_provider(project_id, server, name="keyless", api_key_env="PAWL_TEST_UNSET_KEY")
+    monkeypatch.delenv("TEST_UNSET_KEY", raising=False)
+    keyless = add_provider(project_id, server, name="keyless", api_key_env="TEST_UNSET_KEY")
     with pytest.raises(ScorerFailed) as no_key:
         score(project_id, judge_config(ai_provider_id=keyless))
-    assert no_key.value.code == "JUDGE_FAILED" and "PAWL_TEST_UNSET_KEY" in no_key.value.message
+    assert no_key.value.code == "JUDGE_FAILED" and "TEST_UNSET_KEY" in no_key.value.message
 
 
 def test_a_provider_of_another_project_is_not_found(api: Any, project_id: str) -> None:

@@ -69,6 +69,7 @@ DESTRUCTIVE = [
     ("DELETE", "/api/v1/datasets/{dataset_id}"),
     ("DELETE", "/api/v1/agents/{agent_id}"),
     ("DELETE", "/api/v1/ai-providers/{provider_id}"),
+    ("DELETE", "/api/v1/secrets/{secret_id}"),
     ("DELETE", "/api/v1/api-keys/{key_id}"),
 ]
 #: What an allowed call needs besides the route's own action: deleting the victim's

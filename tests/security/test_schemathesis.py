@@ -99,6 +99,7 @@ REFERENCES = {
     "decider_id": "decider",
     "ai_provider_id": "ai_provider",
     "target_id": "eval",  # a trigger's target (pawl's triggers target evals only)
+    "secret_id": "secret",
 }
 
 
@@ -134,7 +135,9 @@ def seed(url: str, key: str, project_id: str) -> dict[str, str]:
         "scorers": [{"type": "contains", "value": "x"}],
     }
     policy = {"name": "fuzz", "document": {"statement": [{"effect": "Allow", "action": ["*"]}]}}
+    secret = {"name": "s", "value": "fuzz-secret-value"}
     return {
+        "secret": _create(url, "/api/v1/secrets", secret, key)["id"],
         "policy": _create(url, "/api/v1/policies", policy, ADMIN_KEY)["id"],
         "project": project_id,
         "ai_provider": provider["id"],
@@ -166,6 +169,10 @@ def real_references(value: Any, seeded: dict[str, str]) -> Any:
             real[key] = [seeded["policy"]] if entry else []
         elif key in {"url", "base_url"} and isinstance(entry, str):
             real[key] = _ORIGIN.sub(ALLOWED_ORIGIN, entry, count=1)
+        elif key == "api_key_env":
+            # The names a deployment lists (PAWL_CREDENTIAL_ENV_ALLOW) are its operator's,
+            # like the addresses it allows: the document states the shape, the server the list.
+            real[key] = None
         else:
             real[key] = real_references(entry, seeded)
     if value.get("type") == "tool" and "tool_id" in value:

@@ -37,6 +37,7 @@ V2_OWN = {("GET", "/v2/discovery"), ("POST", "/v2/eval-suites")}
 V2_SUITE_ID = "victim.corp.evals.secret-suite"
 DECIDER_ANSWER = {"answers": [{"name": "ok", "type": "predicate", "probability": 0.9}]}
 SECRET_HEADER_VALUE = "Bearer victim-tool-secret-0000"
+PROJECT_SECRET_VALUE = "victim-project-secret-value-3333"
 TEMPLATE = {
     "resources": {"Cases": {"type": "dataset", "properties": {"name": "victim-formation-dataset"}}}
 }
@@ -123,6 +124,12 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
             },
         )
     )
+    secret = _created(
+        api.post(
+            "/api/v1/secrets",
+            {"project_id": project["id"], "name": "victim-secret", "value": PROJECT_SECRET_VALUE},
+        )
+    )
     webhook = _created(
         api.post(
             "/api/v1/webhooks",
@@ -168,6 +175,7 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
         "decider_id": decider["id"],
         "decision_id": decision["id"],
         "provider_id": provider["id"],
+        "secret_id": secret["id"],
         "webhook_id": webhook["id"],
         "trigger_id": trigger["id"],
         "firing_id": firing.json["id"],
@@ -186,6 +194,7 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
     names += ["victim-nightly"]
     names += ["victim-formation", "victim-formation-dataset", "victim-policy"]
     names += ["echo:alpha", "echo:gamma", SECRET_HEADER_VALUE]
+    names += ["victim-secret", PROJECT_SECRET_VALUE]
     return Victim(
         ids=ids,
         names=names,
@@ -241,6 +250,8 @@ def sample_body(method: str, path: str, ids: dict[str, str]) -> dict[str, Any] |
             "default_model": "m",
         },
         ("PUT", "/api/v1/ai-providers/{provider_id}"): {"name": "renamed-by-attacker"},
+        ("POST", "/api/v1/secrets"): {"project_id": project, "name": "stolen", "value": "x"},
+        ("PATCH", "/api/v1/secrets/{secret_id}"): {"value": "replaced-by-attacker"},
         ("POST", "/api/v1/datasets"): {"project_id": project, "name": "stolen"},
         ("PUT", "/api/v1/datasets/{dataset_id}"): {"name": "renamed-by-attacker"},
         ("POST", "/api/v1/datasets/{dataset_id}/items"): {
@@ -329,6 +340,7 @@ LIST_QUERIES = {
     "/api/v1/deciders",
     "/api/v1/evals",
     "/api/v1/formations",
+    "/api/v1/secrets",
     "/api/v1/tools",
     "/api/v1/triggers",
     "/api/v1/trigger-firings",
@@ -521,6 +533,10 @@ def test_secrets_never_reach_the_logs(
     decided = scoped.post(f"/api/v1/deciders/{victim.ids['decider_id']}/decisions", {"input": "y"})
     assert decided.status == 201, decided
     api.as_key("pawl.key_0000000000000000.wrong-secret-2222").get("/api/v1/agents")
+    made = scoped.post("/api/v1/secrets", {"name": "logged?", "value": "project-secret-4444"})
+    assert made.status == 201, made
+    rotated = {"value": "project-secret-5555"}
+    assert scoped.request("PATCH", f"/api/v1/secrets/{made.json['id']}", rotated).status == 200
     # pawl's own logs, at every level. (botocore's DEBUG logs print whole request bodies;
     # docs/security.md says never to enable them where secrets flow.)
     ours = [r for r in caplog.records if r.name.startswith(("pawl", "chalicelib", "app"))]
@@ -534,6 +550,8 @@ def test_secrets_never_reach_the_logs(
         "tool-context-secret-1111",
         SECRET_HEADER_VALUE,
         "wrong-secret-2222",
+        "project-secret-4444",
+        "project-secret-5555",
     ):
         assert secret not in logged
 
