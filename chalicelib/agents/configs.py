@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import Field, HttpUrl, WithJsonSchema, field_validator, model_validator
 
 from chalicelib.agents.contract import AdapterConfig
-from chalicelib.ids import SecretId
+from chalicelib.domain.secrets import SecretRef
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: ``module.path:attribute``: dotted identifiers, then one identifier not starting with ``_``
@@ -36,7 +36,7 @@ class ModelAgentConfig(AdapterConfig):
     model: str = Field(min_length=1)
     instructions: str = ""
     #: The project secret whose value is the bearer key (resolved at call time).
-    secret_id: SecretId | None = None
+    secret_id: SecretRef | None = None
     api_key_env: (
         Annotated[str, WithJsonSchema({"type": "string", "pattern": _ENV_NAME.pattern})] | None
     ) = Field(None, description="Only a variable the operator lists in PAWL_CREDENTIAL_ENV_ALLOW")

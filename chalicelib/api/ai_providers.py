@@ -20,8 +20,9 @@ from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
 from chalicelib.api.secret_refs import check_secret
 from chalicelib.domain.ai_providers import AiProvider
 from chalicelib.domain.base import Page, RequestBody
+from chalicelib.domain.secrets import SecretRef
 from chalicelib.engine import ai_providers as catalog
-from chalicelib.ids import ProjectId, SecretId
+from chalicelib.ids import ProjectId
 from chalicelib.store import ai_providers as store
 
 bp = Blueprint(__name__)
@@ -56,7 +57,7 @@ class CreateAiProvider(RequestBody):
     api_key_env: EnvName | None = Field(
         None, max_length=256, description="A variable PAWL_CREDENTIAL_ENV_ALLOW lists"
     )
-    secret_id: SecretId | None = Field(None, description="The project secret holding the key")
+    secret_id: SecretRef | None = Field(None, description="The project secret holding the key")
     default_model: str = Field(min_length=1, max_length=200)
 
     _check_env = field_validator("api_key_env")(_env_name)
@@ -66,7 +67,7 @@ class UpdateAiProvider(RequestBody):
     name: str | None = Field(None, min_length=1, max_length=200)
     base_url: UrlText | None = Field(None, min_length=1, max_length=MAX_URL_LENGTH)
     api_key_env: EnvName | None = Field(None, max_length=256, description="null: send no key")
-    secret_id: SecretId | None = Field(None, description="null: unlink the secret")
+    secret_id: SecretRef | None = Field(None, description="null: unlink the secret")
     default_model: str | None = Field(None, min_length=1, max_length=200)
 
     _check_env = field_validator("api_key_env")(_env_name)

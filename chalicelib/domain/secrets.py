@@ -9,15 +9,26 @@ outbound call that needs it (``chalicelib.store.secrets.reveal``).
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
 from chalicelib.domain.base import Resource
-from chalicelib.ids import ID_BODY, PREFIXES
+from chalicelib.iam.references import reads
+from chalicelib.ids import ID_BODY, PREFIXES, SecretId
 
 #: A reference inside a string field: ``{{secret:sec_...}}`` (by id; see docs/secrets.md).
 SECRET_TOKEN = re.compile(r"\{\{\s*secret:(.*?)\s*\}\}", re.IGNORECASE | re.DOTALL)
 _TOKEN_START = re.compile(r"\{\{\s*secret:", re.IGNORECASE)
 #: A secret id as a token names it.
 SECRET_ID = re.compile(rf"^{PREFIXES['secret']}_{ID_BODY}$")
+
+
+#: A body field naming a secret to bind (``secret_id``): the caller needs
+#: ``secrets:GetSecret`` on it, and a denied one answers what a missing one does (the
+#: ``SECRET_NOT_FOUND`` of ``store.secrets.secret_not_found``, word for word).
+SecretRef = Annotated[
+    SecretId,
+    reads("secret", message="secret {id} not found in this project", code="SECRET_NOT_FOUND"),
+]
 
 
 class Secret(Resource):

@@ -45,6 +45,7 @@ READ_ACTIONS: dict[str, str] = {
     "formation": "formations:GetFormation",
     "webhook": "webhooks:GetWebhook",
     "trigger": "triggers:GetTrigger",
+    "secret": "secrets:GetSecret",
 }
 #: Calling an agent (a run does, for every item).
 INVOKE_AGENT = "agents:CreateAgentGeneration"

@@ -393,6 +393,13 @@ EVAL_SAMPLES: dict[str, Patch] = {
     },
 }
 V2_GOLDEN = {"evalModes": ["golden"], "baselineRunId": None}
+
+
+def _model_keyed(ids: dict[str, str]) -> dict[str, Any]:
+    """A model agent's config keyed by the victim's project secret."""
+    return {"base_url": "http://example.com/v1", "model": "m", "secret_id": ids["secret_id"]}
+
+
 REFERENCE_SAMPLES: dict[tuple[str, str], Patch] = {
     **{("createEval", name): patch for name, patch in EVAL_SAMPLES.items()},
     **{("updateEval", name): patch for name, patch in EVAL_SAMPLES.items()},
@@ -412,6 +419,10 @@ REFERENCE_SAMPLES: dict[tuple[str, str], Patch] = {
     },
     ("updateTrigger", "target_id"): lambda ids: {"target_id": ids["counted_eval_id"]},
     ("createTrigger", "target_id"): lambda ids: {"target_id": ids["counted_eval_id"]},
+    ("createAgent", "config.secret_id"): lambda ids: {"type": "model", "config": _model_keyed(ids)},
+    ("updateAgent", "config.secret_id"): lambda ids: {"type": "model", "config": _model_keyed(ids)},
+    ("createAiProvider", "secret_id"): lambda ids: {"secret_id": ids["secret_id"]},
+    ("updateAiProvider", "secret_id"): lambda ids: {"secret_id": ids["secret_id"]},
     # Golden only: no /v2 baseline can complete here, and the agent's cases need none.
     ("createRun", "agentId"): lambda ids: {"agentId": ids["counted_agent_id"], **V2_GOLDEN},
     ("createRun", "evalSuiteRef"): lambda ids: {"agentId": ids["counted_agent_id"], **V2_GOLDEN},
