@@ -17,6 +17,7 @@ import httpx
 from chalicelib.outbound.addresses import resolve
 from chalicelib.outbound.allowlist import OutboundPolicy, current_policy
 from chalicelib.outbound.errors import (
+    OutboundDropped,
     OutboundError,
     OutboundRefused,
     OutboundTimeout,
@@ -29,8 +30,20 @@ from chalicelib.outbound.policy import (
     parse_target,
     safe_url,
 )
-from chalicelib.outbound.retry import RETRY_STATUSES, backoff_delay, retry_after_s
-from chalicelib.settings import get_settings
+from chalicelib.outbound.retry import (
+    RETRY_STATUSES,
+    Failure,
+    RetryBudget,
+    backoff_delay,
+    classify,
+    is_congestion,
+    is_repeatable,
+    may_retry,
+    retry_after_s,
+    retry_delay,
+)
+from chalicelib.outbound.scope import AttemptOutcome, Persistence, current_persistence, report
+from chalicelib.settings import Settings, get_settings
 
 log = logging.getLogger("pawl.outbound")
 # httpx logs every request's full URL (query string included) at INFO and httpcore logs
@@ -60,6 +73,39 @@ class OutboundResponse:
 
     def json(self) -> Any:
         return json.loads(self.body)
+
+
+class _CountingStream(httpcore.NetworkStream):
+    """A connection that adds the bytes it reads to this thread's count for the attempt.
+
+    A thread makes one call at a time on its own client, so the count says whether any
+    byte of an answer had arrived when an attempt failed (``retry.classify``).
+    """
+
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        data = self._inner.read(max_bytes, timeout)
+        _local.received = getattr(_local, "received", 0) + len(data)
+        return data
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, timeout)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        return _CountingStream(self._inner.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
 
 
 class _VettingBackend(httpcore.SyncBackend):
@@ -93,7 +139,7 @@ class _VettingBackend(httpcore.SyncBackend):
             except OutboundRefused:
                 stream.close()
                 raise
-            return stream
+            return _CountingStream(stream)
         assert last_error is not None  # getaddrinfo never returns an empty list
         raise last_error
 
@@ -173,18 +219,28 @@ class _Call:
     target: httpx.URL
     body: bytes | None
     headers: Mapping[str, str]
-    timeout: httpx.Timeout
+    timeout_s: float
     max_bytes: int
+    repeatable: bool
     where: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.where = f"{self.method} {safe_url(self.target)}"
 
+    def timeout(self, deadline: float | None) -> httpx.Timeout:
+        """This attempt's timeouts: the call's, cut to what is left of its budget."""
+        total = self.timeout_s
+        if deadline is not None:
+            total = max(0.001, min(total, deadline - time.monotonic()))
+        return httpx.Timeout(total, connect=min(total, CONNECT_TIMEOUT_CAP_S))
 
-def _send_once(client: httpx.Client, call: _Call, attempts: int) -> OutboundResponse:
+
+def _send_once(
+    client: httpx.Client, call: _Call, timeout: httpx.Timeout, attempts: int
+) -> OutboundResponse:
     try:
         request = client.build_request(
-            call.method, call.target, content=call.body, headers=call.headers, timeout=call.timeout
+            call.method, call.target, content=call.body, headers=call.headers, timeout=timeout
         )
     except (UnicodeError, ValueError, TypeError):
         # The offending header value would be in the library's message: never show it.
@@ -206,26 +262,63 @@ def _send_once(client: httpx.Client, call: _Call, attempts: int) -> OutboundResp
     return OutboundResponse(response.status_code, headers, b"".join(chunks), attempts)
 
 
-def _attempt(client: httpx.Client, call: _Call, attempt: int) -> OutboundResponse:
-    """One attempt; transport failures become :class:`OutboundError` subclasses."""
-    try:
-        return _send_once(client, call, attempt)
-    except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-        raise OutboundUnreachable(
-            f"{call.where}: could not connect ({type(exc).__name__})", attempts=attempt
-        ) from None
-    except httpx.TimeoutException as exc:
-        raise OutboundTimeout(
-            f"{call.where}: no answer within {call.timeout.read}s ({type(exc).__name__})",
+def _transport_error(call: _Call, exc: httpx.HTTPError, attempt: int) -> OutboundError:
+    failure = classify(exc, getattr(_local, "received", 0))
+    name = type(exc).__name__
+    if failure is Failure.NOT_SENT:
+        return OutboundUnreachable(
+            f"{call.where}: could not connect ({name})", attempts=attempt, failure=failure
+        )
+    if failure is Failure.TIMED_OUT:
+        return OutboundTimeout(
+            f"{call.where}: no answer within {call.timeout_s}s ({name})",
             attempts=attempt,
-        ) from None
+            failure=failure,
+        )
+    if failure is Failure.UNANSWERED:
+        return OutboundDropped(
+            f"{call.where}: the connection closed before any answer ({name})",
+            attempts=attempt,
+            failure=failure,
+        )
+    return OutboundError(f"{call.where}: {name}", attempts=attempt, failure=failure)
+
+
+def _attempt(
+    client: httpx.Client, call: _Call, attempt: int, deadline: float | None
+) -> OutboundResponse:
+    """One attempt; transport failures become :class:`OutboundError` subclasses."""
+    _local.received = 0
+    try:
+        return _send_once(client, call, call.timeout(deadline), attempt)
     except httpx.LocalProtocolError:
         raise OutboundError(
             f"{call.where}: the request was not valid HTTP (a header name or value?)",
             attempts=attempt,
         ) from None
     except httpx.HTTPError as exc:
-        raise OutboundError(f"{call.where}: {type(exc).__name__}", attempts=attempt) from None
+        raise _transport_error(call, exc, attempt) from None
+
+
+def _sleep(seconds: float, persistence: Persistence | None) -> bool:
+    """Wait ``seconds``, in slices so a stop is seen within one; False if told to stop."""
+    end = time.monotonic() + seconds
+    while True:
+        if persistence is not None and not persistence.go_on():
+            return False
+        left = end - time.monotonic()
+        if left <= 0:
+            return True
+        time.sleep(min(left, STOP_CHECK_S))
+
+
+#: How often a persistent call's backoff looks at its ``should_continue``.
+STOP_CHECK_S = 0.2
+
+
+def _gave_up(failure: OutboundError, attempt: int, stopped: bool) -> OutboundError:
+    why = "retries stopped" if stopped else f"after {attempt} attempt(s)"
+    return type(failure)(f"{failure} {why}", attempts=attempt, failure=failure.failure)
 
 
 def request(
@@ -237,6 +330,7 @@ def request(
     timeout_s: float = 30.0,
     max_attempts: int | None = None,
     max_bytes: int = MAX_RESPONSE_BYTES,
+    repeatable: bool | None = None,
 ) -> OutboundResponse:
     """Send a request, retrying as the module docstring says; return the final answer."""
     settings = get_settings()
@@ -246,37 +340,69 @@ def request(
         target=parse_target(url, policy),
         body=body,
         headers=dict(headers or {}),
-        timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_CAP_S)),
+        timeout_s=timeout_s,
         max_bytes=max_bytes,
+        repeatable=is_repeatable(method, repeatable),
     )
-    allowed = max(1, max_attempts or settings.http_max_attempts)
+    persistence = current_persistence()
+    budget = RetryBudget(
+        max_attempts=max(1, max_attempts or settings.http_max_attempts),
+        deadline=time.monotonic() + timeout_s if persistence is not None else None,
+    )
     client = _thread_client(policy)
     attempt = 1
     while True:
-        last = attempt >= allowed
-        try:
-            response = _attempt(client, call, attempt)
-        except OutboundUnreachable as exc:
-            if last:
-                raise OutboundUnreachable(
-                    f"{exc} after {attempt} attempt(s)", attempts=attempt
-                ) from None
-            delay, reason = backoff_delay(attempt, settings.http_backoff_base_s), "no connection"
-        else:
-            if last or response.status not in RETRY_STATUSES:
-                return response
-            waited = retry_after_s(response.headers.get("retry-after"))
-            delay = (
-                waited
-                if waited is not None
-                else backoff_delay(attempt, settings.http_backoff_base_s)
-            )
-            reason = f"HTTP {response.status}"
-        log.info(
-            "%s: %s, attempt %d/%d, retrying in %.3fs", call.where, reason, attempt, allowed, delay
-        )
-        time.sleep(delay)
-        attempt += 1
+        response, failure = _outcome(client, call, attempt, budget.deadline)
+        retryable, congestion, wanted = _judge(response, failure, call, attempt, settings)
+        delay = retry_delay(attempt, wanted, congestion, budget, time.monotonic())
+        stopped = False
+        if retryable and delay is not None:
+            reason = f"HTTP {response.status}" if response else type(failure).__name__
+            log.info("%s: %s, attempt %d, retrying in %.3fs", call.where, reason, attempt, delay)
+            stopped = not _sleep(delay, persistence)
+            if not stopped:
+                attempt += 1
+                continue
+        if response is not None:
+            return response
+        assert failure is not None
+        if not retryable:
+            raise failure
+        raise _gave_up(failure, attempt, stopped) from None
+
+
+def _outcome(
+    client: httpx.Client, call: _Call, attempt: int, deadline: float | None
+) -> tuple[OutboundResponse | None, OutboundError | None]:
+    """One attempt's answer or transport failure, reported to the listening scopes."""
+    try:
+        response = _attempt(client, call, attempt, deadline)
+    except OutboundError as exc:
+        if exc.failure is None:  # refused, or not a request we could send: not an attempt
+            raise
+        report(AttemptOutcome(failure=exc.failure, congestion=is_congestion(failure=exc.failure)))
+        return None, exc
+    report(AttemptOutcome(status=response.status, congestion=is_congestion(response.status)))
+    return response, None
+
+
+def _judge(
+    response: OutboundResponse | None,
+    failure: OutboundError | None,
+    call: _Call,
+    attempt: int,
+    settings: Settings,
+) -> tuple[bool, bool, float]:
+    """(retryable, congestion, the delay it asks for) of one attempt's outcome."""
+    backoff = backoff_delay(attempt, settings.http_backoff_base_s)
+    if response is not None:
+        if response.status not in RETRY_STATUSES:
+            return False, False, 0.0
+        waited = retry_after_s(response.headers.get("retry-after"))
+        return True, is_congestion(response.status), backoff if waited is None else waited
+    assert failure is not None and failure.failure is not None
+    retryable = may_retry(failure.failure, call.repeatable)
+    return retryable, retryable and is_congestion(failure=failure.failure), backoff
 
 
 def post_json(
@@ -285,8 +411,12 @@ def post_json(
     headers: Mapping[str, str] | None = None,
     timeout_s: float = 30.0,
     max_attempts: int | None = None,
+    repeatable: bool | None = None,
 ) -> OutboundResponse:
-    """POST ``payload`` as JSON (``Content-Type: application/json`` unless given)."""
+    """POST ``payload`` as JSON (``Content-Type: application/json`` unless given).
+
+    A POST is not repeatable unless ``repeatable`` says so (``retry.is_repeatable``).
+    """
     merged = {"Content-Type": "application/json", "Accept": "application/json"}
     for name, value in (headers or {}).items():
         # A caller's header replaces ours whatever its case.
@@ -304,4 +434,5 @@ def post_json(
         headers=merged,
         timeout_s=timeout_s,
         max_attempts=max_attempts,
+        repeatable=repeatable,
     )
