@@ -356,7 +356,7 @@ def request(
         retryable, congestion, wanted = _judge(response, failure, call, attempt, settings)
         delay = retry_delay(attempt, wanted, congestion, budget, time.monotonic())
         stopped = False
-        if retryable and delay is not None:
+        if retryable and delay is not None and (persistence is None or persistence.may_retry()):
             reason = f"HTTP {response.status}" if response else type(failure).__name__
             log.info("%s: %s, attempt %d, retrying in %.3fs", call.where, reason, attempt, delay)
             stopped = not _sleep(delay, persistence)

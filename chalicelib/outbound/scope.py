@@ -7,10 +7,12 @@ through ``completions`` and ``openai_http`` first):
 - ``listening(listener)``: every attempt of every call made in the block is reported to
   ``listener.attempted(outcome)``. A run's adaptive slots listen for congestion around a
   whole item (agent and judge calls alike); an agent call counts its attempts.
-- ``persisting(should_continue)``: the calls made in the block retry congestion until
-  their own budget (their ``timeout_s``, counted from the first attempt) rather than up
-  to ``PAWL_HTTP_MAX_ATTEMPTS``, and stop retrying as soon as ``should_continue()`` is
-  false (a cancelled run).
+- ``persisting(should_continue, allow_retry)``: the calls made in the block retry
+  congestion until their own budget (their ``timeout_s``, counted from the first
+  attempt) rather than up to ``PAWL_HTTP_MAX_ATTEMPTS``; they stop retrying as soon as
+  ``should_continue()`` is false (a cancelled run: it is asked between attempts and
+  while backing off), and make a retry only if ``allow_retry()`` grants it (asked once
+  per retry: a run's retry quota).
 
 Scopes live in a context variable: a thread (or task) sees only the scopes it opened.
 """
@@ -21,7 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from chalicelib.outbound.retry import Failure
 
@@ -54,17 +56,24 @@ class AttemptCounter:
 @dataclass(frozen=True)
 class Persistence:
     should_continue: Callable[[], bool] | None = None
+    allow_retry: Callable[[], bool] | None = None
 
     def go_on(self) -> bool:
         return self.should_continue is None or bool(self.should_continue())
+
+    def may_retry(self) -> bool:
+        return self.go_on() and (self.allow_retry is None or bool(self.allow_retry()))
 
 
 _listeners: ContextVar[tuple[AttemptListener, ...]] = ContextVar("pawl_outbound_listeners")
 _persistence: ContextVar[Persistence | None] = ContextVar("pawl_outbound_persistence")
 
 
+L = TypeVar("L", bound=AttemptListener)
+
+
 @contextmanager
-def listening(listener: AttemptListener) -> Iterator[AttemptListener]:
+def listening(listener: L) -> Iterator[L]:
     token = _listeners.set((*_listeners.get(()), listener))
     try:
         yield listener
@@ -73,8 +82,11 @@ def listening(listener: AttemptListener) -> Iterator[AttemptListener]:
 
 
 @contextmanager
-def persisting(should_continue: Callable[[], bool] | None = None) -> Iterator[Persistence]:
-    persistence = Persistence(should_continue)
+def persisting(
+    should_continue: Callable[[], bool] | None = None,
+    allow_retry: Callable[[], bool] | None = None,
+) -> Iterator[Persistence]:
+    persistence = Persistence(should_continue, allow_retry)
     token = _persistence.set(persistence)
     try:
         yield persistence
