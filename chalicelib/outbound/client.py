@@ -316,11 +316,6 @@ def _sleep(seconds: float, persistence: Persistence | None) -> bool:
 STOP_CHECK_S = 0.2
 
 
-def _gave_up(failure: OutboundError, attempt: int, stopped: bool) -> OutboundError:
-    why = "retries stopped" if stopped else f"after {attempt} attempt(s)"
-    return type(failure)(f"{failure} {why}", attempts=attempt, failure=failure.failure)
-
-
 def request(
     method: str,
     url: str,
@@ -355,20 +350,38 @@ def request(
         response, failure = _outcome(client, call, attempt, budget.deadline)
         retryable, congestion, wanted = _judge(response, failure, call, attempt, settings)
         delay = retry_delay(attempt, wanted, congestion, budget, time.monotonic())
-        stopped = False
-        if retryable and delay is not None and (persistence is None or persistence.may_retry()):
+        ending = _ending(retryable, delay, persistence, attempt)
+        if ending is None:
+            assert delay is not None
             reason = f"HTTP {response.status}" if response else type(failure).__name__
             log.info("%s: %s, attempt %d, retrying in %.3fs", call.where, reason, attempt, delay)
-            stopped = not _sleep(delay, persistence)
-            if not stopped:
+            if _sleep(delay, persistence):
                 attempt += 1
                 continue
+            ending = "retries stopped"
         if response is not None:
             return response
         assert failure is not None
         if not retryable:
             raise failure
-        raise _gave_up(failure, attempt, stopped) from None
+        raise type(failure)(
+            f"{failure} {ending}", attempts=attempt, failure=failure.failure
+        ) from None
+
+
+def _ending(
+    retryable: bool, delay: float | None, persistence: Persistence | None, attempt: int
+) -> str | None:
+    """Why there is no next attempt (None: there is one)."""
+    if not retryable:
+        return "not retried"
+    if persistence is not None and not persistence.go_on():
+        return "retries stopped"
+    if delay is None:
+        return f"after {attempt} attempt(s)"
+    if persistence is not None and not persistence.may_retry():
+        return f"after {attempt} attempt(s) (the run's retry quota is spent)"
+    return None
 
 
 def _outcome(
