@@ -66,7 +66,7 @@ def _serve_one(conn: socket.socket, drop: bool, how: How, state: Dropping) -> No
             return
         _read_request(conn)
         if drop and how == "partial":
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"out")
+            conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"out')
             return
         if drop:
             return
