@@ -72,11 +72,9 @@ from chalicelib.outbound.allowlist import (
 from chalicelib.outbound.client import (
     CONNECT_TIMEOUT_CAP_S,
     MAX_RESPONSE_BYTES,
-    USER_AGENT,
     OutboundResponse,
     post_json,
     request,
-    reset_client,
 )
 from chalicelib.outbound.errors import (
     OutboundDropped,
@@ -108,6 +106,7 @@ from chalicelib.outbound.scope import (
     listening,
     persisting,
 )
+from chalicelib.outbound.transport import USER_AGENT, reset_client
 
 __all__ = [
     "CONNECT_TIMEOUT_CAP_S",

@@ -1,35 +1,28 @@
-"""The shared client: connect-time address vetting, retries, bounded answers."""
+"""The shared client's requests: attempts, retries (``retry``, ``scope``), bounded answers.
+
+The connections underneath (address vetting, a pool per thread) are :mod:`.transport`.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
-import ssl
-import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpcore
 import httpx
 
-from chalicelib.outbound.addresses import resolve
-from chalicelib.outbound.allowlist import OutboundPolicy, current_policy
+from chalicelib.outbound.allowlist import current_policy
 from chalicelib.outbound.errors import (
     OutboundDropped,
     OutboundError,
-    OutboundRefused,
     OutboundTimeout,
     OutboundTooLarge,
     OutboundUnreachable,
 )
-from chalicelib.outbound.policy import (
-    check_addresses,
-    check_connected,
-    parse_target,
-    safe_url,
-)
+from chalicelib.outbound.policy import parse_target, safe_url
 from chalicelib.outbound.retry import (
     RETRY_STATUSES,
     Failure,
@@ -43,6 +36,7 @@ from chalicelib.outbound.retry import (
     retry_delay,
 )
 from chalicelib.outbound.scope import AttemptOutcome, Persistence, current_persistence, report
+from chalicelib.outbound.transport import bytes_received, start_attempt, thread_client
 from chalicelib.settings import Settings, get_settings
 
 log = logging.getLogger("pawl.outbound")
@@ -53,7 +47,6 @@ for _noisy in ("httpx", "httpcore"):
 
 CONNECT_TIMEOUT_CAP_S = 10.0
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024
-USER_AGENT = "pawl"
 
 
 @dataclass(frozen=True)
@@ -73,141 +66,6 @@ class OutboundResponse:
 
     def json(self) -> Any:
         return json.loads(self.body)
-
-
-class _CountingStream(httpcore.NetworkStream):
-    """A connection that adds the bytes it reads to this thread's count for the attempt.
-
-    A thread makes one call at a time on its own client, so the count says whether any
-    byte of an answer had arrived when an attempt failed (``retry.classify``).
-    """
-
-    def __init__(self, inner: httpcore.NetworkStream) -> None:
-        self._inner = inner
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        data = self._inner.read(max_bytes, timeout)
-        _local.received = getattr(_local, "received", 0) + len(data)
-        return data
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, timeout)
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def start_tls(
-        self,
-        ssl_context: ssl.SSLContext,
-        server_hostname: str | None = None,
-        timeout: float | None = None,
-    ) -> httpcore.NetworkStream:
-        return _CountingStream(self._inner.start_tls(ssl_context, server_hostname, timeout))
-
-    def get_extra_info(self, info: str) -> Any:
-        return self._inner.get_extra_info(info)
-
-
-class _VettingBackend(httpcore.SyncBackend):
-    """Resolves the host itself, refuses disallowed addresses, connects only to vetted ones."""
-
-    def __init__(self, policy: OutboundPolicy) -> None:
-        self.policy = policy
-
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.NetworkStream:
-        try:
-            addresses = resolve(host, port)
-        except (OSError, UnicodeError) as exc:
-            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from None
-        check_addresses(host, addresses, port, self.policy)
-        last_error: Exception | None = None
-        for ip in addresses:
-            try:
-                stream = super().connect_tcp(str(ip), port, timeout, local_address, socket_options)
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                last_error = exc
-                continue
-            try:
-                check_connected(stream.get_extra_info("socket"), port, self.policy)
-            except OutboundRefused:
-                stream.close()
-                raise
-            return _CountingStream(stream)
-        assert last_error is not None  # getaddrinfo never returns an empty list
-        raise last_error
-
-
-class _VettingTransport(httpx.HTTPTransport):
-    def __init__(
-        self, policy: OutboundPolicy, limits: httpx.Limits, ssl_context: ssl.SSLContext
-    ) -> None:
-        super().__init__(verify=ssl_context, trust_env=False, limits=limits)
-        # httpx does not expose httpcore's network_backend: rebuild the pool with ours.
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=ssl_context,
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            network_backend=_VettingBackend(policy),
-        )
-
-
-#: Connections one thread keeps: a thread makes one call at a time, to a few hosts.
-THREAD_POOL_LIMITS = httpx.Limits(max_connections=8, max_keepalive_connections=8)
-
-_lock = threading.Lock()
-_local = threading.local()
-#: Bumped by :func:`reset_client`: each thread's client is rebuilt on its next call.
-_generation = 0
-_ssl_context: ssl.SSLContext | None = None
-
-
-def _shared_ssl_context() -> ssl.SSLContext:
-    """One TLS context for every thread's client (loading the CA bundle costs ~50 ms)."""
-    global _ssl_context
-    with _lock:
-        if _ssl_context is None:
-            _ssl_context = httpx.create_ssl_context(trust_env=False)
-        return _ssl_context
-
-
-def _thread_client(policy: OutboundPolicy) -> httpx.Client:
-    """This thread's client, rebuilt when the SSRF policy changed or after a reset.
-
-    One client per thread rather than one per process: httpcore's pool takes one lock for
-    every request and response and checks each pooled connection (a ``poll`` each) on
-    every request, so 40 threads sharing one pool spent 1.8 ms of CPU per call against
-    0.5 ms alone. A thread's calls are sequential, so its pool stays small.
-    """
-    held = getattr(_local, "held", None)
-    if held is not None and held[0] == policy and held[1] == _generation:
-        client: httpx.Client = held[2]
-        return client
-    if held is not None:
-        held[2].close()  # its connections were vetted under the old policy: never reuse them
-    client = httpx.Client(
-        transport=_VettingTransport(policy, THREAD_POOL_LIMITS, _shared_ssl_context()),
-        follow_redirects=False,
-        trust_env=False,
-        headers={"User-Agent": USER_AGENT},
-    )
-    _local.held = (policy, _generation, client)
-    return client
-
-
-def reset_client() -> None:
-    """Drop every thread's client (tests; the local runtime after a settings change)."""
-    global _generation, _ssl_context
-    with _lock:
-        _generation += 1
-        _ssl_context = None
 
 
 # --- requests -----------------------------------------------------------------------------
@@ -263,7 +121,7 @@ def _send_once(
 
 
 def _transport_error(call: _Call, exc: httpx.HTTPError, attempt: int) -> OutboundError:
-    failure = classify(exc, getattr(_local, "received", 0))
+    failure = classify(exc, bytes_received())
     name = type(exc).__name__
     if failure is Failure.NOT_SENT:
         return OutboundUnreachable(
@@ -288,7 +146,7 @@ def _attempt(
     client: httpx.Client, call: _Call, attempt: int, deadline: float | None
 ) -> OutboundResponse:
     """One attempt; transport failures become :class:`OutboundError` subclasses."""
-    _local.received = 0
+    start_attempt()
     try:
         return _send_once(client, call, call.timeout(deadline), attempt)
     except httpx.LocalProtocolError:
@@ -298,6 +156,10 @@ def _attempt(
         ) from None
     except httpx.HTTPError as exc:
         raise _transport_error(call, exc, attempt) from None
+
+
+#: How often a persistent call's backoff looks at its ``should_continue``.
+STOP_CHECK_S = 0.2
 
 
 def _sleep(seconds: float, persistence: Persistence | None) -> bool:
@@ -310,10 +172,6 @@ def _sleep(seconds: float, persistence: Persistence | None) -> bool:
         if left <= 0:
             return True
         time.sleep(min(left, STOP_CHECK_S))
-
-
-#: How often a persistent call's backoff looks at its ``should_continue``.
-STOP_CHECK_S = 0.2
 
 
 def request(
@@ -344,7 +202,7 @@ def request(
         max_attempts=max(1, max_attempts or settings.http_max_attempts),
         deadline=time.monotonic() + timeout_s if persistence is not None else None,
     )
-    client = _thread_client(policy)
+    client = thread_client(policy)
     attempt = 1
     while True:
         response, failure = _outcome(client, call, attempt, budget.deadline)
