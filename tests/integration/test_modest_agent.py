@@ -95,6 +95,31 @@ def test_an_item_whose_first_connections_are_dropped_succeeds_and_counts_them(
     assert row.attempts == 3
 
 
+def test_a_model_agent_s_dropped_completion_is_retried_and_counted(api: Any, project: Any) -> None:
+    completion = {
+        "choices": [{"message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 1},
+    }
+    with dropping(1, "close", answer=json.dumps(completion).encode()) as server:
+        agent = api.post(
+            "/api/v1/agents",
+            {
+                "project_id": project["id"],
+                "name": "model",
+                "type": "model",
+                "config": {"base_url": server.url, "model": "m"},
+            },
+        )
+        assert agent.status == 201, agent
+        evaluation = _eval(api, project, server.url, items=1)
+        updated = api.put(f"/api/v1/evals/{evaluation['id']}", {"agent_id": agent.json["id"]})
+        assert updated.status == 200, updated
+        run = api.post(f"/api/v1/evals/{evaluation['id']}/runs", {"wait": True}).json
+    [result] = _results(api, evaluation, run["id"])
+    assert result["error"] is None and result["attempts"] == 2, result
+    assert (server.accepted, server.answered) == (2, 1)
+
+
 def test_an_item_whose_agent_always_drops_errors_after_its_budget_with_the_attempts(
     api: Any, project: Any
 ) -> None:

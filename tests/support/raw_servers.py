@@ -9,9 +9,9 @@ one when ``drop`` is None), never sends a byte of an answer:
   server saw the request, as one that crashed before answering would have;
 - ``"partial"``: reads the request, sends the start of an answer, then closes.
 
-Every other connection is answered ``200`` with ``{"output": "ok"}`` (``Connection:
-close``). It counts connections accepted and answered. While it runs its port is on the
-outbound allow-list.
+Every other connection is answered ``200`` with ``answer`` (by default ``{"output":
+"ok"}``, an http agent's answer; ``Connection: close``). It counts connections accepted
+and answered. While it runs its port is on the outbound allow-list.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def _read_request(conn: socket.socket) -> None:
         body += chunk
 
 
-def _serve_one(conn: socket.socket, drop: bool, how: How, state: Dropping) -> None:
+def _serve_one(conn: socket.socket, drop: bool, how: How, state: Dropping, answer: bytes) -> None:
     with conn:
         if drop and how == "reset":
             conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -72,15 +72,15 @@ def _serve_one(conn: socket.socket, drop: bool, how: How, state: Dropping) -> No
             return
         head = (
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(ANSWER)}\r\nConnection: close\r\n\r\n"
+            f"Content-Length: {len(answer)}\r\nConnection: close\r\n\r\n"
         )
-        conn.sendall(head.encode() + ANSWER)
+        conn.sendall(head.encode() + answer)
         with state.lock:
             state.answered += 1
 
 
 @contextmanager
-def dropping(drop: int | None, how: How = "reset") -> Iterator[Dropping]:
+def dropping(drop: int | None, how: How = "reset", answer: bytes = ANSWER) -> Iterator[Dropping]:
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(128)
@@ -98,7 +98,7 @@ def dropping(drop: int | None, how: How = "reset") -> Iterator[Dropping]:
                 state.accepted += 1
                 drop_this = drop is None or state.accepted <= drop
             threading.Thread(
-                target=_serve_one, args=(conn, drop_this, how, state), daemon=True
+                target=_serve_one, args=(conn, drop_this, how, state, answer), daemon=True
             ).start()
 
     thread = threading.Thread(target=accept_loop, daemon=True)
