@@ -29,6 +29,7 @@ from chalicelib.outbound.retry import (
     RetryBudget,
     backoff_delay,
     classify,
+    connection_backoff_base,
     is_congestion,
     is_repeatable,
     may_retry,
@@ -265,14 +266,16 @@ def _judge(
     settings: Settings,
 ) -> tuple[bool, bool, float]:
     """(retryable, congestion, the delay it asks for) of one attempt's outcome."""
-    backoff = backoff_delay(attempt, settings.http_backoff_base_s)
     if response is not None:
         if response.status not in RETRY_STATUSES:
             return False, False, 0.0
         waited = retry_after_s(response.headers.get("retry-after"))
-        return True, is_congestion(response.status), backoff if waited is None else waited
+        if waited is None:
+            waited = backoff_delay(attempt, settings.http_backoff_base_s)
+        return True, is_congestion(response.status), waited
     assert failure is not None and failure.failure is not None
     retryable = may_retry(failure.failure, call.repeatable)
+    backoff = backoff_delay(attempt, connection_backoff_base(settings.http_backoff_base_s))
     return retryable, retryable and is_congestion(failure=failure.failure), backoff
 
 

@@ -10,6 +10,7 @@ from chalicelib.outbound.retry import (
     Failure,
     RetryBudget,
     classify,
+    connection_backoff_base,
     is_congestion,
     is_repeatable,
     may_retry,
@@ -89,3 +90,8 @@ def test_with_a_deadline_other_retries_keep_the_cap_and_the_budget() -> None:
     assert retry_delay(2, 0.5, False, budget, now=1.0) == 0.5  # a 502 within the cap
     assert retry_delay(3, 0.5, False, budget, now=1.0) is None
     assert retry_delay(1, 0.5, False, budget, now=9.9) is None
+
+
+def test_a_connection_failure_backs_off_from_at_most_50_ms() -> None:
+    assert connection_backoff_base(0.5) == 0.05
+    assert connection_backoff_base(0.001) == 0.001  # a smaller configured base stands
