@@ -31,7 +31,8 @@ Behaviour
 - Retried, with exponential backoff and jitter (``PAWL_HTTP_BACKOFF_BASE_S``), up to
   ``PAWL_HTTP_MAX_ATTEMPTS`` attempts: 429, 502, 503, 504, failures to connect, and a
   connection reset or closed before any byte of an answer when the request is
-  *repeatable* (an idempotent method, or ``repeatable=True``: agent calls, completions).
+  *repeatable* (an idempotent method, or ``repeatable=True``: agent calls, completions);
+  after a connection failure the backoff base is at most 50 ms.
   ``Retry-After`` (seconds or an HTTP date) is honoured up to ``RETRY_AFTER_CAP_S``.
   A read timeout, or a failure after part of the answer arrived, is never retried: the
   far side may already have done the (costly) work. The rule: :mod:`.retry`.
