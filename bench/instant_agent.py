@@ -2,11 +2,13 @@
 
 Run as its own process (an agent is another service; in the benchmark's process it would
 compete with the workers for the interpreter lock). Prints ``{"port": N}`` when listening
-and stops when its stdin closes.
+and, when its stdin closes, ``{"calls": N}`` (the requests it answered) and stops.
 
-    python bench/instant_agent.py [--port 0] [--delay-ms 0]
+    python bench/instant_agent.py [--port 0] [--delay-ms 0] [--modest]
 
 ``--delay-ms`` makes every answer wait that long first (a latency-bound agent).
+``--modest`` is what many prototype agents run on: ``http.server`` as it comes, a listen
+backlog of 5 and HTTP/1.0 (a new connection per call).
 """
 
 from __future__ import annotations
@@ -27,7 +29,12 @@ class InstantAgent(BaseHTTPRequestHandler):
 
     delay_s = 0.0
 
+    calls = 0
+    _count = threading.Lock()
+
     def do_POST(self) -> None:
+        with self._count:
+            InstantAgent.calls += 1
         if self.delay_s:
             time.sleep(self.delay_s)
         length = int(self.headers.get("Content-Length") or 0)
@@ -50,13 +57,26 @@ class Server(ThreadingHTTPServer):
     request_queue_size = 128
 
 
+class ModestAgent(InstantAgent):
+    protocol_version = "HTTP/1.0"  # http.server's default: the connection closes after a call
+
+
+class ModestServer(ThreadingHTTPServer):
+    request_queue_size = 5  # socketserver's default
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--delay-ms", type=float, default=0.0)
+    parser.add_argument("--modest", action="store_true", help="backlog 5, HTTP/1.0")
     args = parser.parse_args()
     InstantAgent.delay_s = args.delay_ms / 1000
-    server = Server(("127.0.0.1", args.port), InstantAgent)
+    server: ThreadingHTTPServer
+    if args.modest:
+        server = ModestServer(("127.0.0.1", args.port), ModestAgent)
+    else:
+        server = Server(("127.0.0.1", args.port), InstantAgent)
     server.daemon_threads = True
 
     def stop_at_eof() -> None:
@@ -66,6 +86,7 @@ def main() -> None:
     threading.Thread(target=stop_at_eof, daemon=True).start()
     print(json.dumps({"port": server.server_address[1]}), flush=True)
     server.serve_forever(poll_interval=0.2)
+    print(json.dumps({"calls": InstantAgent.calls}), flush=True)
 
 
 if __name__ == "__main__":

@@ -86,7 +86,11 @@ def post_json(
     """
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
-        response = outbound.post_json(url, body, headers=headers, timeout_s=timeout_s)
+        # A completion or an embedding changes nothing: one the endpoint may have seen
+        # can be asked again (outbound.retry).
+        response = outbound.post_json(
+            url, body, headers=headers, timeout_s=timeout_s, repeatable=True
+        )
     except outbound.OutboundError as exc:
         raise EndpointFailed(f"{source} could not be reached: {exc}") from None
     try:

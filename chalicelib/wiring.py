@@ -181,7 +181,7 @@ def reset(clients: bool = True) -> None:
     from chalicelib.api import openapi, routing
     from chalicelib.api.v2 import openapi as v2_openapi
     from chalicelib.engine import concurrency, context
-    from chalicelib.outbound import allowlist, client
+    from chalicelib.outbound import allowlist, transport
     from chalicelib.scoring import llm_judge
     from chalicelib.store import base
 
@@ -191,7 +191,7 @@ def reset(clients: bool = True) -> None:
     queues.reset()
     base.bind(force=clients)
     install_plugins(None)
-    client.reset_client()
+    transport.reset_client()
     allowlist.build_policy.cache_clear()
     openapi.reset_document_cache()
     routing.reset_reference_tables()

@@ -118,7 +118,13 @@ def invoke(config: HttpAgentConfig, request: AgentRequest) -> AgentReply:
     secrets = [*configured.values(), *request.tool_context.values()]
     try:
         response = outbound.post_json(
-            str(config.url), request.payload(), headers=headers, timeout_s=config.timeout_s
+            str(config.url),
+            request.payload(),
+            headers=headers,
+            timeout_s=config.timeout_s,
+            # An agent call changes nothing pawl relies on and names its run and item, so
+            # one the agent may have seen can be sent again (outbound.retry).
+            repeatable=True,
         )
     except outbound.OutboundError as exc:
         raise AdapterFailed(f"http agent call failed: {exc}") from exc

@@ -195,6 +195,9 @@ class EvalResult(Resource):
     passed: bool | None = None
     error: RecordedError | None = None
     usage: list[UsageEntry] = Field(default_factory=list)
+    #: pawl's addition: how many attempts the item's agent call took (1: the first one
+    #: answered); null when no agent call was made or the result predates the count.
+    attempts: int | None = None
     created_at: str
 
     @property

@@ -1,13 +1,24 @@
-"""How many of a run's items execute at once: the run's ``max_concurrency``, per process.
+"""How many of a run's items execute at once: at most the run's ``max_concurrency``, per
+process, adapted to what the agent can take.
 
 A run carries ``max_concurrency`` (from its eval, or its start request; at most the
 server's ``max_concurrency_limit``). Every worker process shares one pool of agent-call
-threads, as large as that limit, and each run gets its own semaphore in the process: a
+threads, as large as that limit, and each run gets its own slots in the process: a
 batch takes a slot before it submits an item and the item gives it back when done, so
 pool threads never wait on a run's slots and one run cannot hold back another's.
 
-The semaphore is exact within one process (the local runtime: every item worker and
-every ``wait: true`` start share it). Processes do not share it: on AWS each worker
+The number of slots is not fixed at ``max_concurrency``: it is an AIMD window
+(``engine.aimd``) that starts at a few calls, grows as items finish without congestion
+and halves when a call meets 429, 503 or a connection that failed before any answer.
+While an item runs, its outbound calls report every attempt to the run's slots
+(``outbound.listening``) and retry congestion within their budget
+(``outbound.persisting``), spending the run's retry quota and stopping as soon as the
+caller's ``should_continue()`` says the run is no longer wanted. A run's window and quota
+outlive its batches (the most recent ``REMEMBERED_RUNS`` runs), so a queued run does not
+slow-start again with every batch.
+
+The slots are exact within one process (the local runtime: every item worker and every
+``wait: true`` start share them). Processes do not share them: on AWS each worker
 invocation holds a run to ``max_concurrency`` on its own, and the item event source's
 maximum concurrency (per deployment) bounds how many invocations run at once.
 docs/engine.md, "Run concurrency", says what is per run and what per deployment.
@@ -16,37 +27,97 @@ docs/engine.md, "Run concurrency", says what is per run and what per deployment.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import TypeVar
 
+from chalicelib import outbound
+from chalicelib.engine.aimd import AimdWindow, RetryQuota, quota_for
 from chalicelib.errors import ValidationFailed
 from chalicelib.settings import get_settings
 
 T = TypeVar("T")
 
+#: Runs whose window and retry quota a process remembers once their batches are done.
+REMEMBERED_RUNS = 256
+
 _pool: ThreadPoolExecutor | None = None
 _lock = threading.Lock()
 
+#: Asked between a call's attempts: False once the run's work is no longer wanted.
+Continue = Callable[[], bool] | None
 
-@dataclass
+
 class _Slots:
     """One run's slots in this process, shared by every batch of it being worked on."""
 
-    limit: int
-    semaphore: threading.BoundedSemaphore = field(init=False)
-    users: int = 0
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.window = AimdWindow(limit)
+        self.quota = RetryQuota(quota_for(limit))
+        self.in_flight = 0
+        self.users = 0
+        self._changed = threading.Condition()
 
-    def __post_init__(self) -> None:
-        self.semaphore = threading.BoundedSemaphore(self.limit)
+    def acquire(self) -> int:
+        """Wait for a free slot; the window's epoch the item starts in."""
+        with self._changed:
+            while self.in_flight >= self.window.limit:
+                self._changed.wait()
+            self.in_flight += 1
+            return self.window.epoch
 
-    def release(self, _: object = None) -> None:
-        self.semaphore.release()
+    def release(self, congested: bool) -> None:
+        with self._changed:
+            self.in_flight -= 1
+            if not congested:
+                self.window.succeeded()
+            self._changed.notify_all()
+
+    def congested(self, epoch: int) -> None:
+        with self._changed:
+            self.window.congested(epoch)
+
+    def answered(self) -> None:
+        with self._changed:
+            self.quota.answered()
+
+    def take_retry(self) -> bool:
+        with self._changed:
+            return self.quota.take()
+
+    def run(self, task: Callable[[], T], epoch: int, should_continue: Continue) -> T:
+        """Execute one item in its slot (taken by the caller), its calls reporting here."""
+        calls = _ItemCalls(self, epoch)
+        try:
+            with (
+                outbound.listening(calls),
+                outbound.persisting(should_continue=should_continue, allow_retry=self.take_retry),
+            ):
+                return task()
+        finally:
+            self.release(calls.congested)
 
 
-_runs: dict[str, _Slots] = {}
+class _ItemCalls:
+    """Hears one item's outbound attempts and passes what they say to its run's slots."""
+
+    def __init__(self, slots: _Slots, epoch: int) -> None:
+        self.slots = slots
+        self.epoch = epoch
+        self.congested = False
+
+    def attempted(self, outcome: outbound.AttemptOutcome) -> None:
+        if outcome.congestion:
+            self.congested = True
+            self.slots.congested(self.epoch)
+        elif outcome.status is not None:
+            self.slots.answered()
+
+
+_runs: OrderedDict[str, _Slots] = OrderedDict()
 
 
 def check_max_concurrency(value: int | None, field_name: str = "max_concurrency") -> None:
@@ -80,33 +151,48 @@ def _executor() -> ThreadPoolExecutor:
 def _run_slots(run_id: str, limit: int) -> Iterator[_Slots]:
     with _lock:
         slots = _runs.get(run_id)
-        if slots is None:
+        if slots is None or slots.limit != limit:
             slots = _runs[run_id] = _Slots(limit)
+        _runs.move_to_end(run_id)
         slots.users += 1
+        _forget_idle_runs()
     try:
         yield slots
     finally:
         with _lock:
             slots.users -= 1
-            if slots.users == 0:
-                del _runs[run_id]
 
 
-def run_all(run_id: str, max_concurrency: int, tasks: list[Callable[[], T]]) -> list[T | Exception]:
-    """Run ``tasks`` with at most the run's limit in flight; each one's result or exception."""
+def _forget_idle_runs() -> None:
+    """Keep the most recent runs' state; an idle run past that is forgotten (under _lock)."""
+    excess = len(_runs) - REMEMBERED_RUNS
+    for run_id in [r for r, s in _runs.items() if s.users == 0][: max(0, excess)]:
+        del _runs[run_id]
+
+
+def run_all(
+    run_id: str,
+    max_concurrency: int,
+    tasks: list[Callable[[], T]],
+    should_continue: Continue = None,
+) -> list[T | Exception]:
+    """Run ``tasks`` within the run's slots; each one's result or exception, in order.
+
+    ``should_continue`` (when given) is asked between a call's attempts and while it
+    backs off: once it answers False no call of these tasks is retried.
+    """
     with _run_slots(run_id, process_limit(max_concurrency)) as slots:
         if len(tasks) == 1:  # no thread hop for a single item (a sync start's last one)
-            with slots.semaphore:
-                return [_outcome(tasks[0])]
+            epoch = slots.acquire()
+            return [_outcome(lambda: slots.run(tasks[0], epoch, should_continue))]
         futures: list[Future[T]] = []
         for task in tasks:
-            slots.semaphore.acquire()
+            epoch = slots.acquire()
             try:
-                future = _executor().submit(task)
+                future = _executor().submit(slots.run, task, epoch, should_continue)
             except BaseException:
-                slots.semaphore.release()
+                slots.release(congested=False)
                 raise
-            future.add_done_callback(slots.release)
             futures.append(future)
         return [_outcome(f.result) for f in futures]
 
@@ -119,9 +205,11 @@ def _outcome(call: Callable[[], T]) -> T | Exception:
 
 
 def reset() -> None:
-    """Forget the pool (its size comes from the settings); runs' slots end with their batches."""
+    """Forget the pool (its size comes from the settings) and idle runs' windows."""
     global _pool
     with _lock:
         pool, _pool = _pool, None
+        for run_id in [r for r, s in _runs.items() if s.users == 0]:
+            del _runs[run_id]
     if pool is not None:
         pool.shutdown(wait=False)

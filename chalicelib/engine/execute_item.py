@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from typing import Any
 
-from chalicelib import clock, ids
+from chalicelib import clock, ids, outbound
 from chalicelib.agents.contract import AdapterFailed, AgentReply, AgentRequest
 from chalicelib.domain.runs import (
     BUDGET_EXCEEDED,
@@ -227,17 +227,20 @@ def _result(
 
 def execute(ctx: RunContext, item: FrozenItem, trial: int) -> ResultRecord:
     """Run the agent on one frozen item and score it: the record to write."""
-    generation = call_agent(
-        ctx.agent,
-        ctx.state.project_id,
-        item.input,
-        ctx.state.tool_context,
-        run_id=ctx.run_id,
-        dataset_item_id=item.dataset_item_id,
-        source=EVAL_SOURCE,
-        should_continue=ctx.should_continue,
-    )
+    with outbound.listening(outbound.AttemptCounter()) as counter:
+        generation = call_agent(
+            ctx.agent,
+            ctx.state.project_id,
+            item.input,
+            ctx.state.tool_context,
+            run_id=ctx.run_id,
+            dataset_item_id=item.dataset_item_id,
+            source=EVAL_SOURCE,
+            should_continue=ctx.should_continue,
+        )
     result = _result(ctx, item, trial, generation)
+    # Agents that make no outbound call (python, lambda) were called once.
+    result.attempts = max(1, counter.attempts)
     # A model agent names its model; other agent types do not say what they called.
     result.usage = _agent_usage(generation, getattr(ctx.agent.config, "model", None))
     if generation.status != GENERATION_COMPLETED:

@@ -134,6 +134,7 @@ def _execute_and_record(
             state.id,
             state.snapshot.max_concurrency,
             [_task(ctx, r, budget, recorder) for _, r in todo],
+            should_continue=watch.active,  # a cancelled run's calls are not retried
         )
         for (position, receipt), outcome in zip(todo, outcomes, strict=True):
             if isinstance(outcome, ResultRecord):

@@ -44,7 +44,7 @@ def serve_concurrently(app: Chalice) -> Chalice:
     if "_pawl_request_state" in vars(app):
         return app
     base = type(app)
-    namespace = {name: _ThreadLocalRequest(name) for name in _PER_THREAD}
+    namespace: dict[str, object] = {name: _ThreadLocalRequest(name) for name in _PER_THREAD}
     namespace["__doc__"] = f"{base.__name__} with its current request kept per thread."
     per_thread = type(f"PerThread{base.__name__}", (base,), namespace)
     app.__dict__["_pawl_request_state"] = threading.local()

@@ -6,9 +6,9 @@ so timeouts, retries and the SSRF policy are decided in one place.
 Public API
 ----------
 ``request(method, url, *, body=None, headers=None, timeout_s=30.0, max_attempts=None,
-max_bytes=MAX_RESPONSE_BYTES) -> OutboundResponse``
+max_bytes=MAX_RESPONSE_BYTES, repeatable=None) -> OutboundResponse``
     Send one request (retrying as below) and return the final answer, whatever its status.
-``post_json(url, payload, headers=None, timeout_s=30.0, max_attempts=None) -> OutboundResponse``
+``post_json(url, payload, headers=None, timeout_s=30.0, max_attempts=None, repeatable=None)``
     ``request("POST", ...)`` with ``payload`` encoded as JSON.
 ``check_url(url) -> None``
     Refuse, at config time, a URL the policy would refuse (raises :class:`OutboundRefused`).
@@ -19,6 +19,7 @@ Errors (all subclass :class:`OutboundError`, whose message never holds header va
     :class:`OutboundRefused` (scheme or address not allowed; never retried),
     :class:`OutboundTimeout` (the far side did not answer in time; never retried),
     :class:`OutboundUnreachable` (no connection could be made, after every attempt),
+    :class:`OutboundDropped` (the connection closed before any byte of an answer),
     :class:`OutboundTooLarge` (the answer exceeded ``max_bytes``).
 ``decode_json(response, source, excerpt) -> Any``
     The body of a 2xx JSON answer; otherwise :class:`UnusableAnswer` (not an
@@ -28,9 +29,19 @@ Behaviour
 ---------
 - An HTTP answer is *returned*, not raised: callers decide what a 4xx/5xx means to them.
 - Retried, with exponential backoff and jitter (``PAWL_HTTP_BACKOFF_BASE_S``), up to
-  ``PAWL_HTTP_MAX_ATTEMPTS`` attempts: 429, 502, 503, 504 and failures to connect.
+  ``PAWL_HTTP_MAX_ATTEMPTS`` attempts: 429, 502, 503, 504, failures to connect, and a
+  connection reset or closed before any byte of an answer when the request is
+  *repeatable* (an idempotent method, or ``repeatable=True``: agent calls, completions);
+  after a connection failure the backoff base is at most 50 ms.
   ``Retry-After`` (seconds or an HTTP date) is honoured up to ``RETRY_AFTER_CAP_S``.
-  A read timeout is not retried: the far side may already have done the (costly) work.
+  A read timeout, or a failure after part of the answer arrived, is never retried: the
+  far side may already have done the (costly) work. The rule: :mod:`.retry`.
+- Inside ``persisting(should_continue)`` (a run's items, :mod:`.scope`) congestion (429,
+  503, and the connection failures above) is retried until the call's own budget
+  (``timeout_s`` from its first attempt; each attempt's timeouts are cut to what is
+  left) instead of up to ``PAWL_HTTP_MAX_ATTEMPTS``, and retrying stops as soon as
+  ``should_continue()`` is false. Every attempt is reported to the scopes that
+  ``listening(listener)`` opened (a run's adaptive concurrency, an agent call's count).
 - Redirects are never followed (a 3xx is returned as is), so a redirect cannot lead to a
   refused address. Proxy environment variables are ignored for the same reason.
 - SSRF: only http/https. Every address the host resolves to is checked *when connecting*
@@ -62,13 +73,12 @@ from chalicelib.outbound.allowlist import (
 from chalicelib.outbound.client import (
     CONNECT_TIMEOUT_CAP_S,
     MAX_RESPONSE_BYTES,
-    USER_AGENT,
     OutboundResponse,
     post_json,
     request,
-    reset_client,
 )
 from chalicelib.outbound.errors import (
+    OutboundDropped,
     OutboundError,
     OutboundRefused,
     OutboundTimeout,
@@ -86,9 +96,18 @@ from chalicelib.outbound.retry import (
     MAX_BACKOFF_S,
     RETRY_AFTER_CAP_S,
     RETRY_STATUSES,
+    Failure,
     backoff_delay,
     retry_after_s,
 )
+from chalicelib.outbound.scope import (
+    AttemptCounter,
+    AttemptListener,
+    AttemptOutcome,
+    listening,
+    persisting,
+)
+from chalicelib.outbound.transport import USER_AGENT, reset_client
 
 __all__ = [
     "CONNECT_TIMEOUT_CAP_S",
@@ -98,7 +117,12 @@ __all__ = [
     "RETRY_AFTER_CAP_S",
     "RETRY_STATUSES",
     "USER_AGENT",
+    "AttemptCounter",
+    "AttemptListener",
+    "AttemptOutcome",
+    "Failure",
     "InvalidAllowList",
+    "OutboundDropped",
     "OutboundError",
     "OutboundPolicy",
     "OutboundRefused",
@@ -113,7 +137,9 @@ __all__ = [
     "check_url",
     "current_policy",
     "decode_json",
+    "listening",
     "normalize",
+    "persisting",
     "post_json",
     "request",
     "reset_client",

@@ -1,36 +1,44 @@
-"""The shared client: connect-time address vetting, retries, bounded answers."""
+"""The shared client's requests: attempts, retries (``retry``, ``scope``), bounded answers.
+
+The connections underneath (address vetting, a pool per thread) are :mod:`.transport`.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
-import ssl
-import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpcore
 import httpx
 
-from chalicelib.outbound.addresses import resolve
-from chalicelib.outbound.allowlist import OutboundPolicy, current_policy
+from chalicelib.outbound.allowlist import current_policy
 from chalicelib.outbound.errors import (
+    OutboundDropped,
     OutboundError,
-    OutboundRefused,
     OutboundTimeout,
     OutboundTooLarge,
     OutboundUnreachable,
 )
-from chalicelib.outbound.policy import (
-    check_addresses,
-    check_connected,
-    parse_target,
-    safe_url,
+from chalicelib.outbound.policy import parse_target, safe_url
+from chalicelib.outbound.retry import (
+    RETRY_STATUSES,
+    Failure,
+    RetryBudget,
+    backoff_delay,
+    classify,
+    connection_backoff_base,
+    is_congestion,
+    is_repeatable,
+    may_retry,
+    retry_after_s,
+    retry_delay,
 )
-from chalicelib.outbound.retry import RETRY_STATUSES, backoff_delay, retry_after_s
-from chalicelib.settings import get_settings
+from chalicelib.outbound.scope import AttemptOutcome, Persistence, current_persistence, report
+from chalicelib.outbound.transport import bytes_received, start_attempt, thread_client
+from chalicelib.settings import Settings, get_settings
 
 log = logging.getLogger("pawl.outbound")
 # httpx logs every request's full URL (query string included) at INFO and httpcore logs
@@ -40,7 +48,6 @@ for _noisy in ("httpx", "httpcore"):
 
 CONNECT_TIMEOUT_CAP_S = 10.0
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024
-USER_AGENT = "pawl"
 
 
 @dataclass(frozen=True)
@@ -62,108 +69,6 @@ class OutboundResponse:
         return json.loads(self.body)
 
 
-class _VettingBackend(httpcore.SyncBackend):
-    """Resolves the host itself, refuses disallowed addresses, connects only to vetted ones."""
-
-    def __init__(self, policy: OutboundPolicy) -> None:
-        self.policy = policy
-
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.NetworkStream:
-        try:
-            addresses = resolve(host, port)
-        except (OSError, UnicodeError) as exc:
-            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from None
-        check_addresses(host, addresses, port, self.policy)
-        last_error: Exception | None = None
-        for ip in addresses:
-            try:
-                stream = super().connect_tcp(str(ip), port, timeout, local_address, socket_options)
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                last_error = exc
-                continue
-            try:
-                check_connected(stream.get_extra_info("socket"), port, self.policy)
-            except OutboundRefused:
-                stream.close()
-                raise
-            return stream
-        assert last_error is not None  # getaddrinfo never returns an empty list
-        raise last_error
-
-
-class _VettingTransport(httpx.HTTPTransport):
-    def __init__(
-        self, policy: OutboundPolicy, limits: httpx.Limits, ssl_context: ssl.SSLContext
-    ) -> None:
-        super().__init__(verify=ssl_context, trust_env=False, limits=limits)
-        # httpx does not expose httpcore's network_backend: rebuild the pool with ours.
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=ssl_context,
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            network_backend=_VettingBackend(policy),
-        )
-
-
-#: Connections one thread keeps: a thread makes one call at a time, to a few hosts.
-THREAD_POOL_LIMITS = httpx.Limits(max_connections=8, max_keepalive_connections=8)
-
-_lock = threading.Lock()
-_local = threading.local()
-#: Bumped by :func:`reset_client`: each thread's client is rebuilt on its next call.
-_generation = 0
-_ssl_context: ssl.SSLContext | None = None
-
-
-def _shared_ssl_context() -> ssl.SSLContext:
-    """One TLS context for every thread's client (loading the CA bundle costs ~50 ms)."""
-    global _ssl_context
-    with _lock:
-        if _ssl_context is None:
-            _ssl_context = httpx.create_ssl_context(trust_env=False)
-        return _ssl_context
-
-
-def _thread_client(policy: OutboundPolicy) -> httpx.Client:
-    """This thread's client, rebuilt when the SSRF policy changed or after a reset.
-
-    One client per thread rather than one per process: httpcore's pool takes one lock for
-    every request and response and checks each pooled connection (a ``poll`` each) on
-    every request, so 40 threads sharing one pool spent 1.8 ms of CPU per call against
-    0.5 ms alone. A thread's calls are sequential, so its pool stays small.
-    """
-    held = getattr(_local, "held", None)
-    if held is not None and held[0] == policy and held[1] == _generation:
-        client: httpx.Client = held[2]
-        return client
-    if held is not None:
-        held[2].close()  # its connections were vetted under the old policy: never reuse them
-    client = httpx.Client(
-        transport=_VettingTransport(policy, THREAD_POOL_LIMITS, _shared_ssl_context()),
-        follow_redirects=False,
-        trust_env=False,
-        headers={"User-Agent": USER_AGENT},
-    )
-    _local.held = (policy, _generation, client)
-    return client
-
-
-def reset_client() -> None:
-    """Drop every thread's client (tests; the local runtime after a settings change)."""
-    global _generation, _ssl_context
-    with _lock:
-        _generation += 1
-        _ssl_context = None
-
-
 # --- requests -----------------------------------------------------------------------------
 
 
@@ -173,18 +78,28 @@ class _Call:
     target: httpx.URL
     body: bytes | None
     headers: Mapping[str, str]
-    timeout: httpx.Timeout
+    timeout_s: float
     max_bytes: int
+    repeatable: bool
     where: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.where = f"{self.method} {safe_url(self.target)}"
 
+    def timeout(self, deadline: float | None) -> httpx.Timeout:
+        """This attempt's timeouts: the call's, cut to what is left of its budget."""
+        total = self.timeout_s
+        if deadline is not None:
+            total = max(0.001, min(total, deadline - time.monotonic()))
+        return httpx.Timeout(total, connect=min(total, CONNECT_TIMEOUT_CAP_S))
 
-def _send_once(client: httpx.Client, call: _Call, attempts: int) -> OutboundResponse:
+
+def _send_once(
+    client: httpx.Client, call: _Call, timeout: httpx.Timeout, attempts: int
+) -> OutboundResponse:
     try:
         request = client.build_request(
-            call.method, call.target, content=call.body, headers=call.headers, timeout=call.timeout
+            call.method, call.target, content=call.body, headers=call.headers, timeout=timeout
         )
     except (UnicodeError, ValueError, TypeError):
         # The offending header value would be in the library's message: never show it.
@@ -206,26 +121,58 @@ def _send_once(client: httpx.Client, call: _Call, attempts: int) -> OutboundResp
     return OutboundResponse(response.status_code, headers, b"".join(chunks), attempts)
 
 
-def _attempt(client: httpx.Client, call: _Call, attempt: int) -> OutboundResponse:
-    """One attempt; transport failures become :class:`OutboundError` subclasses."""
-    try:
-        return _send_once(client, call, attempt)
-    except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-        raise OutboundUnreachable(
-            f"{call.where}: could not connect ({type(exc).__name__})", attempts=attempt
-        ) from None
-    except httpx.TimeoutException as exc:
-        raise OutboundTimeout(
-            f"{call.where}: no answer within {call.timeout.read}s ({type(exc).__name__})",
+def _transport_error(call: _Call, exc: httpx.HTTPError, attempt: int) -> OutboundError:
+    failure = classify(exc, bytes_received())
+    name = type(exc).__name__
+    if failure is Failure.NOT_SENT:
+        return OutboundUnreachable(
+            f"{call.where}: could not connect ({name})", attempts=attempt, failure=failure
+        )
+    if failure is Failure.TIMED_OUT:
+        return OutboundTimeout(
+            f"{call.where}: no answer within {call.timeout_s}s ({name})",
             attempts=attempt,
-        ) from None
+            failure=failure,
+        )
+    if failure is Failure.UNANSWERED:
+        return OutboundDropped(
+            f"{call.where}: the connection closed before any answer ({name})",
+            attempts=attempt,
+            failure=failure,
+        )
+    return OutboundError(f"{call.where}: {name}", attempts=attempt, failure=failure)
+
+
+def _attempt(
+    client: httpx.Client, call: _Call, attempt: int, deadline: float | None
+) -> OutboundResponse:
+    """One attempt; transport failures become :class:`OutboundError` subclasses."""
+    start_attempt()
+    try:
+        return _send_once(client, call, call.timeout(deadline), attempt)
     except httpx.LocalProtocolError:
         raise OutboundError(
             f"{call.where}: the request was not valid HTTP (a header name or value?)",
             attempts=attempt,
         ) from None
     except httpx.HTTPError as exc:
-        raise OutboundError(f"{call.where}: {type(exc).__name__}", attempts=attempt) from None
+        raise _transport_error(call, exc, attempt) from None
+
+
+#: How often a persistent call's backoff looks at its ``should_continue``.
+STOP_CHECK_S = 0.2
+
+
+def _sleep(seconds: float, persistence: Persistence | None) -> bool:
+    """Wait ``seconds``, in slices so a stop is seen within one; False if told to stop."""
+    end = time.monotonic() + seconds
+    while True:
+        if persistence is not None and not persistence.go_on():
+            return False
+        left = end - time.monotonic()
+        if left <= 0:
+            return True
+        time.sleep(min(left, STOP_CHECK_S))
 
 
 def request(
@@ -237,6 +184,7 @@ def request(
     timeout_s: float = 30.0,
     max_attempts: int | None = None,
     max_bytes: int = MAX_RESPONSE_BYTES,
+    repeatable: bool | None = None,
 ) -> OutboundResponse:
     """Send a request, retrying as the module docstring says; return the final answer."""
     settings = get_settings()
@@ -246,37 +194,89 @@ def request(
         target=parse_target(url, policy),
         body=body,
         headers=dict(headers or {}),
-        timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_CAP_S)),
+        timeout_s=timeout_s,
         max_bytes=max_bytes,
+        repeatable=is_repeatable(method, repeatable),
     )
-    allowed = max(1, max_attempts or settings.http_max_attempts)
-    client = _thread_client(policy)
+    persistence = current_persistence()
+    budget = RetryBudget(
+        max_attempts=max(1, max_attempts or settings.http_max_attempts),
+        deadline=time.monotonic() + timeout_s if persistence is not None else None,
+    )
+    client = thread_client(policy)
     attempt = 1
     while True:
-        last = attempt >= allowed
-        try:
-            response = _attempt(client, call, attempt)
-        except OutboundUnreachable as exc:
-            if last:
-                raise OutboundUnreachable(
-                    f"{exc} after {attempt} attempt(s)", attempts=attempt
-                ) from None
-            delay, reason = backoff_delay(attempt, settings.http_backoff_base_s), "no connection"
-        else:
-            if last or response.status not in RETRY_STATUSES:
-                return response
-            waited = retry_after_s(response.headers.get("retry-after"))
-            delay = (
-                waited
-                if waited is not None
-                else backoff_delay(attempt, settings.http_backoff_base_s)
-            )
-            reason = f"HTTP {response.status}"
-        log.info(
-            "%s: %s, attempt %d/%d, retrying in %.3fs", call.where, reason, attempt, allowed, delay
-        )
-        time.sleep(delay)
-        attempt += 1
+        response, failure = _outcome(client, call, attempt, budget.deadline)
+        retryable, congestion, wanted = _judge(response, failure, call, attempt, settings)
+        delay = retry_delay(attempt, wanted, congestion, budget, time.monotonic())
+        ending = _ending(retryable, delay, persistence, attempt)
+        if ending is None:
+            assert delay is not None
+            reason = f"HTTP {response.status}" if response else type(failure).__name__
+            log.info("%s: %s, attempt %d, retrying in %.3fs", call.where, reason, attempt, delay)
+            if _sleep(delay, persistence):
+                attempt += 1
+                continue
+            ending = "retries stopped"
+        if response is not None:
+            return response
+        assert failure is not None
+        if not retryable:
+            raise failure
+        raise type(failure)(
+            f"{failure} {ending}", attempts=attempt, failure=failure.failure
+        ) from None
+
+
+def _ending(
+    retryable: bool, delay: float | None, persistence: Persistence | None, attempt: int
+) -> str | None:
+    """Why there is no next attempt (None: there is one)."""
+    if not retryable:
+        return "not retried"
+    if persistence is not None and not persistence.go_on():
+        return "retries stopped"
+    if delay is None:
+        return f"after {attempt} attempt(s)"
+    if persistence is not None and not persistence.may_retry():
+        return f"after {attempt} attempt(s) (the run's retry quota is spent)"
+    return None
+
+
+def _outcome(
+    client: httpx.Client, call: _Call, attempt: int, deadline: float | None
+) -> tuple[OutboundResponse | None, OutboundError | None]:
+    """One attempt's answer or transport failure, reported to the listening scopes."""
+    try:
+        response = _attempt(client, call, attempt, deadline)
+    except OutboundError as exc:
+        if exc.failure is None:  # refused, or not a request we could send: not an attempt
+            raise
+        report(AttemptOutcome(failure=exc.failure, congestion=is_congestion(failure=exc.failure)))
+        return None, exc
+    report(AttemptOutcome(status=response.status, congestion=is_congestion(response.status)))
+    return response, None
+
+
+def _judge(
+    response: OutboundResponse | None,
+    failure: OutboundError | None,
+    call: _Call,
+    attempt: int,
+    settings: Settings,
+) -> tuple[bool, bool, float]:
+    """(retryable, congestion, the delay it asks for) of one attempt's outcome."""
+    if response is not None:
+        if response.status not in RETRY_STATUSES:
+            return False, False, 0.0
+        waited = retry_after_s(response.headers.get("retry-after"))
+        if waited is None:
+            waited = backoff_delay(attempt, settings.http_backoff_base_s)
+        return True, is_congestion(response.status), waited
+    assert failure is not None and failure.failure is not None
+    retryable = may_retry(failure.failure, call.repeatable)
+    backoff = backoff_delay(attempt, connection_backoff_base(settings.http_backoff_base_s))
+    return retryable, retryable and is_congestion(failure=failure.failure), backoff
 
 
 def post_json(
@@ -285,8 +285,12 @@ def post_json(
     headers: Mapping[str, str] | None = None,
     timeout_s: float = 30.0,
     max_attempts: int | None = None,
+    repeatable: bool | None = None,
 ) -> OutboundResponse:
-    """POST ``payload`` as JSON (``Content-Type: application/json`` unless given)."""
+    """POST ``payload`` as JSON (``Content-Type: application/json`` unless given).
+
+    A POST is not repeatable unless ``repeatable`` says so (``retry.is_repeatable``).
+    """
     merged = {"Content-Type": "application/json", "Accept": "application/json"}
     for name, value in (headers or {}).items():
         # A caller's header replaces ours whatever its case.
@@ -304,4 +308,5 @@ def post_json(
         headers=merged,
         timeout_s=timeout_s,
         max_attempts=max_attempts,
+        repeatable=repeatable,
     )

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from chalicelib.outbound.retry import Failure
+
 
 class OutboundError(Exception):
-    """An outbound call failed before an HTTP answer could be returned."""
+    """An outbound call failed before an HTTP answer could be returned.
 
-    def __init__(self, message: str, *, attempts: int = 0) -> None:
+    ``failure`` says how far the last attempt got (``retry.Failure``) when the transport
+    failed; None for a refusal or a request pawl could not build.
+    """
+
+    def __init__(self, message: str, *, attempts: int = 0, failure: Failure | None = None) -> None:
         super().__init__(message)
         self.attempts = attempts
+        self.failure = failure
 
 
 class OutboundRefused(OutboundError):
@@ -21,6 +28,10 @@ class OutboundTimeout(OutboundError):
 
 class OutboundUnreachable(OutboundError):
     """No connection could be made (refused, unresolvable, connect timeout)."""
+
+
+class OutboundDropped(OutboundError):
+    """The connection was reset or closed before any byte of an answer arrived."""
 
 
 class OutboundTooLarge(OutboundError):

@@ -334,6 +334,7 @@ class ResultModel(PawlModel):
     passed = BooleanAttribute(null=True)
     error = JSONAttribute(null=True)
     usage = JSONAttribute(null=True)
+    attempts = NumberAttribute(null=True)
     created_at = UnicodeAttribute()
     by_generation = _ResultsByGeneration()
 

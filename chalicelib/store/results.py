@@ -159,6 +159,7 @@ def _prepare(record: ResultRecord) -> _PreparedRecord:
         passed=result.passed,
         error=result.error.model_dump() if result.error else None,
         usage=[u.model_dump() for u in result.usage] or None,
+        attempts=result.attempts,
         created_at=result.created_at,
     )
     puts = [row.get_save_kwargs_from_instance(condition=ResultModel.result_key.does_not_exist())]
@@ -185,6 +186,7 @@ def from_model(model: ResultModel, with_output: bool = True) -> EvalResult:
         passed=model.passed,
         error=RecordedError.model_validate(model.error) if model.error else None,
         usage=[UsageEntry.model_validate(u) for u in model.usage or []],
+        attempts=int(model.attempts) if model.attempts is not None else None,
         created_at=model.created_at,
     )
 

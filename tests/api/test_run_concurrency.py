@@ -5,6 +5,10 @@ waits until ``target`` requests are in flight at once (then every later one pass
 straight through), so a test shows both that the limit is reached and that it is never
 exceeded, without timing anything: a pawl that allowed fewer than ``target`` calls at
 once would leave the requests waiting out the safety timeout and the peak short.
+
+A run slow-starts (``engine.aimd``: a few calls at first, one more per call that
+finished), so an agent that holds its calls must first let ``warmup`` calls through
+for the window to grow past ``target``.
 """
 
 from __future__ import annotations
@@ -23,8 +27,9 @@ SAFETY_TIMEOUT_S = 10
 
 
 class PeakAgent:
-    def __init__(self, target: int) -> None:
+    def __init__(self, target: int, warmup: int = 0) -> None:
         self.target = target
+        self.warmup = warmup
         self.in_flight = 0
         self.peak = 0
         self.calls = 0
@@ -33,8 +38,10 @@ class PeakAgent:
 
     def __call__(self, request: Request) -> Reply:
         with self._condition:
-            self.in_flight += 1
             self.calls += 1
+            if self.calls <= self.warmup:
+                return Reply(200, {"output": "ok"})
+            self.in_flight += 1
             self.peak = max(self.peak, self.in_flight)
             if self.in_flight >= self.target:
                 self._reached = True
@@ -79,7 +86,7 @@ def _runs(api: Any, evaluation: dict[str, Any]) -> str:
 def test_the_eval_default_is_40_and_a_run_of_20_exceeds_10_in_flight(
     api: Any, project: Any
 ) -> None:
-    agent = PeakAgent(target=11)
+    agent = PeakAgent(target=11, warmup=8)  # the window: 4 at first, +1 per finished call
     with serve(agent) as server:
         evaluation = _suite(api, project, server.url, max_concurrency=20)
         assert evaluation["max_concurrency"] == 20

@@ -14,6 +14,7 @@ import pytest
 
 from chalicelib import outbound, wiring
 from chalicelib.outbound import (
+    OutboundDropped,
     OutboundRefused,
     OutboundTimeout,
     OutboundTooLarge,
@@ -26,6 +27,7 @@ from chalicelib.outbound import (
 )
 from chalicelib.outbound.allowlist import parse_allow_list
 from tests.conftest import PLACEHOLDER_ALLOW_LIST
+from tests.support.raw_servers import dropping
 from tests.support.servers import Handler, Reply, Request, allow_loopback_port, serve
 
 
@@ -322,3 +324,98 @@ def test_invalid_header_value_is_refused_without_echoing_it() -> None:
             outbound.post_json(server.url, {}, headers={"X-Token": "line\r\nbreak-secret"})
         assert "break-secret" not in str(caught.value)
         assert server.requests == []
+
+
+# --- connections that fail before any answer (outbound.retry) -------------------------------
+
+
+@pytest.mark.parametrize("how", ["reset", "close"])
+def test_a_repeatable_call_dropped_before_any_answer_is_retried(how: str) -> None:
+    with dropping(2, how) as server:  # type: ignore[arg-type]
+        response = outbound.post_json(server.url, {}, repeatable=True)
+    assert response.ok and response.attempts == 3
+    assert (server.accepted, server.answered) == (3, 1)
+
+
+def test_a_post_dropped_after_the_server_read_it_is_not_retried() -> None:
+    # Not declared repeatable: the server may have acted on it before closing.
+    with dropping(1, "close") as server, pytest.raises(OutboundDropped) as caught:
+        outbound.post_json(server.url, {})
+    assert caught.value.attempts == 1 and server.accepted == 1
+
+
+def test_an_idempotent_get_dropped_before_any_answer_is_retried() -> None:
+    with dropping(1, "close") as server:
+        response = outbound.request("GET", server.url)
+    assert response.ok and server.accepted == 2
+
+
+def test_a_partial_answer_is_never_retried() -> None:
+    with dropping(1, "partial") as server, pytest.raises(outbound.OutboundError) as caught:
+        outbound.post_json(server.url, {}, repeatable=True)
+    assert not isinstance(caught.value, OutboundDropped)
+    assert caught.value.attempts == 1 and server.accepted == 1
+
+
+def test_persisting_retries_congestion_past_the_attempt_cap_within_the_budget() -> None:
+    counter = outbound.AttemptCounter()
+    with (
+        dropping(None, "close") as server,
+        outbound.persisting(),
+        outbound.listening(counter),
+        pytest.raises(OutboundDropped, match="attempt") as caught,
+    ):
+        outbound.post_json(server.url, {}, timeout_s=0.5, repeatable=True)
+    assert caught.value.attempts > 3  # PAWL_HTTP_MAX_ATTEMPTS
+    assert caught.value.attempts == counter.attempts == server.accepted
+
+
+def test_persisting_stops_retrying_when_told() -> None:
+    port = _closed_port()
+    with (
+        allow_loopback_port(port),
+        outbound.persisting(should_continue=lambda: False),
+        pytest.raises(OutboundUnreachable, match="retries stopped") as caught,
+    ):
+        outbound.request("GET", f"http://127.0.0.1:{port}/", timeout_s=5)
+    assert caught.value.attempts == 1
+
+
+def test_persisting_retries_only_what_the_quota_grants() -> None:
+    granted = [True, False]
+    with (
+        dropping(None, "close") as server,
+        outbound.persisting(allow_retry=lambda: granted.pop(0)),
+        pytest.raises(OutboundDropped),
+    ):
+        outbound.post_json(server.url, {}, timeout_s=5, repeatable=True)
+    assert server.accepted == 2 and granted == []
+
+
+def test_a_read_timeout_is_not_retried_even_when_persisting() -> None:
+    release = threading.Event()
+
+    def stuck(request: Request) -> Reply:
+        release.wait(10)
+        return Reply(200, {})
+
+    with serve(stuck) as server, outbound.persisting():
+        try:
+            with pytest.raises(OutboundTimeout):
+                outbound.post_json(server.url, {}, timeout_s=0.3, repeatable=True)
+            assert len(server.requests) == 1
+        finally:
+            release.set()
+
+
+def test_every_attempt_is_reported_to_the_listeners_with_its_congestion() -> None:
+    seen: list[outbound.AttemptOutcome] = []
+
+    class Recorder:
+        def attempted(self, outcome: outbound.AttemptOutcome) -> None:
+            seen.append(outcome)
+
+    handler = _sequence(Reply(503), Reply(500))
+    with serve(handler) as server, outbound.listening(Recorder()):
+        assert outbound.post_json(server.url, {}).status == 500
+    assert [(o.status, o.congestion) for o in seen] == [(503, True), (500, False)]

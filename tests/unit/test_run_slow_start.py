@@ -1,0 +1,86 @@
+"""A run's slots adapt (``engine.concurrency`` over ``engine.aimd``): items start a few at a
+time and more as they finish, and a run's ``should_continue`` stops its calls' retries.
+
+No clock is read: each task records how many tasks were in flight and how many had
+finished when it started; the window bounds the first by the second whatever the timing.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from chalicelib import outbound, wiring
+from chalicelib.engine import concurrency
+from chalicelib.engine.aimd import INITIAL_WINDOW
+from chalicelib.ids import new_id
+from tests.support.raw_servers import dropping
+
+SAFETY_TIMEOUT_S = 1.5
+
+
+@pytest.fixture(autouse=True)
+def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("PAWL_HTTP_BACKOFF_BASE_S", "0.001")
+    wiring.reload_settings()
+    yield
+    monkeypatch.undo()
+    wiring.reload_settings()
+
+
+class Recorder:
+    """Tasks that each hold until more than ``INITIAL_WINDOW`` are in flight (or a safety
+    timeout: the first round of a slow start waits it out), so a pool that let more start
+    at once would be seen doing it."""
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.finished = 0
+        self.starts: list[tuple[int, int]] = []
+        self._changed = threading.Condition()
+
+    def task(self) -> None:
+        with self._changed:
+            self.in_flight += 1
+            self.starts.append((self.in_flight, self.finished))
+            self._changed.notify_all()
+            self._changed.wait_for(
+                lambda: self.in_flight > INITIAL_WINDOW, timeout=SAFETY_TIMEOUT_S
+            )
+            self.in_flight -= 1
+            self.finished += 1
+
+
+def test_a_run_starts_a_few_items_and_one_more_per_item_finished() -> None:
+    recorder = Recorder()
+    outcomes = concurrency.run_all(new_id("eval_run"), 40, [recorder.task] * 60)
+    assert outcomes == [None] * 60
+    assert max(in_flight for in_flight, _ in recorder.starts) > INITIAL_WINDOW  # it grew
+    for in_flight, finished in recorder.starts:
+        assert in_flight <= INITIAL_WINDOW + finished
+
+
+def test_should_continue_false_stops_every_retry_of_the_run_s_calls() -> None:
+    def call(url: str) -> object:
+        return lambda: outbound.post_json(url, {}, timeout_s=5, repeatable=True)
+
+    with dropping(None, "close") as server:
+        outcomes = concurrency.run_all(
+            new_id("eval_run"), 4, [call(server.url)] * 3, should_continue=lambda: False
+        )
+    assert all(isinstance(o, outbound.OutboundDropped) for o in outcomes)
+    assert "retries stopped" in str(outcomes[0])
+    assert server.accepted == 3  # one attempt each
+
+
+def test_a_run_s_calls_persist_within_their_budget() -> None:
+    with dropping(None, "close") as server:
+        [outcome] = concurrency.run_all(
+            new_id("eval_run"),
+            4,
+            [lambda: outbound.post_json(server.url, {}, timeout_s=0.5, repeatable=True)],
+        )
+    assert isinstance(outcome, outbound.OutboundDropped)
+    assert outcome.attempts == server.accepted > 3
