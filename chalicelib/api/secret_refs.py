@@ -41,7 +41,9 @@ def check_secrets(caller: Caller, project_id: str, refs: Iterable[str], field: s
 def check_config(caller: Caller, project_id: str, config: Any) -> None:
     """Every secret an agent's or tool's ``config`` names (``secret_id``, tokens)."""
     named = config.get("secret_id") if isinstance(config, dict) else None
-    if isinstance(named, str):  # the reference field: answered where the route check would
+    if not isinstance(named, str):
+        named = None  # not a secret id at all: the config's own validation refuses it
+    else:  # the reference field: answered where the route check would
         check_secret(caller, project_id, named, "config.secret_id")
     tokens = store.config_references(config) - {named}
     check_secrets(caller, project_id, tokens, "config")
