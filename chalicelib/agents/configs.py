@@ -17,9 +17,20 @@ CALLABLE_PATH = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z]\w*$", re.
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 
 
+#: The published shape of an http agent's headers: names are header tokens (the validator
+#: below says which name is not one); without it a schema-valid name could be refused.
+_HEADERS_SCHEMA = {
+    "type": "object",
+    "propertyNames": {"pattern": _HEADER_NAME.pattern},
+    "additionalProperties": {"type": "string"},
+}
+
+
 class HttpAgentConfig(AdapterConfig):
     url: HttpUrl
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: Annotated[dict[str, str], WithJsonSchema(_HEADERS_SCHEMA)] = Field(
+        default_factory=dict
+    )
     timeout_s: float = Field(30.0, gt=0, le=900)
 
     @field_validator("headers")
