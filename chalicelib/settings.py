@@ -93,6 +93,10 @@ class Settings:
     #: before its result is recorded (``engine.batch_recorder``): what a user watching a
     #: run waits to see it; a larger value saves transactions on slow batches.
     progress_flush_s: float = 0.5
+    #: ``PAWL_RUN_WATCH_REFRESH_S``: the oldest a running run's status may be when a worker
+    #: starts a call for it (``engine.run_watch``): how late a cancel written by another
+    #: process can be noticed, and how often a busy run's status is re-read.
+    run_watch_refresh_s: float = 0.5
     #: Outbound HTTP: first retry waits about this long, doubling after (tiny in tests).
     http_backoff_base_s: float = 0.5
     http_max_attempts: int = 3
@@ -148,6 +152,7 @@ def get_settings() -> Settings:
         webhook_retry_base_s=int(os.environ.get("PAWL_WEBHOOK_RETRY_BASE_S", "1")),
         webhook_sweep_grace_s=int(os.environ.get("PAWL_WEBHOOK_SWEEP_GRACE_S", "300")),
         progress_flush_s=max(0.0, float(os.environ.get("PAWL_PROGRESS_FLUSH_S", "0.5"))),
+        run_watch_refresh_s=max(0.0, float(os.environ.get("PAWL_RUN_WATCH_REFRESH_S", "0.5"))),
         http_backoff_base_s=float(os.environ.get("PAWL_HTTP_BACKOFF_BASE_S", "0.5")),
         http_max_attempts=max(1, int(os.environ.get("PAWL_HTTP_MAX_ATTEMPTS", "3"))),
         embedding_base_url=os.environ.get("PAWL_EMBEDDING_BASE_URL") or None,

@@ -85,7 +85,7 @@ def cancel(run_id: str) -> EvalRun:
     """Cancel a queued or running run: results kept, aggregates null, no event.
 
     Its batches executing in this process start no new call from now on; those in other
-    processes within ``run_watch.REFRESH_S`` (they re-read the status).
+    processes within ``PAWL_RUN_WATCH_REFRESH_S`` (they re-read the status).
     """
     if runs.cancel(run_id):
         run_watch.note_ended(run_id, CANCELLED)

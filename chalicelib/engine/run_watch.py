@@ -6,10 +6,11 @@ calling the agent for every item of the batch (up to 90), which is what "cancel 
 spending" forbids. Every batch of a run in this process shares one :class:`RunWatch`:
 
 - it starts from the status the batch has just read (no read of its own);
-- asked while its last read is older than :data:`REFRESH_S`, it re-reads the status (one
+- asked while its last read is older than ``PAWL_RUN_WATCH_REFRESH_S`` (0.5 s), it
+  re-reads the status (one
   consistent GetItem of one attribute); the threads that ask meanwhile wait for that read
   rather than make their own, so a run costs this process at most about one read per
-  :data:`REFRESH_S` however many batches and items it has in flight, and no read at all
+  refresh however many batches and items it has in flight, and no read at all
   when its batch is over sooner;
 - a cancel or failure written by this process (the local runtime: the API and the workers
   share one) reaches it at once through :func:`note_ended`;
@@ -32,13 +33,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from chalicelib.domain.runs import ACTIVE_STATUSES
+from chalicelib.settings import get_settings
 from chalicelib.store import runs
 
 log = logging.getLogger("pawl.engine.run_watch")
 
-#: The oldest a status may be when the executor acts on it: a cancel written by another
-#: process stops new calls within this, plus one read.
-REFRESH_S = 0.5
 #: What a run the store no longer has counts as (it is not active).
 GONE = "gone"
 
@@ -73,12 +72,13 @@ class RunWatch:
         with self._state:
             if self._status not in ACTIVE_STATUSES:
                 return False
-            if time.monotonic() - self._read_at < REFRESH_S:
+            # A cancel written by another process stops new calls within this, plus a read.
+            if time.monotonic() - self._read_at < get_settings().run_watch_refresh_s:
                 return True
             return None
 
     def active(self) -> bool:
-        """False once the run is cancelled or otherwise ended (at most ``REFRESH_S`` late)."""
+        """False once the run is cancelled or otherwise ended (at most one refresh late)."""
         known = self._fresh()
         if known is not None:
             return known

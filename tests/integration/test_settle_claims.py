@@ -55,6 +55,9 @@ def calls(api: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoCalls]:
     # at its end. (Committing for progress adds at most one per PAWL_PROGRESS_FLUSH_S of a
     # batch's life, and an in-process batch of 90 may well last longer than 0.5 s here.)
     monkeypatch.setenv("PAWL_PROGRESS_FLUSH_S", "3600")
+    # Nor does it re-read the run's status mid-batch (a batch outliving the watch's 0.5 s
+    # refresh would: one GetItem more on a loaded machine).
+    monkeypatch.setenv("PAWL_RUN_WATCH_REFRESH_S", "3600")
     wiring.reload_settings()
     watcher = DynamoCalls()
     yield watcher
