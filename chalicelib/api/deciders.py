@@ -12,9 +12,9 @@ from typing import Any
 from chalice import Blueprint
 from pydantic import Field, field_validator
 
-from chalicelib.api.access import on, on_collection, on_project
+from chalicelib.api.access import authorize_references, on, on_collection, on_project
 from chalicelib.api.common import refuse_nulls, target_project
-from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
+from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page, route
 from chalicelib.deciders.decide import decide
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.deciders import (
@@ -28,6 +28,7 @@ from chalicelib.domain.deciders import (
 )
 from chalicelib.engine import deciders as catalog
 from chalicelib.errors import not_found
+from chalicelib.iam.references import ReferenceField
 from chalicelib.ids import ProjectId
 from chalicelib.store import deciders as store
 
@@ -84,6 +85,19 @@ class CreateDecision(RequestBody):
         if metadata is not None and len(json.dumps(metadata)) > MAX_METADATA_BYTES:
             raise ValueError(f"metadata is larger than {MAX_METADATA_BYTES} bytes")
         return metadata
+
+
+def backend_references() -> list[ReferenceField]:
+    """What a decider's backend names (its tool or AI provider): the create body's table."""
+    return [r for r in route("POST", "/api/v1/deciders").references() if r.path[0] == "backend"]
+
+
+def authorize_backend(call: Call[Any, Any], version: DeciderVersion) -> None:
+    """The version's backend, authorized as the caller at this decision (not only when the
+    decider was written): a decision makes pawl call it, and a policy may have changed
+    since. Denied, it answers what a missing one does (``bind_backend``'s 400)."""
+    stored = {"backend": version.backend.model_dump(mode="json")}
+    authorize_references(backend_references, call.caller, stored, {})
 
 
 def visible_decider(call: Call[Any, Any]) -> Decider:
@@ -224,6 +238,7 @@ def create_decision(call: Call[CreateDecision, Any]) -> Decision:
     decision: ``completed`` with its answers, or ``failed`` with an error code."""
     decider = visible_decider(call)
     version = store.get_version(decider.id, decider.version)
+    authorize_backend(call, version)
     return decide(decider.project_id, version, call.body.input, call.body.metadata or {})
 
 
