@@ -9,6 +9,7 @@ items execute at once, default 40, at most the server's ``PAWL_MAX_CONCURRENCY_L
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from chalice import Blueprint
@@ -22,10 +23,14 @@ from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page, route
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import DEFAULT_MAX_CONCURRENCY, MAX_CONCURRENCY_CEILING, Eval
 from chalicelib.engine import evals as catalog
-from chalicelib.iam.references import INVOKE_AGENT, ReferenceField, reads
+from chalicelib.errors import PawlError, ValidationFailed
+from chalicelib.iam.references import INVOKE_AGENT, READ_ACTIONS, ReferenceField, reads
+from chalicelib.iam.srn import srn
 from chalicelib.ids import AgentId, DatasetId, ProjectId
 from chalicelib.plugins.manager import plugins
-from chalicelib.store import evals
+from chalicelib.scoring.contract import PROJECT_FALLBACKS
+from chalicelib.scoring.llm_judge import missing_default
+from chalicelib.store import evals, tenancy
 
 bp = Blueprint(__name__)
 
@@ -153,12 +158,52 @@ def eval_references() -> list[ReferenceField]:
     return route("POST", "/api/v1/evals").references()
 
 
+#: Project settings a scorer may fall back on: the SRN type of what each names, and what a
+#: scorer gets when that resource is not there (the caller's refusal when it may not read it).
+FALLBACK_RESOURCES: dict[str, tuple[str, Callable[[str], ValidationFailed]]] = {
+    "default_ai_provider_id": ("ai-provider", missing_default),
+}
+
+
+def _fallbacks(scorer_type: Any, config: dict[str, Any]) -> tuple[str, ...]:
+    try:
+        scorer = plugins().scorer(scorer_type) if isinstance(scorer_type, str) else None
+    except PawlError:
+        return ()  # an unknown type: the scorer validation refuses it
+    declared = getattr(scorer, PROJECT_FALLBACKS, None)
+    return tuple(declared(config)) if declared is not None else ()
+
+
+def authorize_fallbacks(caller: Caller, project_id: str, scorers: Any) -> None:
+    """Every project setting a scorer falls back on (an unpinned ``llm_judge``'s default AI
+    provider) names a resource the caller must be able to read, as a pinned id would.
+    Denied, the scorer answers what it would if the resource were missing. Reads only."""
+    if caller.is_admin or caller.policies is None or not isinstance(scorers, list):
+        return
+    project = None
+    for index, config in enumerate(scorers):
+        if not isinstance(config, dict):
+            continue
+        for setting in _fallbacks(config.get("type"), config):
+            project = project or tenancy.get_project(project_id)
+            resource_id = getattr(project, setting, None)
+            if not resource_id or setting not in FALLBACK_RESOURCES:
+                continue  # no default: the scorer validation answers it
+            resource_type, missing = FALLBACK_RESOURCES[setting]
+            resource = srn(project_id, resource_type, resource_id)
+            if not caller.allows(READ_ACTIONS[resource_type], resource):
+                inner = missing(resource_id)
+                where = f"scorers.{index}.{inner.meta['field']}"
+                raise ValidationFailed(f"{where}: {inner.message}", field=where, code=inner.code)
+
+
 def authorize_bindings(caller: Caller, evaluation: Eval) -> None:
     """What ``evaluation`` binds, authorized as ``caller`` now: a run start (or a trigger
     bound to start runs) uses them, and a policy may have changed since the eval was
     written. Denied, each answers what creating the eval over a missing one would (400)."""
     stored = evaluation.model_dump(mode="json")
     authorize_references(eval_references, caller, stored, {})
+    authorize_fallbacks(caller, evaluation.project_id, stored["scorers"])
 
 
 def visible_eval(caller: Caller, eval_id: str) -> Eval:
@@ -183,6 +228,7 @@ def create_eval(call: Call[CreateEval, Any]) -> Eval:
     """Bind an agent to a dataset and scorers (name unique in the project)."""
     body = call.body
     project_id = target_project(call.caller, body.project_id)
+    authorize_fallbacks(call.caller, project_id, body.scorers)
     fields = body.model_dump(exclude={"project_id", "scorers"})
     return catalog.create_eval(project_id, fields, body.scorers)
 
@@ -231,7 +277,10 @@ def get_eval(call: Call[Any, Any]) -> Eval:
 def update_eval(call: Call[UpdateEval, Any]) -> Eval:
     """Partially update an eval; scorers are re-validated when they or the agent change."""
     refuse_nulls(call.body, *_NOT_NULL)
-    eval_id = visible_eval(call.caller, call.path["eval_id"]).id
+    current = visible_eval(call.caller, call.path["eval_id"])
+    if "scorers" in call.body.model_fields_set:
+        authorize_fallbacks(call.caller, current.project_id, call.body.scorers)
+    eval_id = current.id
     changes = {name: getattr(call.body, name) for name in call.body.model_fields_set}
     return catalog.update_eval(eval_id, changes)
 

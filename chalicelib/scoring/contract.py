@@ -159,3 +159,10 @@ class Scorer(Protocol):
     def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
         """Score one item, or raise :class:`ScorerFailed`."""
         ...
+
+
+#: Optional on a scorer: ``project_fallbacks(config: dict) -> tuple[ProjectSetting, ...]``,
+#: the project settings a stored config falls back on (an unpinned ``llm_judge``: the
+#: default AI provider). The API authorizes the resource each names as the caller at eval
+#: create/update and run start, as it does the ids a config names (docs/iam.md).
+PROJECT_FALLBACKS = "project_fallbacks"

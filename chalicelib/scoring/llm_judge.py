@@ -31,6 +31,7 @@ from chalicelib.errors import ValidationFailed
 from chalicelib.scoring.configs import LlmJudgeConfig
 from chalicelib.scoring.contract import (
     ItemContext,
+    ProjectSetting,
     ScoreOutcome,
     ScorerConfig,
     ScorerFailed,
@@ -166,6 +167,15 @@ def resolve_provider(env: ScoringEnv, pinned: str | None) -> AiProvider:
 # --- the scorer --------------------------------------------------------------------------------
 
 
+def missing_default(default_id: str) -> ValidationFailed:
+    """What an unpinned judge gets when the project's default provider is not there (or,
+    at the API, not readable by the caller: docs/iam.md)."""
+    return ValidationFailed(
+        f"the project's default ai_provider {default_id} no longer exists",
+        field="ai_provider_id",
+    )
+
+
 class LlmJudgeScorer:
     type = "llm_judge"
     named = False
@@ -188,10 +198,11 @@ class LlmJudgeScorer:
                 field="ai_provider_id",
             )
         if env.phase == "run_start" and env.lookup("ai_provider", default_id) is None:
-            raise ValidationFailed(
-                f"the project's default ai_provider {default_id} no longer exists",
-                field="ai_provider_id",
-            )
+            raise missing_default(default_id)
+
+    def project_fallbacks(self, config: dict[str, Any]) -> tuple[ProjectSetting, ...]:
+        """The project settings this config falls back on: the default provider, unpinned."""
+        return () if config.get("ai_provider_id") else ("default_ai_provider_id",)
 
     def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
         parsed = _config(config)

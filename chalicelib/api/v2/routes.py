@@ -12,6 +12,7 @@ from typing import Any
 from chalice import Blueprint
 
 from chalicelib.api.access import PUBLIC, on_project
+from chalicelib.api.auth import Caller
 from chalicelib.api.routing import Call, Reply, endpoint
 from chalicelib.api.v2 import envelope, reads, responses, runs, suites
 from chalicelib.api.v2.bodies import CreateRun, SuiteDocument
@@ -37,10 +38,10 @@ def tenant(call: Call[Any, Any]) -> str:
     return call.caller.project_id
 
 
-def capability(project_id: str) -> dict[str, Any]:
-    """``agents.evalSuite`` for this tenant."""
+def capability(caller: Caller, project_id: str) -> dict[str, Any]:
+    """``agents.evalSuite`` for this tenant's caller."""
     return {
-        "modes": runs.host_modes(project_id),
+        "modes": runs.host_modes(caller, project_id),
         "maxTasksPerSuite": suites.MAX_TASKS_PER_SUITE,
         "regressionVerdict": True,
         "baselineSelection": True,
@@ -56,7 +57,7 @@ def discovery(call: Call[Any, Any]) -> dict[str, Any]:
     return {
         "protocol": "openwop",
         "host": "pawl",
-        "agents": {"evalSuite": capability(project_id)},
+        "agents": {"evalSuite": capability(call.caller, project_id)},
         "fixtures": list(fixtures.FIXTURE_IDS),
         "builtinAgents": [fixtures.CONFORMANCE_AGENT_ID],
     }
@@ -149,7 +150,7 @@ def create_run(call: Call[CreateRun, Any]) -> Any:
     """Start an eval run of a suite on an agent, optionally against a baseline run."""
     project_id = tenant(call)
     key = _idempotency_key(call)
-    plan = runs.plan(project_id, call.body)
+    plan = runs.plan(call.caller, project_id, call.body)
     if key is None:
         return _created(runs.start(plan))
     digest = runs.body_hash(json_input.parse_body(call.raw_body))

@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import Any
 
 from chalicelib import clock, ids
+from chalicelib.api.auth import Caller
 from chalicelib.api.v2 import suites
 from chalicelib.api.v2.bodies import BASELINE_REFUSED, CreateRun
 from chalicelib.domain.catalog import Eval
@@ -27,6 +28,8 @@ from chalicelib.engine import agents as engine_agents
 from chalicelib.engine import evals as engine_evals
 from chalicelib.engine.start import StartOptions, start_run
 from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.iam.references import READ_ACTIONS
+from chalicelib.iam.srn import srn
 from chalicelib.openwop import errors, fixtures
 from chalicelib.store import agents, ai_providers, evals, runs, tenancy
 from chalicelib.store import openwop as records
@@ -46,18 +49,22 @@ class Plan:
     body: CreateRun
 
 
-def judge_configured(project_id: str) -> bool:
-    """Whether rubric tasks can be graded: the project has a default judge provider."""
+def judge_configured(caller: Caller, project_id: str) -> bool:
+    """Whether rubric tasks can be graded for ``caller``: the project has a default judge
+    provider, and the caller may read it (a rubric run makes pawl call it; denied, the
+    project reads as having no judge, as if the provider were missing: docs/iam.md)."""
     provider_id = tenancy.get_project(project_id).default_ai_provider_id
     if not provider_id:
+        return False
+    if not caller.allows(READ_ACTIONS["ai-provider"], srn(project_id, "ai-provider", provider_id)):
         return False
     return ai_providers.find_provider(project_id, provider_id) is not None
 
 
-def host_modes(project_id: str) -> list[str]:
-    """The modes pawl gates for this project (``rubric`` only with a judge)."""
+def host_modes(caller: Caller, project_id: str) -> list[str]:
+    """The modes pawl gates for this caller (``rubric`` only with a judge it may use)."""
     modes = list(ALWAYS_MODES)
-    if judge_configured(project_id):
+    if judge_configured(caller, project_id):
         modes.insert(1, "rubric")
     return modes
 
@@ -106,7 +113,7 @@ def check_baseline(project_id: str, baseline_run_id: str, suite_id: str) -> None
         raise ValidationFailed(BASELINE_REFUSED)
 
 
-def plan(project_id: str, body: CreateRun) -> Plan:
+def plan(caller: Caller, project_id: str, body: CreateRun) -> Plan:
     """Every createRun rule, reads only."""
     if body.mode != "eval":
         raise ValidationFailed(
@@ -125,7 +132,7 @@ def plan(project_id: str, body: CreateRun) -> Plan:
             f"{suites.MAX_TASKS_PER_SUITE} (maxTasksPerSuite)",
             field="evalSuiteRef",
         )
-    host = host_modes(project_id)
+    host = host_modes(caller, project_id)
     modes = _modes(body, suite, host)
     if ("regression" in modes) != (body.baselineRunId is not None):
         raise ValidationFailed(
