@@ -78,6 +78,7 @@ def build(settings: Settings | None = None) -> Services:
     lookups = catalog_lookups()
     validation.install(validation.ValidationCatalog(scorers=manager.plugins, lookups=dict(lookups)))
     install_event_listeners()
+    _install_firing_check()
     _install_formation_types()
     built = Services(settings=settings or get_settings(), lookups=lookups)
     _services = built
@@ -90,6 +91,14 @@ def install_event_listeners() -> None:
     from chalicelib.engine.triggers import events
 
     bus.install([events.on_event])
+
+
+def _install_firing_check() -> None:
+    """A firing re-checks the key that bound its trigger (``docs/triggers.md``)."""
+    from chalicelib.api import triggers as trigger_routes
+    from chalicelib.engine.triggers import firing
+
+    firing.install_binding_check(trigger_routes.authorize_firing)
 
 
 def _install_formation_types() -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from chalicelib.domain.tenancy import ApiKey
 from chalicelib.errors import (
     Forbidden,
     NotFound,
@@ -134,5 +135,16 @@ def authenticate(headers: Mapping[str, str]) -> Caller:
     # The key's policies are read on every request (one BatchGetItem, only for a key that
     # has policies): a policy edit or detach holds from the next request, with no cache
     # to let a revoked permission linger.
+    return _caller_of(key)
+
+
+def _caller_of(key: ApiKey) -> Caller:
     documents = policies.documents_of(key.policy_ids) if key.policy_ids else None
     return Caller(is_admin=False, project_id=key.project_id, key_id=key.id, policies=documents)
+
+
+def caller_of_key(key_id: str) -> Caller | None:
+    """The caller a project key is now, its policies as they stand (None: it was deleted):
+    what acts for a trigger that key bound, when the trigger fires without a request."""
+    key = tenancy.find_api_key(key_id)
+    return None if key is None else _caller_of(key)

@@ -8,18 +8,28 @@ only. See ``docs/triggers.md``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from chalice import Blueprint
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from chalicelib.api import plugin_schemas
-from chalicelib.api.access import PUBLIC, on, on_collection, on_project
-from chalicelib.api.auth import Caller
+from chalicelib.api.access import (
+    PUBLIC,
+    authorize_references,
+    on,
+    on_collection,
+    on_project,
+    require,
+)
+from chalicelib.api.auth import Caller, caller_of_key
 from chalicelib.api.common import refuse_nulls, target_project
 from chalicelib.api.evals import authorize_bindings
 from chalicelib.api.routing import Call, ProjectListQuery, Reply, endpoint, page
+from chalicelib.api.runs import start_references
 from chalicelib.domain.base import Page, RequestBody
+from chalicelib.domain.catalog import Eval
 from chalicelib.domain.triggers import (
     TargetType,
     Trigger,
@@ -30,12 +40,16 @@ from chalicelib.domain.triggers import (
     TriggerWithSecret,
 )
 from chalicelib.engine.triggers import cron, firing, inbound, patterns, service, targets
-from chalicelib.errors import Conflict, ValidationFailed
+from chalicelib.errors import Conflict, Forbidden, PawlError, ValidationFailed
 from chalicelib.iam.references import Reference
 from chalicelib.ids import EvalId, EvalRunId, ProjectId, TriggerId
 from chalicelib.store import triggers as store
 
 bp = Blueprint(__name__)
+
+#: Why a firing failed when the key that bound its trigger can no longer start the run.
+BINDING_KEY_DELETED = "TRIGGER_BINDING_KEY_DELETED"
+BINDING_DENIED = "TRIGGER_BINDING_DENIED"
 
 TAG = "triggers"
 #: A trigger starts its eval's runs: binding one to an eval needs the right to run it (403),
@@ -189,6 +203,45 @@ def authorize_target(caller: Caller, project_id: str, spec: TriggerSpec) -> None
     authorize_bindings(caller, evaluation)
 
 
+def bound_by(caller: Caller) -> str | None:
+    """Who a binding the caller makes is recorded as: its key (None: the admin key)."""
+    return None if caller.is_admin else caller.key_id
+
+
+def authorize_firing(trigger: Trigger, evaluation: Eval, start: Mapping[str, Any]) -> None:
+    """A firing starts a run for whoever bound the trigger: that key's policies, as they
+    stand now, must allow what a run start of the eval needs (``RunEval`` on it, its
+    agent, dataset and scorer resources, the start's version and baseline). Its key
+    deleted or a binding now denied, the firing fails naming why and starts nothing. The
+    admin key and a key without policies are unrestricted, as on a request."""
+    key_id = trigger.bound_by_key_id
+    if key_id is None:
+        return
+    caller = caller_of_key(key_id)
+    if caller is None or caller.project_id != trigger.project_id:
+        raise Forbidden(
+            f"the API key {key_id} that bound trigger {trigger.id} was deleted: bind the "
+            "trigger again (update its target_id) with a key that may run the eval",
+            code=BINDING_KEY_DELETED,
+            key_id=key_id,
+        )
+    try:
+        run_eval = on("evaluations:RunEval", "eval_id")
+        require(run_eval, caller, {"eval_id": evaluation.id})
+        authorize_bindings(caller, evaluation)
+        context = {"path:eval_id": evaluation.id, "eval:agent_id": evaluation.agent_id}
+        authorize_references(start_references, caller, dict(start), context)
+    except PawlError as exc:
+        raise Forbidden(
+            f"the API key {key_id} that bound trigger {trigger.id} may no longer start this "
+            f"run: {exc.message}",
+            code=BINDING_DENIED,
+            key_id=key_id,
+            refusal=exc.code,
+            **exc.meta,
+        ) from None
+
+
 def visible_trigger(call: Call[Any, Any]) -> Trigger:
     found = store.get_trigger(call.path["trigger_id"])
     call.caller.check_visible(found.project_id, "trigger", found.id)
@@ -209,7 +262,9 @@ def visible_trigger(call: Call[Any, Any]) -> Trigger:
 def create_trigger(call: Call[CreateTrigger, Any]) -> TriggerWithSecret:
     """Bind a starter to an eval; a webhook trigger's ``secret`` is shown here."""
     project_id = target_project(call.caller, call.body.project_id)
-    spec = TriggerSpec.model_validate(call.body.model_dump(exclude={"project_id"}))
+    spec = TriggerSpec.model_validate(
+        {**call.body.model_dump(exclude={"project_id"}), "bound_by_key_id": bound_by(call.caller)}
+    )
     authorize_target(call.caller, project_id, spec)
     return service.create_trigger(project_id, spec)
 
@@ -257,8 +312,9 @@ def update_trigger(call: Call[UpdateTrigger, Any]) -> Trigger:
     current = visible_trigger(call)
     changes = {name: getattr(call.body, name) for name in call.body.model_fields_set}
     spec = TriggerSpec.model_validate(current.spec().model_copy(update=changes).model_dump())
-    if "target_id" in changes:
+    if "target_id" in changes:  # a re-binding: the trigger fires as its new binder from now
         authorize_target(call.caller, current.project_id, spec)
+        spec.bound_by_key_id = bound_by(call.caller)
     return service.update_trigger(current, spec)
 
 

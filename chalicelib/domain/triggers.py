@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from chalicelib.domain.base import Resource
 
@@ -49,6 +49,10 @@ class TriggerSpec(BaseModel):
     active: bool = True
     policy_id: str | None = None
     require_timestamp: bool = False
+    #: The project API key that bound the trigger to its target (at create, or the update
+    #: that changed ``target_id``): every firing re-checks its current policies. None: the
+    #: admin key (or a trigger written before pawl recorded it). Never in an answer.
+    bound_by_key_id: str | None = None
 
 
 class Trigger(Resource):
@@ -67,12 +71,15 @@ class Trigger(Resource):
     policy_id: str | None = None
     #: pawl's addition: a webhook trigger that refuses body-only signatures.
     require_timestamp: bool = False
+    #: Internal (``TriggerSpec.bound_by_key_id``): excluded from every answer.
+    bound_by_key_id: str | None = Field(None, exclude=True)
     next_fire_at: str | None = None
     created_at: str
     updated_at: str
 
     def spec(self) -> TriggerSpec:
-        return TriggerSpec.model_validate(self.model_dump(include=set(TriggerSpec.model_fields)))
+        fields = self.model_dump(include=set(TriggerSpec.model_fields))
+        return TriggerSpec.model_validate({**fields, "bound_by_key_id": self.bound_by_key_id})
 
 
 class TriggerWithSecret(Trigger):

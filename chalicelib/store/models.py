@@ -568,6 +568,8 @@ class TriggerModel(ProjectScoped, IdModel):
     secret = UnicodeAttribute(null=True)
     #: A webhook trigger that takes only timestamped signatures (absent on older rows: false).
     require_timestamp = BooleanAttribute(null=True)
+    #: The project key that bound the trigger (absent: the admin key, or an older row).
+    bound_by_key_id = UnicodeAttribute(null=True)
     next_fire_at = UnicodeAttribute(null=True)
     updated_at = UnicodeAttribute()
     #: ``"1"`` on an active schedule trigger (the sparse ``due`` index), else absent.

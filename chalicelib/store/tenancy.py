@@ -246,6 +246,12 @@ def _key_write_refused(exc: TxnRefused, kind: str, resource_id: str) -> PawlErro
     return concurrent_update("api_key", resource_id)
 
 
+def find_api_key(key_id: str) -> ApiKey | None:
+    """The key (None: deleted, or never existed)."""
+    row = project_scoped.find(ApiKeyModel, key_id)
+    return None if row is None else _api_key(row)
+
+
 def get_api_key(key_id: str) -> ApiKey:
     return _api_key(project_scoped.get_or_404(ApiKeyModel, "api_key", key_id))
 

@@ -63,6 +63,7 @@ def _trigger(model: TriggerModel) -> Trigger:
         active=bool(model.active),
         policy_id=model.policy_id,
         require_timestamp=bool(model.require_timestamp),
+        bound_by_key_id=model.bound_by_key_id,
         next_fire_at=model.next_fire_at,
         created_at=model.created_at,
         updated_at=model.updated_at,

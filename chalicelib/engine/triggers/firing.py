@@ -16,11 +16,12 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
 from chalicelib import clock, ids
+from chalicelib.domain.catalog import Eval
 from chalicelib.domain.runs import COMPLETED
 from chalicelib.domain.triggers import (
     MAX_CAUSATION_DEPTH,
@@ -48,6 +49,24 @@ REPLAY_WINDOW_S = 24 * 3600
 #: Rounds of "look for a receipt, else write one" before a lost race is answered 409.
 _RECEIPT_ROUNDS = 3
 _RECEIPT_BACKOFF_S = 0.05
+
+#: Authorizes a firing's run start as whoever bound the trigger (``api.triggers``; installed
+#: by ``wiring.build``, so the engine does not import the API): raises the PawlError that
+#: fails the firing. Arguments: the trigger, its eval, the start's ``agent_version`` and
+#: ``baseline_run_id`` (what a run start's body would name).
+BindingCheck = Callable[[Trigger, Eval, Mapping[str, Any]], None]
+_binding_check: BindingCheck | None = None
+
+
+def install_binding_check(check: BindingCheck | None) -> None:
+    global _binding_check
+    _binding_check = check
+
+
+def _check_binding(trigger: Trigger, evaluation: Eval, start: Mapping[str, Any]) -> None:
+    if _binding_check is None:  # fail closed: an unwired process starts nothing
+        raise RuntimeError("trigger firings are not wired: call chalicelib.wiring.build()")
+    _binding_check(trigger, evaluation, start)
 
 
 def fire(
@@ -201,9 +220,11 @@ def _start_eval_run(trigger: Trigger, firing: TriggerFiring, causation: list[str
     baseline = wanted.baseline_run_id
     if baseline == targets.LATEST:
         baseline = _latest_baseline(evaluation.id)
+    pinned = version if isinstance(version, int) else None
+    _check_binding(trigger, evaluation, {"agent_version": pinned, "baseline_run_id": baseline})
     options = StartOptions(
         wait=False,
-        agent_version=version if isinstance(version, int) else None,
+        agent_version=pinned,
         baseline_run_id=baseline,
         trigger_id=trigger.id,
         causation=tuple(causation),
