@@ -140,6 +140,19 @@ def start_failure(exc: BaseException, host: str, port: int) -> str:
     return str(exc)
 
 
+def serve_until_stopped(runtime: LocalRuntime, stop: threading.Event) -> str | None:
+    """Wait until a signal asks to stop or the runtime gives up on its stand-in (then the
+    one line saying why, which the caller prints before exiting non-zero)."""
+    while not stop.wait(0.5) and runtime.failure is None:
+        pass
+    return runtime.failure
+
+
+def print_failure(command: str, failure: str) -> None:
+    # One line, no traceback: the journal holds every acknowledged write for the next start.
+    print(f"{command}: {failure}", file=sys.stderr, flush=True)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from chalicelib.local.runtime import LocalRuntime
 
@@ -152,15 +165,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"pawl serve: {start_failure(exc, args.host, args.port)}", file=sys.stderr)
             return 1
         _banner(runtime)
-        while not stop.wait(0.5) and runtime.failure is None:
-            pass
-        failure = runtime.failure
+        failure = serve_until_stopped(runtime, stop)
         if failure is None:
             print("pawl: stopping (saving state)...", flush=True)
         runtime.stop()
     if failure is not None:
-        # One line, no traceback: the journal holds every acknowledged write for the next start.
-        print(f"pawl serve: {failure}", file=sys.stderr, flush=True)
+        print_failure("pawl serve", failure)
         return 1
     print("pawl: stopped", flush=True)
     # The state is saved: skip the interpreter's final garbage collection of every object
@@ -228,10 +238,19 @@ def _demo_on(
     if args.keep_running:
         runs = f"{runtime.url}/api/v1/evals/{result.eval['id']}/runs"
         print(f"try: curl -H 'Authorization: Bearer {result.api_key['key']}' {runs}")
-        print("pawl demo: still serving; stop with Ctrl-C", flush=True)
-        while not stop.wait(1.0):
-            pass
+        return keep_serving(runtime, stop)
     return 0
+
+
+def keep_serving(runtime: LocalRuntime, stop: threading.Event) -> int:
+    """``pawl demo --keep-running`` after the walkthrough: serve until Ctrl-C (0), or until
+    the runtime gives up on its stand-in (1, with the one line ``pawl serve`` prints)."""
+    print("pawl demo: still serving; stop with Ctrl-C", flush=True)
+    failure = serve_until_stopped(runtime, stop)
+    if failure is None:
+        return 0
+    print_failure("pawl demo", failure)
+    return 1
 
 
 def cmd_run(args: argparse.Namespace) -> int:

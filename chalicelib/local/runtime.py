@@ -10,7 +10,6 @@ state is restored before anything can write; runs are re-driven before pollers s
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import logging
 import os
 import threading
@@ -18,13 +17,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import urlsplit
 
-import boto3
 from chalice import Chalice
 
 from chalicelib import aws, bootstrap, queues
-from chalicelib.local import server_secret, snapshot
+from chalicelib.local import prepare, restore, snapshot
 from chalicelib.local.compaction import CompactionPolicy
 from chalicelib.local.gateway import GatewayServer
 from chalicelib.local.local_routes import LocalRoutesHandler
@@ -33,7 +30,6 @@ from chalicelib.local.quiesce import Quiesce
 from chalicelib.local.scheduler import Scheduler
 from chalicelib.local.standin import AwsStandIn, EnvPatch, reset_aws_state, stand_in_environment
 from chalicelib.local.supervision import RestartBudget, StandInSupervisor
-from chalicelib.outbound import InvalidAllowList, validate_allow_list
 from chalicelib.settings import LOCAL_DEFAULT_ADMIN_KEY, get_settings, reset_settings
 from chalicelib.webhooks import resume
 
@@ -41,24 +37,6 @@ log = logging.getLogger("pawl.local")
 
 #: Where, under the state dir, the stand-in journals every acknowledged write.
 JOURNAL_DIR = "journal"
-
-
-#: Given to a local endpoint (MiniStack, a moto server) when no AWS credentials are
-#: configured: botocore will not sign a request without some, and such an endpoint
-#: accepts any.
-DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "pawl-local", "AWS_SECRET_ACCESS_KEY": "pawl-local"}
-
-
-def local_endpoint_credentials(endpoint: str) -> dict[str, str]:
-    """Dummy credentials for a loopback ``endpoint`` when boto3 finds none; else nothing."""
-    host = urlsplit(endpoint).hostname or ""
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback or boto3.Session().get_credentials() is not None:
-        return {}
-    return dict(DUMMY_CREDENTIALS)
 
 
 @dataclass
@@ -223,46 +201,22 @@ class LocalRuntime:
         self.env.set_default("PAWL_ADMIN_KEY", LOCAL_DEFAULT_ADMIN_KEY)
         # No default for PAWL_ALLOW_PRIVATE_URLS: unset or empty means public addresses only.
         # Checked first: an invalid value stops the runtime before it touches the state dir.
-        _check_allow_list()
-        self._prepare_secrets()
+        prepare.check_allow_list()
+        prepare.prepare_secrets(self.env, self.state_dir, self.config.python_agent_modules)
         self.env.set_default("AWS_DEFAULT_REGION", "us-east-1")
         endpoint = self.config.aws_endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
         if self.config.use_real_aws:
             self.env.set("AWS_ENDPOINT_URL", None)
         elif endpoint:
             self.env.set("AWS_ENDPOINT_URL", endpoint)
-            self.env.update(local_endpoint_credentials(endpoint))
+            self.env.update(prepare.local_endpoint_credentials(endpoint))
             self.aws_endpoint = endpoint
         else:
-            self._lock_state_dir()
+            self._state_lock = prepare.lock_state_dir(self.state_dir)
             self.standin = AwsStandIn(journal_dir=self.state_dir / JOURNAL_DIR)
             self.aws_endpoint = self.standin.start()
             self.env.update(stand_in_environment(self.aws_endpoint, self.standin.credentials))
         reset_aws_state()
-
-    def _prepare_secrets(self) -> None:
-        """The state dir's server secret (unless configured) and the python agent allow-list."""
-        if not os.environ.get("PAWL_SERVER_SECRET"):
-            self.env.set("PAWL_SERVER_SECRET", server_secret.load_or_create(self.state_dir))
-        if self.config.python_agent_modules:
-            listed = os.environ.get("PAWL_PYTHON_AGENT_MODULES", "").split(",")
-            names = [n.strip() for n in [*listed, *self.config.python_agent_modules] if n.strip()]
-            self.env.set("PAWL_PYTHON_AGENT_MODULES", ",".join(dict.fromkeys(names)))
-
-    def _lock_state_dir(self) -> None:
-        # Two runtimes on one state dir would overwrite each other's snapshots.
-        self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        handle = open(self.state_dir / ".lock", "wb")  # noqa: SIM115 (held until stop)
-        try:
-            import fcntl
-
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except ImportError:
-            pass  # no advisory locks on this platform
-        except OSError:
-            handle.close()
-            raise RuntimeError(f"{self.state_dir} is in use by another pawl runtime") from None
-        self._state_lock = handle
 
     def _release_state_dir(self) -> None:
         if self._state_lock is not None:
@@ -270,51 +224,18 @@ class LocalRuntime:
             self._state_lock = None
 
     def _count_restored(self) -> None:
-        """After the snapshot and the journal: what a user created, counted by kind."""
         if self.restored is None:
             return
         assert self.standin is not None
-        rows = self.standin.control("count", region=get_settings().region)["rows"]
-        self.restored_counts = snapshot.count_resources(get_settings().table_name, rows)
-        log.info("restored %s", snapshot.describe_counts(self.restored_counts))
+        self.restored_counts = restore.count_restored(self.standin)
 
     def _restore_and_open_journal(self) -> None:
-        """The stand-in restores the last snapshot into moto itself, replays what was
-        acknowledged after it, then journals from here on."""
         assert self.standin is not None
-        self.replayed = self.standin.control(
-            "open", state_dir=str(self.state_dir), region=get_settings().region
-        )
-        restored = self.replayed.get("restored")
-        if restored is None:
-            log.info("no snapshot in %s: starting empty", self.state_dir)
-        else:
-            self.restored = snapshot.RestoreSummary(
-                items=restored["items"],
-                objects=restored["objects"],
-                skipped_tables=restored["skipped_tables"],
-            )
-            log.info(
-                "restored the snapshot in %s (taken %s) in %.2f s",
-                self.state_dir,
-                restored["taken_at"],
-                restored["seconds"],
-            )
-            if restored["skipped_tables"]:
-                log.warning(
-                    "snapshot tables with no table to restore into: %s",
-                    ", ".join(restored["skipped_tables"]),
-                )
-        self._journal_behind = bool(self.replayed["segments"])
-        if self.replayed["replayed"] or self.replayed["torn"]:
-            log.info(
-                "replayed %d journaled writes (segments %s, torn tails dropped in %s)",
-                self.replayed["replayed"],
-                self.replayed["segments"],
-                self.replayed["torn"] or "none",
-            )
-        if self.replayed["refused"]:
-            log.error("%d journaled writes were refused on replay", self.replayed["refused"])
+        reopened = restore.restore_and_open_journal(self.standin, self.state_dir)
+        self.replayed = reopened.replayed
+        if reopened.restored is not None:
+            self.restored = reopened.restored
+        self._journal_behind = reopened.journal_behind
 
     def _workers_for(self, queue: str) -> int:
         if queue in self.config.workers:
@@ -463,17 +384,6 @@ class LocalRuntime:
             AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
         )["Attributes"]
         return all(int(value) == 0 for value in attributes.values())
-
-
-def _check_allow_list() -> None:
-    """Refuse to start with an allow-list pawl does not understand (it would mean "public")."""
-    try:
-        validate_allow_list(os.environ.get("PAWL_ALLOW_PRIVATE_URLS", ""))
-    except InvalidAllowList as exc:
-        raise RuntimeError(
-            f"PAWL_ALLOW_PRIVATE_URLS is not valid: {exc} (expected a comma-separated list of "
-            "loopback:PORT, CIDRs such as 10.0.0.0/8, loopback or all; empty: public only)"
-        ) from None
 
 
 def _default_app() -> Chalice:

@@ -177,3 +177,30 @@ def test_past_its_restart_budget_every_route_is_503_with_one_reason(
         runtime.stop()  # quiet: no snapshot attempt against the dead child, no BrokenPipe
     captured = capfd.readouterr()
     assert "Traceback" not in captured.err + captured.out
+
+
+def test_demo_keep_running_exits_1_with_one_line_when_the_runtime_gives_up(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import threading
+
+    from chalicelib import cli
+
+    runtime = _runtime(tmp_path, restarts=0).start()
+    stop = threading.Event()  # never set: only the runtime giving up may end the wait
+    codes: list[int] = []
+    try:
+        serving = threading.Thread(target=lambda: codes.append(cli.keep_serving(runtime, stop)))
+        serving.start()
+        _kill_standin(runtime)
+        serving.join(DEADLINE_S)
+        stop.set()  # were it still waiting (the defect), let the thread end
+        serving.join(DEADLINE_S)
+    finally:
+        runtime.stop()
+    err = capfd.readouterr().err
+    assert codes == [1], err
+    said = [line for line in err.splitlines() if line.startswith("pawl demo: ")]
+    assert len(said) == 1 and said[0] == f"pawl demo: {runtime.failure}", err
+    assert "stand-in" in said[0] and "giving up" in said[0]
+    assert "Traceback" not in err
