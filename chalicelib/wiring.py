@@ -94,11 +94,17 @@ def install_event_listeners() -> None:
 
 
 def _install_firing_check() -> None:
-    """A firing re-checks the key that bound its trigger (``docs/triggers.md``)."""
-    from chalicelib.api import triggers as trigger_routes
+    """A firing re-checks the key that bound its trigger (``docs/triggers.md``). The check
+    is the API's authorization, imported at the first firing: building a worker's process
+    loads no API module."""
     from chalicelib.engine.triggers import firing
 
-    firing.install_binding_check(trigger_routes.authorize_firing)
+    def authorize_firing(trigger: Any, evaluation: Any, start: Any) -> None:
+        from chalicelib.api import triggers as trigger_routes
+
+        trigger_routes.authorize_firing(trigger, evaluation, start)
+
+    firing.install_binding_check(authorize_firing)
 
 
 def _install_formation_types() -> None:

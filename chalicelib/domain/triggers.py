@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from chalicelib.domain.base import Resource
 
@@ -71,8 +72,8 @@ class Trigger(Resource):
     policy_id: str | None = None
     #: pawl's addition: a webhook trigger that refuses body-only signatures.
     require_timestamp: bool = False
-    #: Internal (``TriggerSpec.bound_by_key_id``): excluded from every answer.
-    bound_by_key_id: str | None = Field(None, exclude=True)
+    #: Internal (``TriggerSpec.bound_by_key_id``): in no answer and no published schema.
+    bound_by_key_id: SkipJsonSchema[str | None] = Field(None, exclude=True)
     next_fire_at: str | None = None
     created_at: str
     updated_at: str

@@ -152,10 +152,10 @@ def test_a_v2_run_honours_the_policy_as_it_is_now(
     assert team.get(f"/v2/runs/{allowed.json['runId']}").status == 200  # the first one stands
 
 
-def test_a_trigger_bound_before_the_change_still_fires_as_it_was_authorized(
+def test_a_trigger_bound_before_the_change_no_longer_fires_for_its_binder(
     api: Any, setup: dict[str, Any]
 ) -> None:
-    # Documented (iam.md): a trigger is authorized when bound; its firings carry no caller.
+    # Documented (iam.md, triggers.md): every firing re-checks the key that bound it.
     team = setup["team"]
     trigger = _created(
         team.post(
@@ -174,5 +174,10 @@ def test_a_trigger_bound_before_the_change_still_fires_as_it_was_authorized(
         "PATCH", f"/api/v1/triggers/{trigger['id']}", {"target_id": setup["eval"]["id"]}
     )
     assert rebind.status == 400 and rebind.json["error"]["meta"] == {"field": "dataset_id"}
+    runs_before = len(api.get(f"/api/v1/evals/{setup['eval']['id']}/runs").json["data"])
     fired = team.post(f"/api/v1/triggers/{trigger['id']}/fire")
-    assert fired.status == 200 and fired.json["status"] == "succeeded", fired
+    assert fired.status == 200 and fired.json["status"] == "failed", fired
+    error = fired.json["error"]
+    assert error["code"] == "TRIGGER_BINDING_DENIED" and error["meta"]["field"] == "dataset_id"
+    after = api.get(f"/api/v1/evals/{setup['eval']['id']}/runs").json["data"]
+    assert len(after) == runs_before  # no run started
