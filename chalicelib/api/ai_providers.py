@@ -146,7 +146,17 @@ def update_ai_provider(call: Call[UpdateAiProvider, Any]) -> AiProvider:
     current = _visible(call.caller, call.path["provider_id"])
     if body.secret_id is not None:
         check_secret(call.caller, current.project_id, body.secret_id, "secret_id")
+    elif _redirects_its_secret(current, body):
+        # Moving a provider that keeps its secret decides where that secret is sent: the
+        # caller must be allowed to bind it, as if it had named it (an agent's PUT, which
+        # restates its config's secret_id, is checked the same way).
+        check_secret(call.caller, current.project_id, current.secret_id or "", "secret_id")
     return catalog.update_provider(current, body.model_dump(include=body.model_fields_set))
+
+
+def _redirects_its_secret(current: AiProvider, body: UpdateAiProvider) -> bool:
+    keeps_secret = current.secret_id is not None and "secret_id" not in body.model_fields_set
+    return keeps_secret and "base_url" in body.model_fields_set
 
 
 @endpoint(

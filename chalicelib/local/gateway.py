@@ -8,7 +8,8 @@ Gateway Responses):
 - a body over ``settings.max_body_bytes``: 413 ``PAYLOAD_TOO_LARGE``, decided from
   ``Content-Length`` before a byte of the body is read (and the connection is closed);
 - a header that must appear once (``Content-Length``, ``Transfer-Encoding``,
-  ``Authorization``, ``Host``) appearing twice: 400 before the body is read and the
+  ``Authorization``, ``Host``, ``Content-Type`` and the inbound hook's signature and
+  delivery headers: :data:`SINGLE_HEADERS`) appearing twice: 400 before the body is read and the
   connection closed. Two lengths make the body's end ambiguous (request smuggling when a
   proxy in front picks the other one), and two credentials make the caller ambiguous;
   either way which one "wins" is the parser's accident, so neither is chosen;
@@ -65,7 +66,18 @@ LINGER_S = 2.0
 LINGER_MAX_BYTES = 64 * 1024 * 1024
 
 #: Headers a request may carry at most once (see the module docstring).
-SINGLE_HEADERS = ("Content-Length", "Transfer-Encoding", "Authorization", "Host")
+SINGLE_HEADERS = (
+    "Content-Length",
+    "Transfer-Encoding",
+    "Authorization",
+    "Host",
+    # What a body means, and the inbound hook's proof of who sent it: a proxy in front that
+    # reads the first copy and pawl the last would disagree about either.
+    "Content-Type",
+    "X-Pawl-Signature",
+    "X-Soat-Signature",
+    "X-Pawl-Delivery",
+)
 
 #: A local admin route: (method, path below /_local/, body) -> (status, JSON body).
 LocalRoutes = Callable[[str, str, bytes], tuple[int, Any]]

@@ -227,3 +227,34 @@ def test_a_key_allowed_only_on_secrets_reads_names_never_values(
     assert no_secrets.get(f"/api/v1/secrets/{secret['id']}").status == 404
     assert no_secrets.get("/api/v1/secrets").json["data"] == []
     assert create(no_secrets, None, name="third").status == 403
+
+
+def test_moving_a_provider_that_keeps_its_secret_needs_the_secret(
+    api: Any, project: dict[str, Any]
+) -> None:
+    """Changing where a provider's secret is sent is binding it again: a key denied the
+    secret may not re-point the provider (the audit sent the key to its own host so)."""
+    secret_id = create(api, project["id"]).json["id"]
+    provider = api.post(
+        "/api/v1/ai-providers",
+        {
+            "project_id": project["id"],
+            "name": "judge",
+            "base_url": "https://api.example.com/v1",
+            "default_model": "m",
+            "secret_id": secret_id,
+        },
+    ).json
+    path = f"/api/v1/ai-providers/{provider['id']}"
+    deny_secrets = {"effect": "Deny", "action": ["secrets:*"], "resource": ["*"]}
+    caller = key_with(api, project["id"], allow(["*"], "*"), deny_secrets)
+    moved = caller.put(path, {"base_url": "https://attacker.example/v1"})
+    assert moved.status == 400 and moved.code == "SECRET_NOT_FOUND", moved
+    assert api.get(path).json["base_url"] == "https://api.example.com/v1"  # nothing changed
+    # What does not move the secret stays allowed; unlinking it is allowed too.
+    assert caller.put(path, {"name": "renamed"}).status == 200
+    assert caller.put(path, {"base_url": "https://x.example/v1", "secret_id": None}).status == 200
+    assert api.get(path).json["secret_id"] is None
+    # The secret's own key may move it.
+    api.put(path, {"secret_id": secret_id})
+    assert api.put(path, {"base_url": "https://y.example/v1"}).status == 200

@@ -117,3 +117,30 @@ def test_one_of_each_still_works(gateway: GatewayServer) -> None:
     request = _post([ADMIN, b"Content-Length: %d" % len(body), b"Connection: close"], body)
     [(status, created)] = _exchange(gateway, request)
     assert status == 201 and created["name"] == "single"
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["Content-Type", "X-Pawl-Signature", "X-Soat-Signature", "X-Pawl-Delivery"],
+)
+def test_two_content_types_or_hook_proofs_are_400_and_nothing_is_written(
+    gateway: GatewayServer, header: str
+) -> None:
+    """The audit: two Content-Types (text, then JSON) were 201, two signatures (a bad one,
+    then a good one) were 202: the last copy won, where a proxy in front may read the first."""
+    before = _projects(gateway)
+    body = b'{"name": "two-of-a-kind"}'
+    first, second = (b"text/plain", b"application/json")
+    if header != "Content-Type":
+        first, second = (b"sha256=" + b"0" * 64, b"sha256=" + b"1" * 64)
+    request = _post(
+        [
+            ADMIN,
+            b"Content-Length: %d" % len(body),
+            header.encode() + b": " + first,
+            header.encode() + b": " + second,
+        ],
+        body,
+    )
+    _assert_refused(_exchange(gateway, request), header)
+    assert _projects(gateway) == before
