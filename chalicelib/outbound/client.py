@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from chalicelib.outbound import revealed
 from chalicelib.outbound.allowlist import current_policy
 from chalicelib.outbound.errors import (
     OutboundDropped,
@@ -187,6 +188,7 @@ def request(
     repeatable: bool | None = None,
 ) -> OutboundResponse:
     """Send a request, retrying as the module docstring says; return the final answer."""
+    opened = revealed.take()  # the secrets this call carries: its answer may not echo them
     settings = get_settings()
     policy = current_policy()
     call = _Call(
@@ -219,13 +221,22 @@ def request(
                 continue
             ending = "retries stopped"
         if response is not None:
-            return response
+            return _without(opened, response)
         assert failure is not None
         if not retryable:
             raise failure
         raise type(failure)(
             f"{failure} {ending}", attempts=attempt, failure=failure.failure
         ) from None
+
+
+def _without(opened: frozenset[str], response: OutboundResponse) -> OutboundResponse:
+    """``response`` with every copy of the secrets its request carried scrubbed out."""
+    if not opened:
+        return response
+    headers = {name: revealed.scrub_text(value, opened) for name, value in response.headers.items()}
+    body = revealed.scrub(response.body, opened)
+    return OutboundResponse(response.status, headers, body, response.attempts)
 
 
 def _ending(

@@ -21,6 +21,7 @@ from chalicelib import clock, ids, secretbox
 from chalicelib.domain.secrets import SECRET_TOKEN, Secret, token_references
 from chalicelib.errors import ValidationFailed
 from chalicelib.openai_http import EndpointFailed
+from chalicelib.outbound import revealed
 from chalicelib.store import names, project_scoped
 from chalicelib.store.models import AgentModel, AiProviderModel, SecretModel, ToolModel
 from chalicelib.store.pagination import Listing, Window
@@ -154,7 +155,9 @@ def reveal(project_id: str | None, secret_id: str) -> str:
     )
     if row is None or row.sealed_value is None:
         raise SecretUnavailable(f"secret {secret_id} not found or has no value")
-    return secretbox.open_sealed(row.sealed_value, secretbox.PROJECT_SECRET)
+    value = secretbox.open_sealed(row.sealed_value, secretbox.PROJECT_SECRET)
+    revealed.note(value)  # the call about to carry it scrubs it from its answer
+    return value
 
 
 def opener(project_id: str | None, secret_id: str | None) -> Callable[[], str] | None:

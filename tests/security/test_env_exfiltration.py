@@ -659,3 +659,51 @@ def test_an_endpoint_that_echoes_the_secret_does_not_get_it_into_an_answer(
             assert made.json["status"] == "failed" and "401" in made.json["error"]["message"]
             assert b"sk-echoed-4242" not in made.raw
         assert len(server.requests) == 2
+
+
+def test_a_successful_answer_that_echoes_the_secret_is_stored_without_it(
+    tenant: Api, project: dict[str, Any], app: Any
+) -> None:
+    """The audit: an http agent answering with its request's headers got the secret's value
+    into the generation and the run's results, readable by a key denied the secret. Every
+    spelling of the value (as sent, JSON-escaped) is scrubbed from the answer before it is
+    read, whatever part of it the value sits in."""
+    value = 'sk-"echo"/4242\\x'
+
+    def echo(request: Request) -> Reply:
+        shown = request.headers.get("Authorization", "")
+        if request.path.endswith("/chat/completions"):
+            message = {"role": "assistant", "content": f"you sent {shown}"}
+            choice = {"index": 0, "finish_reason": "stop", "message": message}
+            return Reply(200, {"choices": [choice]})
+        return Reply(200, {"output": f"you sent {shown}"})
+
+    secret = _created(tenant.post("/api/v1/secrets", {"name": "k", "value": value}))
+    with serve(echo) as server:
+        token = f"Bearer {{{{secret:{secret['id']}}}}}"
+        bodies = [
+            _model_agent(f"{server.url}/v1", secret_id=secret["id"]),
+            {
+                "name": "h",
+                "type": "http",
+                "config": {"url": f"{server.url}/a", "headers": {"Authorization": token}},
+            },
+        ]
+        for body in bodies:
+            agent = _created(tenant.post("/api/v1/agents", body))
+            made = _created(
+                tenant.post(
+                    f"/api/v1/agents/{agent['id']}/generate",
+                    {"input": [{"role": "user", "content": "hi"}]},
+                )
+            )
+            assert made["status"] == "completed", made
+            assert "you sent Bearer [secret]" in json.dumps(made["output"]), made["output"]
+            stored = tenant.get(f"/api/v1/generations/{made['id']}")
+            for raw in (stored.raw, json.dumps(made).encode()):
+                assert value.encode() not in raw and b"4242" not in raw
+        ran = _run(tenant, agent["id"], [{"type": "contains", "value": "sent"}])
+        results = tenant.get(f"/api/v1/evals/{ran['eval_id']}/runs/{ran['id']}/results")
+        assert results.json["data"] and b"4242" not in results.raw
+        assert "[secret]" in json.dumps(results.json["data"][0]["output"])
+    assert all(value in r.headers.get("Authorization", "") for r in server.requests)
