@@ -18,7 +18,7 @@ UNZIPPED_LIMIT_BYTES = 250 * 1024 * 1024
 DEV_ONLY = {
     "moto", "pytest", "_pytest", "xdist", "torch", "sentence_transformers", "transformers",
     "scipy", "statsmodels", "numpy", "rich", "mypy", "ruff", "cfnlint", "samtranslator",
-    "werkzeug", "flask", "jinja2", "docker", "boto3", "s3transfer",
+    "werkzeug", "flask", "docker", "boto3", "s3transfer",
 }  # fmt: skip
 #: croniter is shipped: the trigger scheduler runs in Lambda (docs/triggers.md).
 
