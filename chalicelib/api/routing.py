@@ -348,9 +348,7 @@ def dispatch(
     assert spec.handler is not None
     _check_path(path_params)
     try:
-        parsed_query = _authorized_query(
-            spec, caller, path_params, raw, _single_values(params)
-        )
+        parsed_query = _authorized_query(spec, caller, path_params, raw, _single_values(params))
     except authorization.EmptyList as denied:
         return empty_page(denied.query)
     parsed_body = _parse_body(raw, spec.body) if spec.body is not None else None

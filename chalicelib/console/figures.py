@@ -45,9 +45,7 @@ def run_row(run: dict[str, Any]) -> dict[str, Any]:
         "errored": run.get("errored_count", 0),
         "pass_rate": percent(aggregate.get("pass_rate")),
         "interval": (
-            f"{percent(interval.get('low'))} – {percent(interval.get('high'))}"
-            if interval
-            else "—"
+            f"{percent(interval.get('low'))} – {percent(interval.get('high'))}" if interval else "—"
         ),
         "baseline_run_id": run.get("baseline_run_id"),
         "delta": signed_percent(baseline.get("pass_rate_delta")),
@@ -61,7 +59,11 @@ def run_row(run: dict[str, Any]) -> dict[str, Any]:
 def scorer_rows(run: dict[str, Any]) -> list[dict[str, str]]:
     scorers = (run.get("aggregate_scores") or {}).get("scorers") or {}
     return [
-        {"name": name, "mean": p_value(figures.get("mean")), "pass_rate": percent(figures.get("pass_rate"))}
+        {
+            "name": name,
+            "mean": p_value(figures.get("mean")),
+            "pass_rate": percent(figures.get("pass_rate")),
+        }
         for name, figures in sorted(scorers.items())
         if isinstance(figures, dict)
     ]

@@ -27,7 +27,9 @@ def _as_json(result: Any) -> Any:
     return result
 
 
-def get(caller: Caller, path_template: str, query: dict[str, str] | None = None, **path: str) -> Any:
+def get(
+    caller: Caller, path_template: str, query: dict[str, str] | None = None, **path: str
+) -> Any:
     """The JSON the API answers ``GET path_template`` (with ``path`` filled in) as ``caller``."""
     spec = routing.route("GET", path_template)
     return _as_json(routing.dispatch(spec, caller, dict(path), query or {}))

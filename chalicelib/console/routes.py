@@ -8,6 +8,8 @@ anything else happens.
 
 from __future__ import annotations
 
+import functools
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +23,7 @@ from chalicelib.console import figures, reads, render, responses, session
 from chalicelib.errors import PawlError, Unauthorized
 
 bp = Blueprint(__name__)
+log = logging.getLogger("pawl.console")
 
 FORM = "application/x-www-form-urlencoded"
 #: A sign-in form is a key and a token; anything much larger is not one.
@@ -44,7 +47,7 @@ class Visit:
         touched = self.session.touched(clock.now().timestamp())
         return session.set_cookie(session.SESSION_COOKIE, session.seal(touched), secure=self.secure)
 
-    def page(self, template: str, status: int = 200, **context: Any) -> Response:
+    def page(self, template: str, http_status: int = 200, **context: Any) -> Response:
         body = render.page(
             template,
             csrf=session.csrf_token(self.session.csrf_nonce),
@@ -52,7 +55,7 @@ class Visit:
             project_id=self.project_id,
             **context,
         )
-        return responses.html(body, status, [self.cookie()])
+        return responses.html(body, http_status, [self.cookie()])
 
 
 def _headers() -> dict[str, str]:
@@ -90,9 +93,25 @@ def _error_page(visit: Visit, exc: PawlError) -> Response:
     return visit.page("error.html", exc.status, status=exc.status, message=exc.message)
 
 
+def _html_errors(view: Callable[..., Response]) -> Callable[..., Response]:
+    """An unexpected failure as an HTML 500 with the console's headers (nothing internal)."""
+
+    @functools.wraps(view)
+    def answer(**path: str) -> Response:
+        try:
+            return view(**path)
+        except Exception:
+            log.exception("console page failed")
+            body = render.page("error.html", status=500, message="An internal error occurred.")
+            return responses.html(body, 500)
+
+    return answer
+
+
 def _signed_in(view: Callable[..., Response]) -> Callable[..., Response]:
     """A page for a signed-in visit: signed out, to the sign-in page; a refusal, its status."""
 
+    @functools.wraps(view)
     def page(**path: str) -> Response:
         headers = _headers()
         visit = _visit(headers)
@@ -103,7 +122,6 @@ def _signed_in(view: Callable[..., Response]) -> Callable[..., Response]:
         except PawlError as exc:
             return _error_page(visit, exc)
 
-    page.__name__ = view.__name__
     return page
 
 
@@ -121,6 +139,7 @@ def _sign_in_page(headers: dict[str, str], status: int = 200, message: str = "")
 
 
 @bp.route("/console", methods=["GET"])
+@_html_errors
 def console_home() -> Response:
     """Signed out: the sign-in form. The admin key without a project: pick one."""
     headers = _headers()
@@ -136,6 +155,7 @@ def console_home() -> Response:
 
 
 @bp.route("/console/sign-in", methods=["POST"], content_types=[FORM])
+@_html_errors
 def console_sign_in() -> Response:
     headers = _headers()
     form = _form()
@@ -165,6 +185,7 @@ def _csrf_refused(visit: Visit) -> Response:
 
 
 @bp.route("/console/sign-out", methods=["POST"], content_types=[FORM])
+@_html_errors
 def console_sign_out() -> Response:
     headers = _headers()
     visit = _visit(headers)
@@ -176,6 +197,7 @@ def console_sign_out() -> Response:
 
 
 @bp.route("/console/project", methods=["POST"], content_types=[FORM])
+@_html_errors
 def console_pick_project() -> Response:
     """The admin key picks the project it looks at (it must exist)."""
     headers = _headers()
@@ -186,7 +208,9 @@ def console_pick_project() -> Response:
     if form is None:
         return _csrf_refused(visit)
     if not visit.caller.is_admin:
-        return visit.page("error.html", 403, status=403, message="Only the admin key picks a project.")
+        return visit.page(
+            "error.html", 403, status=403, message="Only the admin key picks a project."
+        )
     project_id = form.get("project_id", "")
     try:
         reads.get(visit.caller, "/api/v1/projects/{project_id}", project_id=project_id)
@@ -197,6 +221,7 @@ def console_pick_project() -> Response:
 
 
 @bp.route("/console/static/{name}", methods=["GET"])
+@_html_errors
 def console_static(name: str) -> Response:
     found = responses.static(name)
     if found is None:
@@ -228,6 +253,7 @@ def _cursor() -> str | None:
 
 
 @bp.route("/console/evals/{eval_id}", methods=["GET"])
+@_html_errors
 @_signed_in
 def console_eval(visit: Visit, eval_id: str) -> Response:
     caller = visit.caller
@@ -247,6 +273,7 @@ def console_eval(visit: Visit, eval_id: str) -> Response:
 
 
 @bp.route("/console/evals/{eval_id}/runs/{eval_run_id}", methods=["GET"])
+@_html_errors
 @_signed_in
 def console_run(visit: Visit, eval_id: str, eval_run_id: str) -> Response:
     caller, path = visit.caller, {"eval_id": eval_id, "eval_run_id": eval_run_id}
@@ -269,5 +296,3 @@ def console_run(visit: Visit, eval_id: str, eval_run_id: str) -> Response:
         total=results.get("total"),
         next_cursor=results.get("next_cursor"),
     )
-
-

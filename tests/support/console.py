@@ -59,13 +59,17 @@ class Browser:
 
     def get(self, path: str) -> Page:
         response = self.client.http.get(path, headers=self._headers())
-        return self._keep(Page(response.status_code, dict(response.headers), response.body.decode()))
+        return self._keep(
+            Page(response.status_code, dict(response.headers), response.body.decode())
+        )
 
     def post(self, path: str, fields: dict[str, str]) -> Page:
         response = self.client.http.post(
             path, headers=self._headers(FORM), body=urlencode(fields).encode()
         )
-        return self._keep(Page(response.status_code, dict(response.headers), response.body.decode()))
+        return self._keep(
+            Page(response.status_code, dict(response.headers), response.body.decode())
+        )
 
     def sign_in(self, key: str) -> Page:
         form = self.get("/console")
