@@ -45,7 +45,7 @@ def run_row(run: dict[str, Any]) -> dict[str, Any]:
         "errored": run.get("errored_count", 0),
         "pass_rate": percent(aggregate.get("pass_rate")),
         "interval": (
-            f"{percent(interval.get('low'))} – {percent(interval.get('high'))}" if interval else "—"
+            f"{percent(interval.get('low'))} to {percent(interval.get('high'))}" if interval else "—"
         ),
         "baseline_run_id": run.get("baseline_run_id"),
         "delta": signed_percent(baseline.get("pass_rate_delta")),
@@ -114,8 +114,8 @@ def reason_text(reason: dict[str, Any]) -> str:
     if gate == "max_regression":
         return (
             f"Regression gate {held}: {signed_percent(reason.get('pass_rate_delta'))} against "
-            f"the baseline (allowed −{percent(reason.get('max_regression'))}), "
-            f"p = {p_value(reason.get('p_value'))} at α = {reason.get('alpha')}, over "
+            f"the baseline (allowed -{percent(reason.get('max_regression'))}), "
+            f"p = {p_value(reason.get('p_value'))} at alpha {reason.get('alpha')}, over "
             f"{reason.get('compared_item_count', 0)} compared items."
         )
     return f"{gate}: {held}"
