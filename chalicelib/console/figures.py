@@ -23,6 +23,12 @@ def signed_percent(value: Any) -> str:
     return f"{value * 100:+.1f} pt"
 
 
+def interval_text(interval: Any) -> str:
+    if not isinstance(interval, dict):
+        return "—"
+    return f"{percent(interval.get('low'))} to {percent(interval.get('high'))}"
+
+
 def verdict(run: dict[str, Any]) -> str:
     if run.get("passed") is True:
         return "pass"
@@ -34,7 +40,6 @@ def verdict(run: dict[str, Any]) -> str:
 def run_row(run: dict[str, Any]) -> dict[str, Any]:
     """A run as one row of a table: status, passed, pass rate and interval, baseline Δ and p."""
     aggregate = run.get("aggregate_scores") or {}
-    interval = aggregate.get("pass_rate_interval") or {}
     baseline = aggregate.get("baseline") or {}
     return {
         "id": run["id"],
@@ -44,9 +49,7 @@ def run_row(run: dict[str, Any]) -> dict[str, Any]:
         "counts": f"{run.get('completed_count', 0)}/{run.get('item_count', 0)}",
         "errored": run.get("errored_count", 0),
         "pass_rate": percent(aggregate.get("pass_rate")),
-        "interval": (
-            f"{percent(interval.get('low'))} to {percent(interval.get('high'))}" if interval else "—"
-        ),
+        "interval": interval_text(aggregate.get("pass_rate_interval")),
         "baseline_run_id": run.get("baseline_run_id"),
         "delta": signed_percent(baseline.get("pass_rate_delta")),
         "p_value": p_value(baseline.get("p_value")),

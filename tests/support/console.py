@@ -74,3 +74,19 @@ class Browser:
     def sign_in(self, key: str) -> Page:
         form = self.get("/console")
         return self.post("/console/sign-in", {"key": key, "csrf": form.csrf})
+
+
+#: Tenant text that would be live markup if a page ever rendered it as HTML.
+HOSTILE = [
+    "<script>alert('xss')</script>",
+    '<img src=x onerror="alert(1)">',
+    '<a href="javascript:alert(1)">click me</a>',
+    '<svg onload="alert(1)"><script>alert(2)</script></svg>',
+    '"><iframe src="javascript:alert(1)"></iframe>',
+    "{{ 7*7 }} {% if true %}jinja{% endif %}",
+    "مرحبا بالعالم \u202eevil.exe\u202c right-to-left",
+    "emoji 🦊🔥👩‍👩‍👧 and zero\u200bwidth",
+    "L" * 4000,
+]
+#: What must never appear in a page that shows :data:`HOSTILE` (live markup).
+LIVE_MARKUP = ["<script>alert", "<img src=x", "<svg", "<iframe", 'href="javascript:', "49 jinja"]
