@@ -28,16 +28,11 @@ def _as_json(result: Any) -> Any:
 
 
 def get(
-    caller: Caller, path_template: str, query: dict[str, str] | None = None, **path: str
+    caller: Caller, path_template: str, query: dict[str, str] | None = None, /, **path: str
 ) -> Any:
     """The JSON the API answers ``GET path_template`` (with ``path`` filled in) as ``caller``."""
     spec = routing.route("GET", path_template)
     return _as_json(routing.dispatch(spec, caller, dict(path), query or {}))
-
-
-def post(caller: Caller, path_template: str, body: bytes = b"", **path: str) -> Any:
-    spec = routing.route("POST", path_template)
-    return _as_json(routing.dispatch(spec, caller, dict(path), {}, body))
 
 
 def listing_query(

@@ -58,5 +58,9 @@ def static(name: str) -> Response | None:
     if media_type is None:
         return None
     text = resources.files("chalicelib.console").joinpath("static", name).read_text("utf-8")
-    headers = {**SECURITY_HEADERS, "Content-Type": media_type, "Cache-Control": "max-age=3600"}
+    headers: dict[str, str | list[str]] = {
+        **SECURITY_HEADERS,
+        "Content-Type": media_type,
+        "Cache-Control": "max-age=3600",
+    }
     return Response(body=text, status_code=200, headers=headers)

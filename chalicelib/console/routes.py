@@ -71,7 +71,7 @@ def _form() -> dict[str, str]:
     raw = bp.current_request.raw_body or b""
     if len(raw) > MAX_FORM_BYTES:
         return {}
-    text = raw.decode("utf-8", errors="replace")
+    text = raw if isinstance(raw, str) else raw.decode("utf-8", errors="replace")
     fields = parse_qs(text, keep_blank_values=True, max_num_fields=8)
     return {name: values[0] for name, values in fields.items() if len(values) == 1}
 
@@ -247,8 +247,8 @@ def _project_page(visit: Visit) -> Response:
 
 
 def _cursor() -> str | None:
-    params = bp.current_request.query_params or {}
-    cursor = params.get("cursor")
+    params = bp.current_request.query_params
+    cursor = params.get("cursor") if params is not None else None
     return cursor if isinstance(cursor, str) and cursor else None
 
 
