@@ -7,7 +7,7 @@ eval reads as missing).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from chalice import Blueprint
 from pydantic import Field, StrictBool, StrictInt
@@ -161,20 +161,28 @@ def _with_live_item_ids(page_results: list[EvalResult]) -> list[EvalResult]:
     return page_results
 
 
+class ResultsQuery(ListQuery):
+    """pawl adds ``outcome`` to SOAT's list: only the passed, failed or errored results."""
+
+    outcome: Literal["passed", "failed", "errored"] | None = Field(
+        None, description="only results of this outcome (a pawl addition)"
+    )
+
+
 @endpoint(
     bp,
     "/api/v1/evals/{eval_id}/runs/{eval_run_id}/results",
     "GET",
     access=on("evaluations:ListEvals", "eval_id"),
-    query=ListQuery,
+    query=ResultsQuery,
     response=Page[EvalResult],
     tag=TAG,
     operation_id="listEvalResults",
 )
-def list_results(call: Call[Any, ListQuery]) -> dict[str, Any]:
+def list_results(call: Call[Any, ResultsQuery]) -> dict[str, Any]:
     """List a run's results in item order (trials of an item together)."""
     state = _run_of(call)
-    found = results.list_results(state, call.query.window())
+    found = results.list_results(state, call.query.window(), call.query.outcome)
     return page(found.with_items(_with_live_item_ids(found.items)))
 
 

@@ -21,6 +21,7 @@ from chalicelib import clock
 from chalicelib.api.auth import Caller, authenticate
 from chalicelib.console import figures, reads, render, responses, session
 from chalicelib.errors import PawlError, Unauthorized
+from chalicelib.store.results import OUTCOMES
 
 bp = Blueprint(__name__)
 log = logging.getLogger("pawl.console")
@@ -246,10 +247,14 @@ def _project_page(visit: Visit) -> Response:
     return visit.page("project.html", evals=rows, more=listed.get("next_cursor") is not None)
 
 
-def _cursor() -> str | None:
+def _query_value(name: str) -> str | None:
     params = bp.current_request.query_params
-    cursor = params.get("cursor") if params is not None else None
-    return cursor if isinstance(cursor, str) and cursor else None
+    value = params.get(name) if params is not None else None
+    return value if isinstance(value, str) and value else None
+
+
+def _cursor() -> str | None:
+    return _query_value("cursor")
 
 
 @bp.route("/console/evals/{eval_id}", methods=["GET"])
@@ -279,12 +284,11 @@ def console_run(visit: Visit, eval_id: str, eval_run_id: str) -> Response:
     caller, path = visit.caller, {"eval_id": eval_id, "eval_run_id": eval_run_id}
     evaluation = reads.get(caller, "/api/v1/evals/{eval_id}", eval_id=eval_id)
     run = reads.get(caller, "/api/v1/evals/{eval_id}/runs/{eval_run_id}", **path)
-    results = reads.get(
-        caller,
-        "/api/v1/evals/{eval_id}/runs/{eval_run_id}/results",
-        reads.listing_query(caller, None, _cursor()),
-        **path,
-    )
+    outcome = _query_value("outcome")
+    query = reads.listing_query(caller, None, _cursor())
+    if outcome is not None:
+        query["outcome"] = outcome  # the API's own filter: an unknown outcome is its 400
+    results = reads.get(caller, "/api/v1/evals/{eval_id}/runs/{eval_run_id}/results", query, **path)
     return visit.page(
         "run.html",
         eval=evaluation,
@@ -295,4 +299,6 @@ def console_run(visit: Visit, eval_id: str, eval_run_id: str) -> Response:
         results=[figures.result_row(result) for result in results["data"]],
         total=results.get("total"),
         next_cursor=results.get("next_cursor"),
+        outcome=outcome,
+        outcomes=OUTCOMES,
     )

@@ -301,3 +301,33 @@ def test_session_nonce_expiry_boundary() -> None:
     assert session.open_cookie(sealed, started.last_used + session.IDLE_SECONDS + 1) is None
     assert session.open_cookie(sealed, started.last_used - 1) is None  # from the future
     assert timedelta(seconds=session.IDLE_SECONDS) == timedelta(hours=12)
+
+
+def test_the_run_page_filters_by_outcome_through_the_api(
+    browser: Browser, project_key: str, suite: Suite, run: dict[str, Any]
+) -> None:
+    browser.sign_in(project_key)
+    path = f"/console/evals/{suite.eval['id']}/runs/{run['id']}"
+    for outcome in ("passed", "failed", "errored"):
+        page = browser.get(f"{path}?outcome={outcome}")
+        assert page.status == 200
+        assert re.findall(r'class="outcome-(\w+)"', page.text) == [outcome], outcome
+    assert browser.get(f"{path}?outcome=flaky").status == 400  # the API's validation
+
+
+def test_filtered_paging_keeps_its_outcome(
+    api: Any, app: Any, browser: Browser, project: Any, project_key: str, plugins: Plugins
+) -> None:
+    cases = [(f"echo:{i}", "no") for i in range(52)] + [("echo:ok", "ok")] * 3
+    many = make_suite(api, project, cases, name="mostly-failing")
+    run_id = api.post(many.runs_path, {}).json["id"]
+    drain_queues(app)
+    browser.sign_in(project_key)
+    path = f"/console/evals/{many.eval['id']}/runs/{run_id}"
+    first = browser.get(f"{path}?outcome=failed")
+    assert set(re.findall(r'class="outcome-(\w+)"', first.text)) == {"failed"}
+    assert first.text.count('class="outcome-') == 50 and "failed (52)" in first.text
+    following = re.search(r'href="(\?outcome=failed&amp;cursor=[^"]+)"', first.text)
+    assert following, first.text[-800:]
+    second = browser.get(path + following.group(1).replace("&amp;", "&"))
+    assert re.findall(r'class="outcome-(\w+)"', second.text) == ["failed", "failed"]
