@@ -87,6 +87,7 @@ def result_row(result: dict[str, Any]) -> dict[str, Any]:
     last = inputs[-1] if inputs and isinstance(inputs[-1], dict) else {}
     return {
         "id": result.get("id"),
+        "dataset_item_id": result.get("dataset_item_id"),
         "outcome": outcome(result),
         "input": as_text(last.get("content")),
         "output": as_text(result.get("output")),
@@ -122,3 +123,36 @@ def reason_text(reason: dict[str, Any]) -> str:
             f"{reason.get('compared_item_count', 0)} compared items."
         )
     return f"{gate}: {held}"
+
+
+def trial_view(result: dict[str, Any]) -> dict[str, Any]:
+    """One trial of an item, whole: messages by role, expected, output, scores, error, usage."""
+    usage = [u for u in result.get("usage") or [] if isinstance(u, dict)]
+    return {
+        "trial": result.get("trial"),
+        "outcome": outcome(result),
+        "messages": [
+            {"role": as_text(m.get("role"), 40), "content": as_text(m.get("content"), 10**7)}
+            for m in result.get("input") or []
+            if isinstance(m, dict)
+        ],
+        "expected": result.get("expected_output"),
+        "output": result.get("output"),
+        "scores": [
+            {
+                "scorer": s.get("scorer"),
+                "score": p_value(s.get("score")),
+                "passed": "pass" if s.get("passed") else "fail",
+                "reasoning": s.get("reasoning"),
+                "decision_id": s.get("decision_id"),
+            }
+            for s in result.get("scores") or []
+            if isinstance(s, dict)
+        ],
+        "error": result.get("error"),
+        "attempts": result.get("attempts"),
+        "generation_id": result.get("generation_id"),
+        "input_tokens": sum(int(u.get("input_tokens") or 0) for u in usage),
+        "output_tokens": sum(int(u.get("output_tokens") or 0) for u in usage),
+        "cost_usd": f"${sum(float(u.get('cost_usd') or 0) for u in usage):.4f}",
+    }

@@ -20,7 +20,7 @@ from chalice import Blueprint, Response
 from chalicelib import clock
 from chalicelib.api.auth import Caller, authenticate
 from chalicelib.console import figures, reads, render, responses, session
-from chalicelib.errors import PawlError, Unauthorized
+from chalicelib.errors import NotFound, PawlError, Unauthorized
 from chalicelib.store.results import OUTCOMES
 
 bp = Blueprint(__name__)
@@ -302,3 +302,44 @@ def console_run(visit: Visit, eval_id: str, eval_run_id: str) -> Response:
         outcome=outcome,
         outcomes=OUTCOMES,
     )
+
+
+@bp.route("/console/evals/{eval_id}/runs/{eval_run_id}/items/{item_id}", methods=["GET"])
+@_html_errors
+@_signed_in
+def console_item(visit: Visit, eval_id: str, eval_run_id: str, item_id: str) -> Response:
+    """One dataset item of a run: every trial whole, through the API's results list."""
+    caller, path = visit.caller, {"eval_id": eval_id, "eval_run_id": eval_run_id}
+    evaluation = reads.get(caller, "/api/v1/evals/{eval_id}", eval_id=eval_id)
+    run = reads.get(caller, "/api/v1/evals/{eval_id}/runs/{eval_run_id}", **path)
+    query = {"dataset_item_id": item_id, "limit": "100"}
+    trials = reads.get(caller, "/api/v1/evals/{eval_id}/runs/{eval_run_id}/results", query, **path)[
+        "data"
+    ]
+    if not trials:
+        raise NotFound(
+            f"dataset_item {item_id} not found", resource_type="dataset_item", id=item_id
+        )
+    latencies = {t["generation_id"]: _latency(caller, t["generation_id"]) for t in trials}
+    return visit.page(
+        "item.html",
+        eval=evaluation,
+        run=run,
+        item_id=item_id,
+        trials=[figures.trial_view(t) for t in trials],
+        latencies=latencies,
+    )
+
+
+def _latency(caller: Caller, generation_id: str | None) -> int | None:
+    """The generation's latency, when the key may read the generation (else not shown)."""
+    if not generation_id:
+        return None
+    try:
+        generation = reads.get(
+            caller, "/api/v1/generations/{generation_id}", generation_id=generation_id
+        )
+    except PawlError:
+        return None
+    latency = generation.get("latency_ms")
+    return latency if isinstance(latency, int) else None

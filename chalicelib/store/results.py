@@ -357,16 +357,22 @@ def _outcome_condition(outcome: str) -> Any:
     raise ValueError(f"unknown outcome {outcome!r}")
 
 
-def list_results(run: RunState, window: Window, outcome: str | None = None) -> Listing[EvalResult]:
+def list_results(
+    run: RunState, window: Window, outcome: str | None = None, item_id: str | None = None
+) -> Listing[EvalResult]:
     """One page of a run's results, in item then trial order, outputs read back whole.
 
     The total is the run's ``completed_count + errored_count``, which the recording
     transaction keeps equal to its result rows. ``outcome``: only the rows of that outcome
-    (:data:`OUTCOMES`); the cursor is bound to it.
+    (:data:`OUTCOMES`); ``item_id``: only that dataset item's trials (a range of the run's
+    keys, read alone). The cursor is bound to both.
     """
-    if outcome is not None:
-        only = _outcome_condition(outcome)
-        filtered = _FilteredResults(ResultModel, run.id, _RESULT_KEYS, consistent=True, only=only)
+    if outcome is not None or item_id is not None:
+        only = _outcome_condition(outcome) if outcome is not None else None
+        within = ResultModel.result_key.startswith(f"{item_id}#") if item_id else None
+        filtered = _FilteredResults(
+            ResultModel, run.id, _RESULT_KEYS, consistent=True, only=only, within=within
+        )
         return page_of(filtered, window, from_model)
     recorded = run.run.completed_count + run.run.errored_count
     rows = _RunResults(ResultModel, run.id, _RESULT_KEYS, consistent=True, recorded=recorded)

@@ -53,3 +53,21 @@ def test_a_cursor_is_bound_to_its_outcome_and_an_unknown_outcome_is_400(
     assert api.get(f"{path}?limit=1&cursor={cursor}").status == 400
     unknown = api.get(f"{path}?outcome=flaky")
     assert unknown.status == 400 and unknown.code == "VALIDATION_FAILED"
+
+
+def test_dataset_item_id_lists_that_items_trials_only(
+    api: Any, project: Any, plugins: Plugins
+) -> None:
+    cases = [("echo:a", "a"), ("echo:b", "b"), ("echo:c", "c")]
+    suite = make_suite(api, project, cases, trials=2)
+    run = api.post(suite.runs_path, {"wait": True}).json
+    path = f"{suite.run_path(run['id'])}/results"
+    item = suite.items[1]
+    found = _results(api, f"{path}?dataset_item_id={item['id']}")
+    assert [(r["dataset_item_id"], r["trial"]) for r in found["data"]] == [
+        (item["id"], 1),
+        (item["id"], 2),
+    ]
+    assert found["total"] == 2
+    assert _results(api, f"{path}?dataset_item_id=dsit_0000000000000000")["data"] == []
+    assert api.get(f"{path}?dataset_item_id=not-an-id").status == 400

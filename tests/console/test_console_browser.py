@@ -1,6 +1,7 @@
 """The console in a real browser: Debian's Chromium driven by Playwright, over the real HTTP
-front. Signs in, walks the pages, screenshots them at 1280 and 420 px (no horizontal
-overflow), and checks the hostile corpus fires no dialog and no script error.
+front. Signs in, walks the pages (filtering a run's results by outcome), screenshots them
+at 1280 and 420 px (no horizontal overflow), and checks the hostile corpus fires no dialog
+and no script error.
 
 Screenshots go to ``PAWL_CONSOLE_SCREENSHOTS`` when set (how ``docs/console/`` is made),
 else to the test's temporary directory.
@@ -103,10 +104,17 @@ def test_a_browser_signs_in_walks_the_pages_and_nothing_hostile_runs(
         # The corpus is text nodes only: the DOM holds no element it spelled.
         assert page.locator("script, img, svg, iframe, a[href^='javascript']").count() == 0
 
+        page.click("nav.filters >> text=failed")  # the outcome filter
+        assert page.locator("table.results tbody tr").count() == 1
+        page.click("table.results tbody tr a")  # the item page of the failed item
+        assert page.locator("section.trial").count() == 1
+
+        hostile_item = suite.items[3]["id"]  # the corpus's first text
         paths = {
             "project": "/console",
             "eval": f"/console/evals/{suite.eval['id']}",
             "run": f"/console/evals/{suite.eval['id']}/runs/{run['id']}",
+            "item": f"/console/evals/{suite.eval['id']}/runs/{run['id']}/items/{hostile_item}",
         }
         for width in WIDTHS:
             page.set_viewport_size({"width": width, "height": 900})

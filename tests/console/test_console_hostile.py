@@ -36,3 +36,9 @@ def test_hostile_names_inputs_and_outputs_render_as_escaped_text(
     run_page = pages[f"/console/evals/{eval_id}/runs/{run['id']}"].text
     for text in HOSTILE:
         assert str(escape(as_text(text))) in run_page, text[:40]
+    for item, text in zip(suite.items, HOSTILE, strict=True):
+        page = browser.get(f"/console/evals/{eval_id}/runs/{run['id']}/items/{item['id']}")
+        assert page.status == 200
+        for markup in LIVE_MARKUP:
+            assert markup not in page.text, (text[:40], markup)
+        assert f'<pre class="text">{escape(text)}</pre>' in page.text, text[:40]  # whole

@@ -331,3 +331,38 @@ def test_filtered_paging_keeps_its_outcome(
     assert following, first.text[-800:]
     second = browser.get(path + following.group(1).replace("&amp;", "&"))
     assert re.findall(r'class="outcome-(\w+)"', second.text) == ["failed", "failed"]
+
+
+def test_the_item_page_shows_each_trial_whole(
+    api: Any, browser: Browser, project: Any, project_key: str, plugins: Plugins
+) -> None:
+    cases = [("echo:4", "4"), ("fail", "x")]
+    two = make_suite(api, project, cases, name="trials", trials=2)
+    run = api.post(two.runs_path, {"wait": True}).json
+    browser.sign_in(project_key)
+    run_page = browser.get(f"/console/evals/{two.eval['id']}/runs/{run['id']}")
+    good, bad = two.items
+    base = f"/console/evals/{two.eval['id']}/runs/{run['id']}/items"
+    assert f'href="{base}/{good["id"]}"' in run_page.text
+    page = browser.get(f"{base}/{good['id']}")
+    assert page.status == 200
+    assert page.text.count('class="trial"') == 2  # both trials
+    assert '<span class="role">user</span><pre class="text">echo:4</pre>' in page.text
+    assert '<h3>Expected</h3>\n<pre class="text">4</pre>' in page.text
+    assert "<td>probe</td><td>1</td><td>pass</td>" in page.text
+    assert "<dt>Attempts</dt><dd>1</dd>" in page.text
+    assert re.search(r"<dt>Latency</dt><dd>\d+ ms</dd>", page.text)
+    errored = browser.get(f"{base}/{bad['id']}")
+    assert "<h3>Error</h3>" in errored.text and "errored" in errored.text
+    assert browser.get(f"{base}/dsit_0000000000000000").status == 404
+    assert browser.get(f"{base}/not-an-item").status == 400
+
+
+def test_another_projects_item_is_the_apis_404(
+    api: Any, browser: Browser, suite: Suite, run: dict[str, Any]
+) -> None:
+    other = api.post("/api/v1/projects", {"name": "other"}).json
+    browser.sign_in(tenancy.create_api_key(other["id"], "foreign", []).key)
+    item = suite.items[0]["id"]
+    page = browser.get(f"/console/evals/{suite.eval['id']}/runs/{run['id']}/items/{item}")
+    assert page.status == 404 and "echo:4" not in page.text
