@@ -55,6 +55,7 @@ def run_row(run: dict[str, Any]) -> dict[str, Any]:
         "p_value": p_value(baseline.get("p_value")),
         "agent_version": run.get("agent_version"),
         "trigger": run.get("trigger_id") or "manual",
+        "metadata": metadata_text(run.get("metadata")),
         "created_at": run.get("created_at"),
     }
 
@@ -156,3 +157,10 @@ def trial_view(result: dict[str, Any]) -> dict[str, Any]:
         "output_tokens": sum(int(u.get("output_tokens") or 0) for u in usage),
         "cost_usd": f"${sum(float(u.get('cost_usd') or 0) for u in usage):.4f}",
     }
+
+
+def metadata_text(metadata: Any) -> str:
+    """A run's metadata (a commit, a branch) as ``key=value`` pairs, for a table cell."""
+    if not isinstance(metadata, dict) or not metadata:
+        return ""
+    return as_text(", ".join(f"{key}={value}" for key, value in sorted(metadata.items())), 120)

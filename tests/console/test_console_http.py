@@ -43,7 +43,7 @@ def suite(api: Any, project: dict[str, Any], plugins: Plugins) -> Suite:
 
 @pytest.fixture
 def run(api: Any, suite: Suite) -> dict[str, Any]:
-    started = api.post(suite.runs_path, {"wait": True})
+    started = api.post(suite.runs_path, {"wait": True, "metadata": {"commit": "9f2c1ab"}})
     assert started.status == 201, started
     return started.json
 
@@ -184,6 +184,7 @@ def test_a_project_key_walks_project_eval_and_run_pages(
     assert "50.0%" in home.text  # pass rate of the latest run: 1 of 2 scored
     assert f"/console/evals/{suite.eval['id']}/runs/{run['id']}" in eval_page.text
     assert re.search(r"<td>2/3</td>\s*<td>1</td>", eval_page.text)  # scored, errored
+    assert '<td class="text">commit=9f2c1ab</td>' in eval_page.text
     assert "Pass threshold" in run_page.text and "probe" in run_page.text
     assert run_page.text.count('class="outcome-') == 3
     assert {"passed", "failed", "errored"} <= set(
@@ -366,3 +367,16 @@ def test_another_projects_item_is_the_apis_404(
     item = suite.items[0]["id"]
     page = browser.get(f"/console/evals/{suite.eval['id']}/runs/{run['id']}/items/{item}")
     assert page.status == 404 and "echo:4" not in page.text
+
+
+def test_a_run_against_its_baseline_shows_delta_and_p(
+    api: Any, browser: Browser, project_key: str, suite: Suite, run: dict[str, Any]
+) -> None:
+    second = api.post(suite.runs_path, {"wait": True, "baseline_run_id": run["id"]}).json
+    baseline = second["aggregate_scores"]["baseline"]
+    browser.sign_in(project_key)
+    eval_page = browser.get(f"/console/evals/{suite.eval['id']}")
+    link = f'href="/console/evals/{suite.eval["id"]}/runs/{run["id"]}">+0.0 pt</a>'
+    assert link in eval_page.text and baseline["pass_rate_delta"] == 0
+    run_page = browser.get(f"/console/evals/{suite.eval['id']}/runs/{second['id']}")
+    assert f"+0.0 pt, p = {baseline['p_value']:.3g}" in run_page.text
