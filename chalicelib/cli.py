@@ -101,6 +101,7 @@ def _banner(runtime: LocalRuntime) -> None:
 
     print(f"pawl is serving on {runtime.url}", flush=True)
     print(f"  admin key   {runtime.admin_key}   (Authorization: Bearer <key>)", flush=True)
+    print(f"  console     {runtime.url}/console/   (sign in with an API key)", flush=True)
     if runtime.persists_state:
         print(f"  state dir   {runtime.state_dir}", flush=True)
         print(f"  AWS         moto stand-in at {runtime.aws_endpoint}", flush=True)

@@ -98,6 +98,7 @@ def is_id(kind: str, value: str) -> bool:
 ProjectId = Annotated[str, Field(pattern=id_pattern("project"))]
 AgentId = Annotated[str, Field(pattern=id_pattern("agent"))]
 DatasetId = Annotated[str, Field(pattern=id_pattern("dataset"))]
+DatasetItemId = Annotated[str, Field(pattern=id_pattern("dataset_item"))]
 EvalRunId = Annotated[str, Field(pattern=id_pattern("eval_run"))]
 GenerationId = Annotated[str, Field(pattern=id_pattern("generation"))]
 AiProviderId = Annotated[str, Field(pattern=id_pattern("ai_provider"))]

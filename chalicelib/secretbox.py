@@ -60,6 +60,9 @@ WEBHOOK_SECRET = "webhook-secret"
 TRIGGER_SECRET = "trigger-secret"
 API_KEY = "api-key"
 PROJECT_SECRET = "project-secret"
+#: The console's session cookie (it holds the API key it acts with) and its CSRF tokens.
+CONSOLE_SESSION = "console-session"
+CONSOLE_CSRF = "console-csrf"
 
 _NONCE_BYTES = 12
 _KMS_CONTEXT_KEY = "pawl-purpose"

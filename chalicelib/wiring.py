@@ -132,9 +132,10 @@ def blueprints() -> list[Blueprint]:
     """
     from chalicelib.api.blueprints import BLUEPRINTS
     from chalicelib.api.v2 import routes as v2_routes
+    from chalicelib.console import routes as console
     from chalicelib.workers import queues, schedules, webhook_delivery
 
-    return [*BLUEPRINTS, queues.bp, schedules.bp, webhook_delivery.bp, v2_routes.bp]
+    return [*BLUEPRINTS, queues.bp, schedules.bp, webhook_delivery.bp, v2_routes.bp, console.bp]
 
 
 def create_app() -> Chalice:

@@ -201,8 +201,9 @@ def _single_values(params: Any) -> dict[str, str]:
     """Query parameters, each given once: a repeated one is ambiguous, so refused (400)."""
     if not params:
         return {}
+    repeated = getattr(params, "getlist", None)  # a plain dict names each parameter once
     for name in params:
-        if len(params.getlist(name)) > 1:
+        if repeated is not None and len(repeated(name)) > 1:
             raise ValidationFailed(f"query parameter {name} is given more than once", field=name)
     return dict(params)
 
@@ -224,14 +225,13 @@ def _check_path(path_params: dict[str, str]) -> None:
 
 
 def _authorized_query(
-    spec: RouteSpec, caller: Caller, path: dict[str, str], raw: bytes, request: Any
+    spec: RouteSpec, caller: Caller, path: dict[str, str], raw: bytes, params: dict[str, str]
 ) -> Any:
     """The parsed query, once the caller is known to hold the route's action.
 
     A write is refused before its query or body is parsed; a GET's query is parsed first,
     since the project it names is the one whose listing (or usage) is checked.
     """
-    params = _single_values(request.query_params)
     if spec.method == "GET":
         parsed = _parse_query(params, spec.query)
         authorization.authorize(spec.access, spec.shape, caller, path, raw, parsed)
@@ -315,23 +315,8 @@ def endpoint(
             request = bp.current_request
             headers = dict(request.headers or {})
             caller = Caller(is_admin=False) if spec.public else authenticate(headers)
-            _check_path(path_params)
             raw = _raw_bytes(request.raw_body) if method in {"POST", "PUT", "PATCH"} else b""
-            try:
-                parsed_query = _authorized_query(spec, caller, path_params, raw, request)
-            except authorization.EmptyList as denied:
-                return json_response(empty_page(denied.query))
-            parsed_body = _parse_body(raw, body) if body is not None else None
-            spec.authorize_body(caller, parsed_body, path_params)
-            call: Call[Any, Any] = Call(
-                caller=caller,
-                body=parsed_body,
-                query=parsed_query,
-                path=path_params,
-                raw_body=raw or b"",
-                headers=headers,
-            )
-            result = handler(call)
+            result = dispatch(spec, caller, path_params, request.query_params, raw, headers)
             if isinstance(result, Response):
                 return result
             if isinstance(result, Reply):
@@ -344,6 +329,39 @@ def endpoint(
         return view
 
     return decorate
+
+
+def dispatch(
+    spec: RouteSpec,
+    caller: Caller,
+    path_params: dict[str, str],
+    params: Any,
+    raw: bytes = b"",
+    headers: dict[str, str] | None = None,
+) -> Any:
+    """``spec``'s handler called as ``caller``, after every check the route makes: the path's
+    id shapes, the route's action (its denial shape: empty page, 404 or 403), the query and
+    body models, and the body's references. What the handler answers is returned as is;
+    every refusal is raised. The REST view and the console both reach handlers only here.
+    ``params``: the query (Chalice's multi-valued parameters, or a plain dict).
+    """
+    assert spec.handler is not None
+    _check_path(path_params)
+    try:
+        parsed_query = _authorized_query(spec, caller, path_params, raw, _single_values(params))
+    except authorization.EmptyList as denied:
+        return empty_page(denied.query)
+    parsed_body = _parse_body(raw, spec.body) if spec.body is not None else None
+    spec.authorize_body(caller, parsed_body, path_params)
+    call: Call[Any, Any] = Call(
+        caller=caller,
+        body=parsed_body,
+        query=parsed_query,
+        path=path_params,
+        raw_body=raw or b"",
+        headers=headers or {},
+    )
+    return spec.handler(call)
 
 
 def route(method: str, path: str) -> RouteSpec:

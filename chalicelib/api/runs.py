@@ -7,7 +7,7 @@ eval reads as missing).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from chalice import Blueprint
 from pydantic import Field, StrictBool, StrictInt
@@ -22,7 +22,7 @@ from chalicelib.engine import lifecycle
 from chalicelib.engine.start import BASELINE_REFUSAL, StartOptions, start_run
 from chalicelib.errors import not_found
 from chalicelib.iam.references import Reference, ReferenceField
-from chalicelib.ids import EvalRunId
+from chalicelib.ids import DatasetItemId, EvalRunId
 from chalicelib.store import datasets, evals, results, runs
 
 bp = Blueprint(__name__)
@@ -161,20 +161,33 @@ def _with_live_item_ids(page_results: list[EvalResult]) -> list[EvalResult]:
     return page_results
 
 
+class ResultsQuery(ListQuery):
+    """pawl adds ``outcome`` (only the passed, failed or errored results) and
+    ``dataset_item_id`` (one item's trials) to SOAT's list."""
+
+    outcome: Literal["passed", "failed", "errored"] | None = Field(
+        None, description="only results of this outcome (a pawl addition)"
+    )
+    dataset_item_id: DatasetItemId | None = Field(
+        None, description="only this dataset item's results, every trial (a pawl addition)"
+    )
+
+
 @endpoint(
     bp,
     "/api/v1/evals/{eval_id}/runs/{eval_run_id}/results",
     "GET",
     access=on("evaluations:ListEvals", "eval_id"),
-    query=ListQuery,
+    query=ResultsQuery,
     response=Page[EvalResult],
     tag=TAG,
     operation_id="listEvalResults",
 )
-def list_results(call: Call[Any, ListQuery]) -> dict[str, Any]:
+def list_results(call: Call[Any, ResultsQuery]) -> dict[str, Any]:
     """List a run's results in item order (trials of an item together)."""
     state = _run_of(call)
-    found = results.list_results(state, call.query.window())
+    query = call.query
+    found = results.list_results(state, query.window(), query.outcome, query.dataset_item_id)
     return page(found.with_items(_with_live_item_ids(found.items)))
 
 

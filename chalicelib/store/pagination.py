@@ -128,14 +128,18 @@ class Partition:
     consistent: bool = False
     #: A filter applied after the key range (rows it drops are still read and billed).
     only: Any = None
+    #: A condition on the range key (``begins_with``): rows outside it are never read.
+    within: Any = None
 
     @property
     def scope(self) -> str:
-        return f"{_name_of(self.target)}|{self.hash_key}|{self.forward}|{self.only}"
+        base = f"{_name_of(self.target)}|{self.hash_key}|{self.forward}|{self.only}"
+        return base if self.within is None else f"{base}|{self.within}"
 
     def read(self, last_key: dict[str, Any] | None, n: int, keys_only: bool) -> Any:
         return self.target.query(
             self.hash_key,
+            range_key_condition=self.within,
             limit=n,
             last_evaluated_key=last_key,
             scan_index_forward=self.forward,
@@ -147,7 +151,10 @@ class Partition:
     def count(self) -> int:
         return int(
             self.target.count(
-                self.hash_key, filter_condition=self.only, consistent_read=self.consistent
+                self.hash_key,
+                range_key_condition=self.within,
+                filter_condition=self.only,
+                consistent_read=self.consistent,
             )
         )
 

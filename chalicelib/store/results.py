@@ -336,12 +336,44 @@ class _RunResults(Partition):
         return self.recorded
 
 
-def list_results(run: RunState, window: Window) -> Listing[EvalResult]:
+@dataclass(frozen=True)
+class _FilteredResults(Partition):
+    """A run's result rows of one outcome: a filter after the key range, counted by a COUNT
+    query over the run's rows (each page reads and bills the rows the filter drops)."""
+
+
+#: ``?outcome=``: which result rows each outcome is. An errored result has an error and no
+#: pass; a scored one has no error and a pass (``passed`` null: no scorer decided).
+OUTCOMES = ("passed", "failed", "errored")
+
+
+def _outcome_condition(outcome: str) -> Any:
+    if outcome == "errored":
+        return ResultModel.error.exists()
+    if outcome == "passed":
+        return ResultModel.passed == True  # noqa: E712 (a PynamoDB condition, not a test)
+    if outcome == "failed":
+        return ResultModel.passed == False  # noqa: E712
+    raise ValueError(f"unknown outcome {outcome!r}")
+
+
+def list_results(
+    run: RunState, window: Window, outcome: str | None = None, item_id: str | None = None
+) -> Listing[EvalResult]:
     """One page of a run's results, in item then trial order, outputs read back whole.
 
     The total is the run's ``completed_count + errored_count``, which the recording
-    transaction keeps equal to its result rows.
+    transaction keeps equal to its result rows. ``outcome``: only the rows of that outcome
+    (:data:`OUTCOMES`); ``item_id``: only that dataset item's trials (a range of the run's
+    keys, read alone). The cursor is bound to both.
     """
+    if outcome is not None or item_id is not None:
+        only = _outcome_condition(outcome) if outcome is not None else None
+        within = ResultModel.result_key.startswith(f"{item_id}#") if item_id else None
+        filtered = _FilteredResults(
+            ResultModel, run.id, _RESULT_KEYS, consistent=True, only=only, within=within
+        )
+        return page_of(filtered, window, from_model)
     recorded = run.run.completed_count + run.run.errored_count
     rows = _RunResults(ResultModel, run.id, _RESULT_KEYS, consistent=True, recorded=recorded)
     return page_of(rows, window, from_model)

@@ -131,6 +131,10 @@ def test_serve_edge_behaviour_and_state_across_a_restart(
     started.append(first)
     banner = "".join(first.output)
     assert ADMIN_KEY in banner and str(state_dir) in banner
+    assert f"{first.url}/console/" in banner
+    console = httpx.get(f"{first.url}/console/", timeout=30)  # the front, trailing slash
+    assert console.status_code == 200 and 'action="/console/sign-in"' in console.text
+    assert "frame-ancestors 'none'" in console.headers["content-security-policy"]
 
     with _client(first.url) as admin:
         project = admin.post("/api/v1/projects", json={"name": "kept"})

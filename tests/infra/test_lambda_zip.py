@@ -18,7 +18,7 @@ UNZIPPED_LIMIT_BYTES = 250 * 1024 * 1024
 DEV_ONLY = {
     "moto", "pytest", "_pytest", "xdist", "torch", "sentence_transformers", "transformers",
     "scipy", "statsmodels", "numpy", "rich", "mypy", "ruff", "cfnlint", "samtranslator",
-    "werkzeug", "flask", "jinja2", "docker", "boto3", "s3transfer",
+    "werkzeug", "flask", "docker", "boto3", "s3transfer",
 }  # fmt: skip
 #: croniter is shipped: the trigger scheduler runs in Lambda (docs/triggers.md).
 
@@ -37,6 +37,13 @@ def test_the_zip_fits_lambda_and_ships_no_dev_package(packaged: Packaged) -> Non
         infos = archive.infolist()
         unzipped = sum(info.file_size for info in infos)
         tops = _top_level([info.filename for info in infos])
+        names = {info.filename for info in infos}
+    # The console renders in the API's Lambda: its templates and stylesheet ship with it.
+    assert {
+        "chalicelib/console/templates/base.html",
+        "chalicelib/console/static/console.css",
+    } <= names
+    assert {"jinja2", "markupsafe"} <= tops
     assert unzipped < UNZIPPED_LIMIT_BYTES
     assert not tops & DEV_ONLY, tops & DEV_ONLY
     assert {"app", "chalicelib", "pynamodb", "pydantic", "pluggy", "httpx"} <= tops

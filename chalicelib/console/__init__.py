@@ -1,0 +1,1 @@
+"""The web console at ``/console/``: the API with a browser in front (``docs/console.md``)."""

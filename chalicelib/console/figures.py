@@ -1,0 +1,166 @@
+"""How a run's figures read on a page: pure functions over the API's JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def percent(value: Any) -> str:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return "—"
+    return f"{value * 100:.1f}%"
+
+
+def p_value(value: Any) -> str:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return "—"
+    return f"{value:.3g}"
+
+
+def signed_percent(value: Any) -> str:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return "—"
+    return f"{value * 100:+.1f} pt"
+
+
+def interval_text(interval: Any) -> str:
+    if not isinstance(interval, dict):
+        return "—"
+    return f"{percent(interval.get('low'))} to {percent(interval.get('high'))}"
+
+
+def verdict(run: dict[str, Any]) -> str:
+    if run.get("passed") is True:
+        return "pass"
+    if run.get("passed") is False:
+        return "fail"
+    return "—"
+
+
+def run_row(run: dict[str, Any]) -> dict[str, Any]:
+    """A run as one row of a table: status, passed, pass rate and interval, baseline Δ and p."""
+    aggregate = run.get("aggregate_scores") or {}
+    baseline = aggregate.get("baseline") or {}
+    return {
+        "id": run["id"],
+        "eval_id": run["eval_id"],
+        "status": run["status"],
+        "verdict": verdict(run),
+        "counts": f"{run.get('completed_count', 0)}/{run.get('item_count', 0)}",
+        "errored": run.get("errored_count", 0),
+        "pass_rate": percent(aggregate.get("pass_rate")),
+        "interval": interval_text(aggregate.get("pass_rate_interval")),
+        "baseline_run_id": run.get("baseline_run_id"),
+        "delta": signed_percent(baseline.get("pass_rate_delta")),
+        "p_value": p_value(baseline.get("p_value")),
+        "agent_version": run.get("agent_version"),
+        "trigger": run.get("trigger_id") or "manual",
+        "metadata": metadata_text(run.get("metadata")),
+        "created_at": run.get("created_at"),
+    }
+
+
+def scorer_rows(run: dict[str, Any]) -> list[dict[str, str]]:
+    scorers = (run.get("aggregate_scores") or {}).get("scorers") or {}
+    return [
+        {
+            "name": name,
+            "mean": p_value(figures.get("mean")),
+            "pass_rate": percent(figures.get("pass_rate")),
+        }
+        for name, figures in sorted(scorers.items())
+        if isinstance(figures, dict)
+    ]
+
+
+def outcome(result: dict[str, Any]) -> str:
+    if result.get("error"):
+        return "errored"
+    if result.get("passed") is True:
+        return "passed"
+    if result.get("passed") is False:
+        return "failed"
+    return "—"
+
+
+def result_row(result: dict[str, Any]) -> dict[str, Any]:
+    inputs = result.get("input") or []
+    last = inputs[-1] if inputs and isinstance(inputs[-1], dict) else {}
+    return {
+        "id": result.get("id"),
+        "dataset_item_id": result.get("dataset_item_id"),
+        "outcome": outcome(result),
+        "input": as_text(last.get("content")),
+        "output": as_text(result.get("output")),
+        "trial": result.get("trial"),
+        "scores": ", ".join(
+            f"{s.get('scorer')}: {p_value(s.get('score'))}" for s in result.get("scores") or []
+        ),
+    }
+
+
+def as_text(value: Any, limit: int = 300) -> str:
+    """A value as text, cut to ``limit`` characters for a table cell (never markup)."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else str(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def reason_text(reason: dict[str, Any]) -> str:
+    """A verdict gate's outcome in words."""
+    gate, held = reason.get("gate"), "held" if reason.get("passed") else "failed"
+    if gate == "pass_threshold":
+        return (
+            f"Pass threshold {held}: pass rate {percent(reason.get('pass_rate'))} against "
+            f"{percent(reason.get('pass_threshold'))} over {reason.get('scored_item_count', 0)} "
+            "scored items."
+        )
+    if gate == "max_regression":
+        return (
+            f"Regression gate {held}: {signed_percent(reason.get('pass_rate_delta'))} against "
+            f"the baseline (allowed -{percent(reason.get('max_regression'))}), "
+            f"p = {p_value(reason.get('p_value'))} at alpha {reason.get('alpha')}, over "
+            f"{reason.get('compared_item_count', 0)} compared items."
+        )
+    return f"{gate}: {held}"
+
+
+def trial_view(result: dict[str, Any]) -> dict[str, Any]:
+    """One trial of an item, whole: messages by role, expected, output, scores, error, usage."""
+    usage = [u for u in result.get("usage") or [] if isinstance(u, dict)]
+    return {
+        "trial": result.get("trial"),
+        "outcome": outcome(result),
+        "messages": [
+            {"role": as_text(m.get("role"), 40), "content": as_text(m.get("content"), 10**7)}
+            for m in result.get("input") or []
+            if isinstance(m, dict)
+        ],
+        "expected": result.get("expected_output"),
+        "output": result.get("output"),
+        "scores": [
+            {
+                "scorer": s.get("scorer"),
+                "score": p_value(s.get("score")),
+                "passed": "pass" if s.get("passed") else "fail",
+                "reasoning": s.get("reasoning"),
+                "decision_id": s.get("decision_id"),
+            }
+            for s in result.get("scores") or []
+            if isinstance(s, dict)
+        ],
+        "error": result.get("error"),
+        "attempts": result.get("attempts"),
+        "generation_id": result.get("generation_id"),
+        "input_tokens": sum(int(u.get("input_tokens") or 0) for u in usage),
+        "output_tokens": sum(int(u.get("output_tokens") or 0) for u in usage),
+        "cost_usd": f"${sum(float(u.get('cost_usd') or 0) for u in usage):.4f}",
+    }
+
+
+def metadata_text(metadata: Any) -> str:
+    """A run's metadata (a commit, a branch) as ``key=value`` pairs, for a table cell."""
+    if not isinstance(metadata, dict) or not metadata:
+        return ""
+    return as_text(", ".join(f"{key}={value}" for key, value in sorted(metadata.items())), 120)

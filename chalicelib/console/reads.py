@@ -1,0 +1,47 @@
+"""What a console page reads: the API's own routes, called as the signed-in key.
+
+Each read goes through :func:`chalicelib.api.routing.dispatch`, the path every REST
+request takes after authentication: the route's IAM action and denial shape, its query
+model, the handler's tenancy checks. So a page shows exactly what the key's API calls
+would answer, and a resource it may not read raises the API's 404 (``NotFound``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from chalicelib.api import routing
+from chalicelib.api.auth import Caller
+
+#: How many rows a console table shows per page (the API's own maximum is 100).
+PAGE_SIZE = 50
+
+
+def _as_json(result: Any) -> Any:
+    if isinstance(result, routing.Reply):
+        return _as_json(result.body)
+    if isinstance(result, BaseModel):
+        return result.model_dump(mode="json")
+    return result
+
+
+def get(
+    caller: Caller, path_template: str, query: dict[str, str] | None = None, /, **path: str
+) -> Any:
+    """The JSON the API answers ``GET path_template`` (with ``path`` filled in) as ``caller``."""
+    spec = routing.route("GET", path_template)
+    return _as_json(routing.dispatch(spec, caller, dict(path), query or {}))
+
+
+def listing_query(
+    caller: Caller, project_id: str | None, cursor: str | None = None, limit: int = PAGE_SIZE
+) -> dict[str, str]:
+    """A list's query: the admin names the project it picked; a project key lists its own."""
+    query = {"limit": str(limit)}
+    if caller.is_admin and project_id:
+        query["project_id"] = project_id
+    if cursor:
+        query["cursor"] = cursor
+    return query
