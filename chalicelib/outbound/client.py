@@ -14,7 +14,6 @@ from typing import Any
 
 import httpx
 
-from chalicelib.outbound import revealed
 from chalicelib.outbound.allowlist import current_policy
 from chalicelib.outbound.errors import (
     OutboundDropped,
@@ -37,6 +36,7 @@ from chalicelib.outbound.retry import (
     retry_after_s,
     retry_delay,
 )
+from chalicelib.outbound.revealed import scrub, scrub_text, take
 from chalicelib.outbound.scope import AttemptOutcome, Persistence, current_persistence, report
 from chalicelib.outbound.transport import bytes_received, start_attempt, thread_client
 from chalicelib.settings import Settings, get_settings
@@ -188,7 +188,7 @@ def request(
     repeatable: bool | None = None,
 ) -> OutboundResponse:
     """Send a request, retrying as the module docstring says; return the final answer."""
-    opened = revealed.take()  # the secrets this call carries: its answer may not echo them
+    opened = take()  # the secrets this call carries: its answer may not echo them
     settings = get_settings()
     policy = current_policy()
     call = _Call(
@@ -234,8 +234,8 @@ def _without(opened: frozenset[str], response: OutboundResponse) -> OutboundResp
     """``response`` with every copy of the secrets its request carried scrubbed out."""
     if not opened:
         return response
-    headers = {name: revealed.scrub_text(value, opened) for name, value in response.headers.items()}
-    body = revealed.scrub(response.body, opened)
+    headers = {name: scrub_text(value, opened) for name, value in response.headers.items()}
+    body = scrub(response.body, opened)
     return OutboundResponse(response.status, headers, body, response.attempts)
 
 

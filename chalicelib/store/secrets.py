@@ -21,7 +21,7 @@ from chalicelib import clock, ids, secretbox
 from chalicelib.domain.secrets import SECRET_TOKEN, Secret, token_references
 from chalicelib.errors import ValidationFailed
 from chalicelib.openai_http import EndpointFailed
-from chalicelib.outbound import revealed
+from chalicelib.outbound.revealed import note as note_revealed
 from chalicelib.store import names, project_scoped
 from chalicelib.store.models import AgentModel, AiProviderModel, SecretModel, ToolModel
 from chalicelib.store.pagination import Listing, Window
@@ -156,7 +156,7 @@ def reveal(project_id: str | None, secret_id: str) -> str:
     if row is None or row.sealed_value is None:
         raise SecretUnavailable(f"secret {secret_id} not found or has no value")
     value = secretbox.open_sealed(row.sealed_value, secretbox.PROJECT_SECRET)
-    revealed.note(value)  # the call about to carry it scrubs it from its answer
+    note_revealed(value)  # the call about to carry it scrubs it from its answer
     return value
 
 
