@@ -632,6 +632,17 @@ def test_secret_and_context_tokens_fill_in_one_pass(tenant: Api, receiver: Serve
     assert not any("sk-other-6666" in json.dumps(r.headers) for r in receiver.requests)
 
 
+def _agents_keyed_by(secret_id: str, url: str) -> list[dict[str, Any]]:
+    """A model agent (``secret_id``) and an http agent (a header token) sending the secret."""
+    token = f"Bearer {{{{secret:{secret_id}}}}}"
+    http_agent = {
+        "name": "h",
+        "type": "http",
+        "config": {"url": f"{url}/a", "headers": {"Authorization": token}},
+    }
+    return [_model_agent(f"{url}/v1", secret_id=secret_id), http_agent]
+
+
 def test_an_endpoint_that_echoes_the_secret_does_not_get_it_into_an_answer(
     tenant: Api,
 ) -> None:
@@ -641,16 +652,7 @@ def test_an_endpoint_that_echoes_the_secret_does_not_get_it_into_an_answer(
 
     secret = _created(tenant.post("/api/v1/secrets", {"name": "k", "value": "sk-echoed-4242"}))
     with serve(echo) as server:
-        token = f"Bearer {{{{secret:{secret['id']}}}}}"
-        agents = [
-            _model_agent(f"{server.url}/v1", secret_id=secret["id"]),
-            {
-                "name": "h",
-                "type": "http",
-                "config": {"url": f"{server.url}/a", "headers": {"Authorization": token}},
-            },
-        ]
-        for body in agents:
+        for body in _agents_keyed_by(secret["id"], server.url):
             agent = _created(tenant.post("/api/v1/agents", body))
             made = tenant.post(
                 f"/api/v1/agents/{agent['id']}/generate",
@@ -680,16 +682,7 @@ def test_a_successful_answer_that_echoes_the_secret_is_stored_without_it(
 
     secret = _created(tenant.post("/api/v1/secrets", {"name": "k", "value": value}))
     with serve(echo) as server:
-        token = f"Bearer {{{{secret:{secret['id']}}}}}"
-        bodies = [
-            _model_agent(f"{server.url}/v1", secret_id=secret["id"]),
-            {
-                "name": "h",
-                "type": "http",
-                "config": {"url": f"{server.url}/a", "headers": {"Authorization": token}},
-            },
-        ]
-        for body in bodies:
+        for body in _agents_keyed_by(secret["id"], server.url):
             agent = _created(tenant.post("/api/v1/agents", body))
             made = _created(
                 tenant.post(
