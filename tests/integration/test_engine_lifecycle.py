@@ -118,7 +118,7 @@ def test_cancel_while_items_are_in_flight(
         target=deliver, args=(app, "execute_items", get_settings().item_queue, blocking)
     )
     worker.start()
-    assert agents.ENTERED.acquire(timeout=20)  # the item is executing in the agent now
+    assert agents.wait_until_blocked(suite.items[0]["id"])  # executing in the agent now
     cancelled = api.post(f"{suite.run_path(run['id'])}/cancel").json
     assert cancelled["status"] == "canceled" and cancelled["completed_count"] == 0
     agents.RELEASE.set()

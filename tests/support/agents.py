@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any
 
 CALLS: list[dict[str, Any]] = []
@@ -35,11 +36,25 @@ def reset() -> None:
     with _lock:
         CALLS.clear()
     RELEASE.clear()
+    # An earlier test may have blocked several calls and waited for one: its other entries
+    # must not tell this test that its own call is executing.
+    while ENTERED.acquire(blocking=False):
+        pass
 
 
 def calls_for(item_id: str) -> int:
     with _lock:
         return sum(1 for c in CALLS if c.get("dataset_item_id") == item_id)
+
+
+def wait_until_blocked(dataset_item_id: str, timeout_s: float = BLOCK_TIMEOUT_S) -> bool:
+    """Wait until the ``block`` call for this item is in the agent (True), ignoring entries
+    of calls another test left behind."""
+    deadline = time.monotonic() + timeout_s
+    while ENTERED.acquire(timeout=max(0.0, deadline - time.monotonic())):
+        if calls_for(dataset_item_id):
+            return True
+    return False
 
 
 def _last_user_text(payload: dict[str, Any]) -> str:
