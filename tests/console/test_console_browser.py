@@ -9,43 +9,18 @@ else to the test's temporary directory.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from chalicelib.console.figures import as_text
+from tests.console.conftest import WIDTHS, screenshots_dir
 from tests.support.console import HOSTILE
 from tests.support.http_front import serving
 from tests.support.runs import Plugins, Suite, make_suite
 
 pytestmark = pytest.mark.slow
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-WIDTHS = (1280, 420)
-
-
-@pytest.fixture
-def chromium() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 @pytest.fixture
@@ -58,12 +33,6 @@ def hostile_suite(api: Any, project: Any, plugins: Plugins) -> tuple[Suite, dict
     return suite, run
 
 
-def _screenshots(tmp_path: Path) -> Path:
-    target = Path(os.environ.get("PAWL_CONSOLE_SCREENSHOTS") or tmp_path)
-    target.mkdir(parents=True, exist_ok=True)
-    return target
-
-
 def test_a_browser_signs_in_walks_the_pages_and_nothing_hostile_runs(
     app: Any,
     chromium: Any,
@@ -72,7 +41,7 @@ def test_a_browser_signs_in_walks_the_pages_and_nothing_hostile_runs(
     tmp_path: Path,
 ) -> None:
     suite, run = hostile_suite
-    shots = _screenshots(tmp_path)
+    shots = screenshots_dir(tmp_path)
     dialogs: list[str] = []
     script_errors: list[str] = []
     with serving(app) as server:
