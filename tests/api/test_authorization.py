@@ -7,6 +7,7 @@ of a broad allow.)
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -19,10 +20,14 @@ from tests.support.runs import Plugins, Suite, make_suite
 DATASET_ACTIONS = ["evaluations:GetDataset", "evaluations:ListDatasets"]
 
 
+#: Policy names are unique; ``id()`` of a freed document can come back, a counter cannot.
+_policy_numbers = itertools.count(1)
+
+
 def key_with(api: Any, project_id: str, *statements: dict[str, Any]) -> Any:
     """An API client holding a project key whose one policy is ``statements``."""
     document = PolicyDocument.model_validate({"statement": list(statements)})
-    policy = policies.create_policy(f"p-{len(statements)}-{id(document)}", None, document)
+    policy = policies.create_policy(f"policy-{next(_policy_numbers)}", None, document)
     return api.as_key(tenancy.create_api_key(project_id, "k", [policy.id]).key)
 
 
