@@ -203,7 +203,7 @@ class ResultsQuery(ListQuery):
     )
     sort: Literal["score_asc", "score_desc"] | None = Field(
         None,
-        description="with scorer: by its score, results without one last (a pawl addition)",
+        description="with scorer: by its score, ties in item order (a pawl addition)",
     )
 
     @model_validator(mode="after")

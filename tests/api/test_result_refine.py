@@ -84,7 +84,7 @@ def test_group_text_scorer_and_range_filter_and_combine(
     assert _ok(api, f"{path}?group=fr&limit=1")["total"] == 2
 
 
-def test_sort_by_a_scorers_score_both_ways_results_without_it_last(
+def test_sort_by_a_scorers_score_both_ways_only_its_scored_results(
     api: Any, project: Any, plugins: Plugins
 ) -> None:
     suite = _grouped_suite(api, project)
