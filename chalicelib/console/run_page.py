@@ -35,6 +35,8 @@ FILTER_FIELDS = ("outcome", "group", "scorer", "min_score", "max_score", "text",
 SORTS = {"score_desc": "score, high to low", "score_asc": "score, low to high"}
 RUN_PATH = "/api/v1/evals/{eval_id}/runs/{eval_run_id}"
 RESULTS_PATH = RUN_PATH + "/results"
+#: The most recorded results a poll counts the passed ones of (see :func:`passed_so_far`).
+PASS_RATE_SO_FAR_MAX_RESULTS = 2000
 #: The most flaky items the page lists (one page of the API's flaky filter).
 FLAKY_LIMIT = 100
 
@@ -45,8 +47,13 @@ def progress_url(eval_id: str, run_id: str) -> str:
 
 def passed_so_far(caller: Caller, run: dict[str, Any]) -> int | None:
     """While a run is in progress: how many results passed (the API's ``outcome=passed``
-    total: one COUNT query over the run's rows)."""
+    total: one COUNT query, billed on every row of the run). Past
+    :data:`PASS_RATE_SO_FAR_MAX_RESULTS` recorded results it is not read (None): a poll
+    every 2 s must not read a big run whole."""
     if run.get("status") not in figures.IN_PROGRESS:
+        return None
+    recorded = int(run.get("completed_count") or 0) + int(run.get("errored_count") or 0)
+    if recorded > PASS_RATE_SO_FAR_MAX_RESULTS:
         return None
     path = {"eval_id": run["eval_id"], "eval_run_id": run["id"]}
     listed = reads.get(caller, RESULTS_PATH, {"outcome": "passed", "limit": "1"}, **path)

@@ -233,3 +233,27 @@ def test_the_progress_script_is_served_as_javascript(browser: Browser) -> None:
     assert script.headers["Content-Type"] == "text/javascript; charset=utf-8"
     assert "data-progress" in script.text and "location.reload" in script.text
     assert browser.get("/console/static/other.js").status == 404
+
+
+def test_the_pass_rate_so_far_is_counted_only_up_to_its_limit(
+    api: Any,
+    app: Any,
+    project: Any,
+    project_key: str,
+    plugins: Plugins,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from chalicelib.api.auth import authenticate
+    from chalicelib.console import figures, run_page
+
+    suite, run = _queued(api, project)
+    drain_queues(app)
+    # The run as a poll would read it mid-run: three results recorded, two of them passed.
+    running = {**api.get(suite.run_path(run["id"])).json, "status": "running"}
+    running["aggregate_scores"] = None
+    caller = authenticate({"authorization": f"Bearer {project_key}"})
+    assert run_page.passed_so_far(caller, running) == 2
+    assert figures.progress(running, 2)["pass_rate"] == "66.7%"
+    monkeypatch.setattr(run_page, "PASS_RATE_SO_FAR_MAX_RESULTS", 2)  # 3 recorded: past it
+    assert run_page.passed_so_far(caller, running) is None
+    assert figures.progress(running, None)["pass_rate"] == "—"
