@@ -39,6 +39,9 @@ RESULTS_PATH = RUN_PATH + "/results"
 PASS_RATE_SO_FAR_MAX_RESULTS = 2000
 #: The most flaky items the page lists (one page of the API's flaky filter).
 FLAKY_LIMIT = 100
+#: The biggest run whose flaky items the page lists itself: ``outcome=flaky`` reads the
+#: whole run, so a bigger run's page shows the count and links to the filter instead.
+FLAKY_LIST_MAX_RESULTS = 5000
 
 
 def progress_url(eval_id: str, run_id: str) -> str:
@@ -71,8 +74,11 @@ def _results(caller: Caller, path: dict[str, str], chosen: dict[str, str]) -> di
 
 
 def _flaky_items(caller: Caller, run: dict[str, Any], path: dict[str, str]) -> list[dict[str, Any]]:
-    """The items whose trials disagree, each with its trials' outcomes in order."""
+    """The items whose trials disagree, each with its trials' outcomes in order; none read
+    past :data:`FLAKY_LIST_MAX_RESULTS` results (the page links to ``?outcome=flaky``)."""
     if not (run.get("aggregate_scores") or {}).get("flaky_item_count"):
+        return []
+    if int(run.get("completed_count") or 0) > FLAKY_LIST_MAX_RESULTS:
         return []
     query = {"outcome": "flaky", "limit": str(FLAKY_LIMIT)}
     trials = reads.get(caller, RESULTS_PATH, query, **path)["data"]
@@ -128,6 +134,7 @@ def console_run(visit: Visit, eval_id: str, eval_run_id: str) -> Response:
         reasons=[figures.reason_text(r) for r in run.get("verdict_reasons") or []],
         plot=run_charts.group_plot(run.get("aggregate_scores")),
         flaky=_flaky_items(caller, run, path),
+        flaky_count=(run.get("aggregate_scores") or {}).get("flaky_item_count") or 0,
         usage=_usage_by_source(visit, eval_run_id),
         results=[figures.result_row(result) for result in results["data"]],
         total=results.get("total"),

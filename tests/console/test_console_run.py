@@ -135,6 +135,7 @@ def test_the_group_plot_and_flaky_items_and_hostile_group_values_are_text(
         rf"items/{flip_item}\"><code>{flip_item}</code></a>: (passed, failed|failed, passed)",
         page.text,
     )
+    assert "Flaky items (1)" in page.text and 'href="?outcome=flaky"' in page.text
     hostile_filter = browser.get(
         f"/console/evals/{suite.eval['id']}/runs/{run['id']}?group=%3Cscript%3Ealert('xss')%3C%2Fscript%3E"
     )
@@ -257,3 +258,16 @@ def test_the_pass_rate_so_far_is_counted_only_up_to_its_limit(
     monkeypatch.setattr(run_page, "PASS_RATE_SO_FAR_MAX_RESULTS", 2)  # 3 recorded: past it
     assert run_page.passed_so_far(caller, running) is None
     assert figures.progress(running, None)["pass_rate"] == "—"
+
+
+def test_a_big_runs_flaky_items_are_a_link_not_a_read(
+    browser: Browser, grouped: tuple[Suite, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chalicelib.console import run_page
+
+    _, path = grouped
+    assert '<ul class="flaky">' in browser.get(path).text
+    monkeypatch.setattr(run_page, "FLAKY_LIST_MAX_RESULTS", 1)
+    page = browser.get(path)
+    assert "Flaky items (1)" in page.text and 'href="?outcome=flaky"' in page.text
+    assert '<ul class="flaky">' not in page.text
