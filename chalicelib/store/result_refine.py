@@ -30,6 +30,7 @@ from chalicelib.store.outcome_rows import batch_get_metadata
 from chalicelib.store.pagination import (
     Listing,
     Window,
+    is_count,
     malformed_cursor,
     pack_cursor,
     unpack_cursor,
@@ -171,7 +172,7 @@ def _after(cursor: str | None, scope: str) -> tuple[SortKey, int] | None:
     if not isinstance(value, dict) or set(value) != {"a", "o"}:
         raise malformed_cursor()
     after, offset = value["a"], value["o"]
-    if not (isinstance(after, list) and len(after) == 3 and isinstance(offset, int)):
+    if not (isinstance(after, list) and len(after) == 3 and is_count(offset)):
         raise malformed_cursor()
     flag, score, key = after
     if flag not in (0, 1) or not isinstance(score, int | float) or not isinstance(key, str):

@@ -61,9 +61,17 @@ def _sign_in(page: Any, base: str, key: str) -> None:
     page.wait_for_url(f"{base}/console")
 
 
-def _follow_a_running_run(page: Any, base: str, app: Any, suite: Suite, run_id: str) -> None:
-    """Open the queued run's page, work its items with one held in the agent, and watch
-    the figures change in place; then release it and see the page reload to the verdict."""
+def _follow_a_running_run(
+    page: Any, base: str, app: Any, suite: Suite, run_id: str, errors: list[str]
+) -> None:
+    """Open the queued run's page and the project page, work the run's items with one held
+    in the agent, and watch both change in place; then release it and see the run page
+    reload once to the verdict."""
+    home = page.context.new_page()
+    _watch_errors(home, errors)
+    home.goto(f"{base}/console")
+    assert home.inner_text("table.in-progress [data-field=status]") == "queued"
+    home.evaluate("window.pawlNotReloaded = true")
     path = f"{base}/console/evals/{suite.eval['id']}/runs/{run_id}"
     page.goto(path)
     assert page.inner_text("[data-field=status]") == "queued"
@@ -76,9 +84,9 @@ def _follow_a_running_run(page: Any, base: str, app: Any, suite: Suite, run_id: 
         assert page.inner_text("[data-field=status]") == "running"
         assert page.inner_text("[data-field=pass_rate]") == "50.0%"  # 1 of 2 scored so far
         assert page.evaluate("window.pawlNotReloaded") is True  # changed in place
-        home = page.context.new_page()
-        home.goto(f"{base}/console")
-        assert home.inner_text("table.in-progress [data-field=recorded]") == "2/3"
+        in_progress = home.locator("table.in-progress [data-field=recorded]")
+        expect(in_progress).to_have_text("2/3", timeout=SHOWS_WITHIN_MS)
+        assert home.evaluate("window.pawlNotReloaded") is True
         home.close()
         with page.expect_navigation(timeout=SHOWS_WITHIN_MS):  # the run ends: one reload
             agents.RELEASE.set()
@@ -119,7 +127,7 @@ def test_a_running_run_updates_in_place_and_the_filters_work(
         _watch_errors(page, errors)
         _sign_in(page, base, project_key)
         assert page.locator("table.in-progress tbody tr").count() == 1
-        _follow_a_running_run(page, base, app, live, queued["id"])
+        _follow_a_running_run(page, base, app, live, queued["id"], errors)
 
         run_path = f"{base}/console/evals/{grouped.eval['id']}/runs/{finished['id']}"
         page.goto(run_path)
