@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from chalice import Blueprint
-from pydantic import Field, StrictBool, StrictInt
+from pydantic import Field, StrictBool, StrictInt, model_validator
 
 from chalicelib.api.access import authorize_references, body_values, on, path_context
 from chalicelib.api.evals import Concurrency, CostLimit, authorize_bindings
@@ -20,16 +20,18 @@ from chalicelib.domain.catalog import Eval
 from chalicelib.domain.runs import EvalResult, EvalRun, RunState
 from chalicelib.engine import lifecycle
 from chalicelib.engine.start import BASELINE_REFUSAL, StartOptions, start_run
-from chalicelib.errors import not_found
+from chalicelib.errors import ValidationFailed, not_found
 from chalicelib.iam.references import Reference, ReferenceField
 from chalicelib.ids import DatasetItemId, EvalRunId
-from chalicelib.store import datasets, evals, results, runs
+from chalicelib.store import datasets, evals, result_refine, results, runs
 
 bp = Blueprint(__name__)
 
 TAG = "runs"
 
 
+#: A score bound: a finite number (``nan`` or ``inf`` is a 400).
+FiniteScore = Annotated[float, Field(allow_inf_nan=False)]
 #: An explicit version is a read of that version of the eval's agent (denied: as missing).
 PinnedVersion = Annotated[
     StrictInt,
@@ -162,15 +164,79 @@ def _with_live_item_ids(page_results: list[EvalResult]) -> list[EvalResult]:
 
 
 class ResultsQuery(ListQuery):
-    """pawl adds ``outcome`` (only the passed, failed or errored results) and
-    ``dataset_item_id`` (one item's trials) to SOAT's list."""
+    """pawl adds to SOAT's list: ``outcome`` (passed, failed, errored or flaky),
+    ``dataset_item_id`` (one item's trials), ``group``, ``scorer`` with ``min_score`` /
+    ``max_score``, ``text`` and ``sort`` (by the scorer's score)."""
 
-    outcome: Literal["passed", "failed", "errored"] | None = Field(
-        None, description="only results of this outcome (a pawl addition)"
+    outcome: Literal["passed", "failed", "errored", "flaky"] | None = Field(
+        None,
+        description="only results of this outcome; flaky: every trial of an item whose "
+        "scored trials disagree (a pawl addition)",
     )
     dataset_item_id: DatasetItemId | None = Field(
         None, description="only this dataset item's results, every trial (a pawl addition)"
     )
+    group: str | None = Field(
+        None,
+        min_length=1,
+        max_length=500,
+        description="only items whose metadata names this group under the eval's group_by "
+        "(a pawl addition)",
+    )
+    scorer: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="only results this scorer scored (a pawl addition)",
+    )
+    min_score: FiniteScore | None = Field(
+        None, description="with scorer: only its scores at least this (a pawl addition)"
+    )
+    max_score: FiniteScore | None = Field(
+        None, description="with scorer: only its scores at most this (a pawl addition)"
+    )
+    text: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="only outputs containing this text, any case (a pawl addition)",
+    )
+    sort: Literal["score_asc", "score_desc"] | None = Field(
+        None,
+        description="with scorer: by its score, ties in item order (a pawl addition)",
+    )
+
+    @model_validator(mode="after")
+    def _scorer_given(self) -> ResultsQuery:
+        for name in ("min_score", "max_score", "sort"):
+            if getattr(self, name) is not None and self.scorer is None:
+                raise ValidationFailed(f"{name} needs scorer: name the scorer", field=name)
+        low, high = self.min_score, self.max_score
+        if low is not None and high is not None and low > high:
+            raise ValidationFailed(
+                f"min_score {low} is above max_score {high}: the range is empty",
+                field="min_score",
+            )
+        return self
+
+    def refinement(self, group_by: str | None) -> result_refine.Refinement | None:
+        """What the store's refined listing keeps; None: the plain (or key-filtered) list."""
+        refined = (self.group, self.scorer, self.text, self.sort)
+        if self.outcome != "flaky" and all(value is None for value in refined):
+            return None
+        if self.group is not None and group_by is None:
+            raise ValidationFailed("group needs an eval with group_by", field="group")
+        return result_refine.Refinement(
+            outcome=self.outcome,
+            group_by=group_by,
+            group=self.group,
+            scorer=self.scorer,
+            min_score=self.min_score,
+            max_score=self.max_score,
+            text=self.text,
+            descending=None if self.sort is None else self.sort == "score_desc",
+            item_id=self.dataset_item_id,
+        )
 
 
 @endpoint(
@@ -187,7 +253,11 @@ def list_results(call: Call[Any, ResultsQuery]) -> dict[str, Any]:
     """List a run's results in item order (trials of an item together)."""
     state = _run_of(call)
     query = call.query
-    found = results.list_results(state, query.window(), query.outcome, query.dataset_item_id)
+    refine = query.refinement(state.snapshot.group_by)
+    if refine is not None:
+        found = result_refine.list_refined(state, query.window(), refine)
+    else:
+        found = results.list_results(state, query.window(), query.outcome, query.dataset_item_id)
     return page(found.with_items(_with_live_item_ids(found.items)))
 
 

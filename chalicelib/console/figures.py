@@ -164,3 +164,55 @@ def metadata_text(metadata: Any) -> str:
     if not isinstance(metadata, dict) or not metadata:
         return ""
     return as_text(", ".join(f"{key}={value}" for key, value in sorted(metadata.items())), 120)
+
+
+#: The statuses of a run still to finish (its page and the project page poll its progress).
+IN_PROGRESS = ("queued", "running")
+
+
+def progress(run: dict[str, Any], passed_results: int | None) -> dict[str, Any]:
+    """A run's progress as the page and ``progress.json`` show it.
+
+    While it runs the aggregate is not computed yet, so the pass rate *so far* is
+    trial-level: passed results over scored (not errored) results. Once it has ended it
+    is the run's own pass rate."""
+    completed, errored = int(run.get("completed_count") or 0), int(run.get("errored_count") or 0)
+    items = int(run.get("item_count") or 0)
+    aggregate = run.get("aggregate_scores") or {}
+    if aggregate.get("pass_rate") is not None:
+        rate = percent(aggregate.get("pass_rate"))
+    elif passed_results is not None and completed:
+        rate = percent(passed_results / completed)
+    else:
+        rate = "—"
+    return {
+        "status": run.get("status"),
+        "finished": run.get("status") not in IN_PROGRESS,
+        "recorded": f"{completed + errored}/{items}",
+        "completed_count": completed,
+        "errored_count": errored,
+        "item_count": items,
+        "errored": str(errored),
+        "pass_rate": rate,
+        "verdict": verdict(run),
+    }
+
+
+def usage_rows(aggregate: dict[str, Any] | None) -> list[dict[str, str]]:
+    """A usage roll-up by source (``/usage/aggregate?group_by=source``) as table rows,
+    the totals last."""
+    if not isinstance(aggregate, dict):
+        return []
+    groups = [g for g in aggregate.get("groups") or [] if isinstance(g, dict)]
+    if not groups:
+        return []
+    totals = aggregate.get("totals") or {}
+    return [
+        {
+            "source": as_text(group.get("key") or "other", 64),
+            "events": str(group.get("event_count", 0)),
+            "tokens": f"{group.get('input_tokens', 0)} in / {group.get('output_tokens', 0)} out",
+            "cost": f"${float(group.get('cost_usd') or 0):.4f}",
+        }
+        for group in [*groups, {"key": "total", **totals}]
+    ]

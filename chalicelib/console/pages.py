@@ -1,14 +1,14 @@
-"""The console's read pages: project, eval, run and item, each a view of API reads."""
+"""The console's read pages: project, eval and item, each a view of API reads (the run
+page is :mod:`.run_page`)."""
 
 from __future__ import annotations
 
 from chalice import Response
 
 from chalicelib.api.auth import Caller
-from chalicelib.console import figures, reads
-from chalicelib.console.visit import Visit, bp, cursor, html_errors, query_value, signed_in
+from chalicelib.console import figures, reads, run_page
+from chalicelib.console.visit import Visit, bp, cursor, html_errors, signed_in
 from chalicelib.errors import NotFound, PawlError
-from chalicelib.store.results import OUTCOMES
 
 
 def project_picker(visit: Visit) -> Response:
@@ -25,7 +25,12 @@ def project_page(visit: Visit) -> Response:
             caller, "/api/v1/evals/{eval_id}/runs", {"limit": "1"}, eval_id=evaluation["id"]
         )["data"]
         rows.append({"eval": evaluation, "run": figures.run_row(latest[0]) if latest else None})
-    return visit.page("project.html", evals=rows, more=listed.get("next_cursor") is not None)
+    return visit.page(
+        "project.html",
+        evals=rows,
+        more=listed.get("next_cursor") is not None,
+        in_progress=run_page.runs_in_progress(caller, listed["data"]),
+    )
 
 
 @bp.route("/console/evals/{eval_id}", methods=["GET"])
@@ -45,33 +50,6 @@ def console_eval(visit: Visit, eval_id: str) -> Response:
         eval=evaluation,
         runs=[figures.run_row(run) for run in runs["data"]],
         next_cursor=runs.get("next_cursor"),
-    )
-
-
-@bp.route("/console/evals/{eval_id}/runs/{eval_run_id}", methods=["GET"])
-@html_errors
-@signed_in
-def console_run(visit: Visit, eval_id: str, eval_run_id: str) -> Response:
-    caller, path = visit.caller, {"eval_id": eval_id, "eval_run_id": eval_run_id}
-    evaluation = reads.get(caller, "/api/v1/evals/{eval_id}", eval_id=eval_id)
-    run = reads.get(caller, "/api/v1/evals/{eval_id}/runs/{eval_run_id}", **path)
-    outcome = query_value("outcome")
-    query = reads.listing_query(caller, None, cursor())
-    if outcome is not None:
-        query["outcome"] = outcome  # the API's own filter: an unknown outcome is its 400
-    results = reads.get(caller, "/api/v1/evals/{eval_id}/runs/{eval_run_id}/results", query, **path)
-    return visit.page(
-        "run.html",
-        eval=evaluation,
-        run=run,
-        row=figures.run_row(run),
-        scorers=figures.scorer_rows(run),
-        reasons=[figures.reason_text(r) for r in run.get("verdict_reasons") or []],
-        results=[figures.result_row(result) for result in results["data"]],
-        total=results.get("total"),
-        next_cursor=results.get("next_cursor"),
-        outcome=outcome,
-        outcomes=OUTCOMES,
     )
 
 

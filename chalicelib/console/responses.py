@@ -1,21 +1,25 @@
 """The console's HTTP answers: HTML with its security headers, redirects, static files.
 
-Every answer carries :data:`SECURITY_HEADERS`: a Content-Security-Policy that allows no
-script at all and only same-origin styles and forms, no framing, no MIME sniffing and no
-Referer (a console URL names tenant resources).
+Every answer carries :data:`SECURITY_HEADERS`: a Content-Security-Policy that allows only
+the console's own script file (no inline script), same-origin styles, forms and fetches,
+no framing, no MIME sniffing and no Referer (a console URL names tenant resources).
 """
 
 from __future__ import annotations
 
+import json
 from importlib import resources
+from typing import Any
 
 from chalice import Response
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
         "default-src 'none'",
+        "script-src 'self'",
         "style-src 'self'",
         "img-src 'self' data:",
+        "connect-src 'self'",
         "form-action 'self'",
         "frame-ancestors 'none'",
         "base-uri 'none'",
@@ -31,7 +35,10 @@ SECURITY_HEADERS = {
 }
 
 #: The files under ``static/`` the console serves, with their media types.
-STATIC_FILES = {"console.css": "text/css; charset=utf-8"}
+STATIC_FILES = {
+    "console.css": "text/css; charset=utf-8",
+    "run_progress.js": "text/javascript; charset=utf-8",
+}
 
 
 def html(body: str, status: int = 200, cookies: list[str] | None = None) -> Response:
@@ -42,6 +49,15 @@ def html(body: str, status: int = 200, cookies: list[str] | None = None) -> Resp
     if cookies:
         headers["Set-Cookie"] = cookies
     return Response(body=body, status_code=status, headers=headers)
+
+
+def json_answer(body: Any, status: int = 200) -> Response:
+    """A console JSON answer (``progress.json``): the same security headers as a page."""
+    headers: dict[str, str | list[str]] = {
+        **SECURITY_HEADERS,
+        "Content-Type": "application/json",
+    }
+    return Response(body=json.dumps(body), status_code=status, headers=headers)
 
 
 def redirect(location: str, cookies: list[str] | None = None) -> Response:

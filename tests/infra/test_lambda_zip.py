@@ -38,10 +38,11 @@ def test_the_zip_fits_lambda_and_ships_no_dev_package(packaged: Packaged) -> Non
         unzipped = sum(info.file_size for info in infos)
         tops = _top_level([info.filename for info in infos])
         names = {info.filename for info in infos}
-    # The console renders in the API's Lambda: its templates and stylesheet ship with it.
+    # The console renders in the API's Lambda: its templates, stylesheet and script ship with it.
     assert {
         "chalicelib/console/templates/base.html",
         "chalicelib/console/static/console.css",
+        "chalicelib/console/static/run_progress.js",
     } <= names
     assert {"jinja2", "markupsafe"} <= tops
     assert unzipped < UNZIPPED_LIMIT_BYTES

@@ -8,6 +8,7 @@ behaviour a dataset item can ask for:
 - ``pause``         answer ``status: requires_action``
 - ``fail``          raise (a failed generation)
 - ``context``       answer the forwarded tool_context as JSON
+- ``flip:<text>``   answer ``<text>`` on an item's first call, ``flipped`` on later ones
 - ``block``         wait until :data:`RELEASE` is set (bounded), then answer ``released``
 - anything else     answer it unchanged
 
@@ -73,6 +74,9 @@ def scripted(payload: dict[str, Any]) -> dict[str, Any]:
         return {"output": argument}
     if command == "paid":  # an answer that reports usage, as a hosted model's would
         return {"output": argument, "usage": PAID_USAGE}
+    if command == "flip":  # trials that disagree: a flaky item
+        first = calls_for(str(payload.get("dataset_item_id"))) == 1
+        return {"output": argument if first else "flipped"}
     if command == "big":
         return {"output": "x" * int(argument)}
     if text == "pause":
