@@ -202,6 +202,7 @@ class LocalRuntime:
         # No default for PAWL_ALLOW_PRIVATE_URLS: unset or empty means public addresses only.
         # Checked first: an invalid value stops the runtime before it touches the state dir.
         prepare.check_allow_list()
+        prepare.check_public_url()
         prepare.prepare_secrets(self.env, self.state_dir, self.config.python_agent_modules)
         self.env.set_default("AWS_DEFAULT_REGION", "us-east-1")
         endpoint = self.config.aws_endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
@@ -309,6 +310,7 @@ class LocalRuntime:
         own = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         existing = os.environ.get("PAWL_RESERVED_ENDPOINTS", "")
         self.env.set("PAWL_RESERVED_ENDPOINTS", ",".join(filter(None, [existing, own])))
+        prepare.publish_own_url(self.env, self.gateway.url)
         reset_settings()
 
     def _serve_http(self) -> None:
