@@ -106,6 +106,8 @@ class LocalRuntime:
     # --- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> LocalRuntime:
+        # Before anything is set up (stop() itself reads the settings, which refuse it).
+        prepare.check_public_url()
         try:
             self._prepare_environment()
             bootstrap.ensure_resources()
@@ -202,7 +204,6 @@ class LocalRuntime:
         # No default for PAWL_ALLOW_PRIVATE_URLS: unset or empty means public addresses only.
         # Checked first: an invalid value stops the runtime before it touches the state dir.
         prepare.check_allow_list()
-        prepare.check_public_url()
         prepare.prepare_secrets(self.env, self.state_dir, self.config.python_agent_modules)
         self.env.set_default("AWS_DEFAULT_REGION", "us-east-1")
         endpoint = self.config.aws_endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
