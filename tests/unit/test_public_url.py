@@ -11,7 +11,6 @@ from chalicelib import cli
 from chalicelib.domain import console_links
 from chalicelib.settings import InvalidSetting, get_settings, public_url_from, reset_settings
 
-
 API = "https://abc123.execute-api.us-east-1.amazonaws.com/api"
 
 
