@@ -287,7 +287,7 @@ def test_a_ci_key_whose_policy_names_one_eval_runs_it_and_nothing_else(
     assert "403 FORBIDDEN" in capsys.readouterr().err
 
 
-def _console_page(base_url: str, key: str, url: str) -> httpx.Response:
+def console_page(base_url: str, key: str, url: str) -> httpx.Response:
     """``url`` as a browser signed in with ``key`` gets it, over the runtime's HTTP front."""
     with httpx.Client(timeout=30) as http:
         form = http.get(f"{base_url}/console/")
@@ -314,7 +314,7 @@ def test_pawl_run_prints_the_runs_console_url_and_the_page_shows_that_run(
     assert lines == [f"console {expected}"] * 2, out
     assert out.index(lines[0]) < out.index("Verdict: PASSED") < out.rindex(lines[1])
 
-    page = _console_page(setup.url, setup.key, expected)
+    page = console_page(setup.url, setup.key, expected)
     assert page.status_code == 200 and run.id in page.text
 
 
