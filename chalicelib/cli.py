@@ -34,7 +34,7 @@ from chalicelib.local.compaction import (
 )
 
 if TYPE_CHECKING:  # imported lazily: `pawl plugins` need not load moto and the app
-    from chalicelib.demo.walkthrough import DemoOptions, DemoResult
+    from chalicelib.demo.walkthrough import DemoOptions
     from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 
 DEFAULT_STATE_DIR = ".pawl-state"
@@ -237,20 +237,11 @@ def _demo_on(
         print(f"pawl demo failed: {exc}", file=sys.stderr)
         return 1
     if args.keep_running:
-        print_demo_links(runtime.url, result)
+        from chalicelib.demo.walkthrough import demo_links
+
+        print("\n".join(demo_links(runtime.url, result)))
         return keep_serving(runtime, stop)
     return 0
-
-
-def print_demo_links(url: str, result: DemoResult) -> None:
-    """Where to look at the demo's runs while it keeps serving: the console's comparison of
-    the candidate with its baseline (signed in with the demo's project key), and the API."""
-    from chalicelib.domain.console_links import compare_url
-
-    eval_id, key = result.eval["id"], result.api_key["key"]
-    print(f"compare: {compare_url(url, eval_id, result.candidate.id)}")
-    print(f"         (sign in at {url}/console/ with the project key {key})")
-    print(f"try: curl -H 'Authorization: Bearer {key}' {url}/api/v1/evals/{eval_id}/runs")
 
 
 def keep_serving(runtime: LocalRuntime, stop: threading.Event) -> int:

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from chalicelib import cli
+from chalicelib.client import Run
+from chalicelib.demo.walkthrough import DemoResult, demo_links
 from chalicelib.domain import console_links
 from chalicelib.settings import InvalidSetting, get_settings, public_url_from, reset_settings
 
@@ -95,3 +97,27 @@ def test_console_url_shapes() -> None:
     )
     # An id is one path segment whatever it holds.
     assert console_links.run_path("a/b", "c?d") == "/console/evals/a%2Fb/runs/c%3Fd"
+
+
+def test_demo_keep_running_links_the_candidates_comparison() -> None:
+    def run(run_id: str, version: int, baseline: str | None = None) -> Run:
+        return Run(
+            id=run_id,
+            eval_id="eval_e",
+            agent_version=version,
+            status="completed",
+            baseline_run_id=baseline,
+        )
+
+    result = DemoResult(
+        project={"id": "proj_p"},
+        api_key={"key": "pawl.key_k"},
+        eval={"id": "eval_e"},
+        baseline=run("evrun_v1", 1),
+        candidate=run("evrun_v2", 2, "evrun_v1"),
+        report_path=Path("report.html"),
+    )
+    compare, sign_in, curl = demo_links("http://127.0.0.1:8123", result)
+    assert compare == "compare: http://127.0.0.1:8123/console/evals/eval_e/runs/evrun_v2/compare"
+    assert "http://127.0.0.1:8123/console/ with the project key pawl.key_k" in sign_in
+    assert curl.endswith("http://127.0.0.1:8123/api/v1/evals/eval_e/runs")
