@@ -36,7 +36,7 @@ def _result(item: str, passed: bool | None, output: str | None, trial: int = 1) 
         "output": output,
         "scores": []
         if errored
-        else [{"scorer": "contains", "score": float(passed), "passed": passed}],
+        else [{"scorer": "contains", "score": 1.0 if passed else 0.0, "passed": passed}],
         "passed": passed,
         "error": {"message": "boom"} if errored else None,
     }
