@@ -237,8 +237,9 @@ def _demo_on(
         print(f"pawl demo failed: {exc}", file=sys.stderr)
         return 1
     if args.keep_running:
-        runs = f"{runtime.url}/api/v1/evals/{result.eval['id']}/runs"
-        print(f"try: curl -H 'Authorization: Bearer {result.api_key['key']}' {runs}")
+        from chalicelib.demo.walkthrough import demo_links
+
+        print("\n".join(demo_links(runtime.url, result)))
         return keep_serving(runtime, stop)
     return 0
 

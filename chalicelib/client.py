@@ -359,6 +359,10 @@ class PawlClient:
                 raise RunWaitTimeout(run, waited)
             time.sleep(min(poll_interval_s, max(0.0, timeout_s - waited)))
 
+    def iter_results(self, eval_id: str, run_id: str) -> Iterator[Json]:
+        """Every result of the run (``list-eval-results``), one page at a time."""
+        yield from self._paged(f"/api/v1/evals/{eval_id}/runs/{run_id}/results")
+
     # --- paging ---------------------------------------------------------------------------
 
     def _paged(self, path: str, limit: int = 100) -> Iterator[Json]:

@@ -11,6 +11,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from urllib.parse import urlsplit
 
 from chalicelib.secrets_source import secret_from_env
 
@@ -28,7 +29,46 @@ CREDENTIAL_ENV_ALLOW = "PAWL_CREDENTIAL_ENV_ALLOW"
 RESERVED_ENV_PREFIXES = ("PAWL_", "AWS_")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
+#: The setting naming the base URL pawl is reached at (console links in webhooks).
+PUBLIC_URL = "PAWL_PUBLIC_URL"
+
 log = logging.getLogger(__name__)
+
+
+class InvalidSetting(ValueError):
+    """A setting whose value pawl refuses to start with; the message says what to set."""
+
+
+def public_url_from(raw: str | None) -> str | None:
+    """``PAWL_PUBLIC_URL`` checked: an ``http(s)`` URL with a host, no query, fragment or
+    user info; returned without its trailing ``/`` (None when unset or blank).
+
+    A path is kept: API Gateway's URL ends in its stage (``https://….amazonaws.com/api``).
+    """
+    if raw is None or not raw.strip():
+        return None
+    value = raw.strip()
+    try:
+        parts = urlsplit(value)
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        parts, port_ok = None, False
+    if (
+        parts is None
+        or not port_ok
+        or parts.scheme not in {"http", "https"}
+        or not parts.hostname
+        or parts.query
+        or parts.fragment
+        or "@" in parts.netloc
+        or any(ch.isspace() for ch in value)
+    ):
+        raise InvalidSetting(
+            f"{PUBLIC_URL} is not valid: {value!r} (expected the http(s) URL pawl is reached "
+            "at, such as https://abc123.execute-api.us-east-1.amazonaws.com/api; no query, "
+            "fragment or user info)"
+        )
+    return value.rstrip("/")
 
 
 def _flag(name: str, default: bool = False) -> bool:
@@ -122,6 +162,10 @@ class Settings:
     #: ``PAWL_CREDENTIAL_ENV_ALLOW``: the environment variables a tenant's ``api_key_env``
     #: may name (empty: none; see :func:`credential_env_names`).
     credential_env_allow: tuple[str, ...] = ()
+    #: ``PAWL_PUBLIC_URL``: the base URL pawl is reached at (checked by
+    #: :func:`public_url_from`); webhook payloads carry console links under it. The local
+    #: runtime sets it to its own URL unless it is set; None: no links.
+    public_url: str | None = None
 
     def table_name(self, name: str) -> str:
         return f"{self.table_prefix}-{name}"
@@ -166,6 +210,7 @@ def get_settings() -> Settings:
             max(1, int(os.environ.get("PAWL_MAX_CONCURRENCY_LIMIT", str(MAX_CONCURRENCY_CEILING)))),
         ),
         credential_env_allow=credential_env_names(os.environ.get(CREDENTIAL_ENV_ALLOW, "")),
+        public_url=public_url_from(os.environ.get(PUBLIC_URL)),
     )
 
 

@@ -24,6 +24,7 @@ from chalicelib.client import (
 from chalicelib.demo.comparison import print_comparison
 from chalicelib.demo.progress import follow_run
 from chalicelib.demo.summary import build_comparison
+from chalicelib.domain import console_links
 from chalicelib.domain.runs import COMPLETED
 
 EXIT_PASSED = 0
@@ -93,8 +94,14 @@ def _start_and_follow(client: PawlClient, request: RunRequest, console: Console)
         highlight=False,
         soft_wrap=True,
     )
+    console.print(f"console {run_console_url(request, queued)}", highlight=False, soft_wrap=True)
     label = f"run {queued.id}"
     return follow_run(client, queued, console=console, label=label, timeout_s=request.timeout_s)
+
+
+def run_console_url(request: RunRequest, run: Run) -> str:
+    """The run's page in the console of the server ``pawl run`` used."""
+    return console_links.run_url(request.server, run.eval_id, run.id)
 
 
 def still_running(exc: RunWaitTimeout) -> str:
@@ -125,6 +132,7 @@ def run_for_ci(request: RunRequest, console: Console, errors: Console) -> int:
         errors.print(f"pawl run: {exc}", highlight=False, soft_wrap=True)
         return EXIT_NO_VERDICT
     print_comparison(console, build_comparison(finished))
+    console.print(f"console {run_console_url(request, finished)}", highlight=False, soft_wrap=True)
     code = exit_code_for(finished)
     if finished.status != COMPLETED:
         reason = finished.failure_reason or "no reason given"

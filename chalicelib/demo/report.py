@@ -12,6 +12,7 @@ from pathlib import Path
 from jinja2 import Environment, StrictUndefined
 
 from chalicelib.clock import now_iso
+from chalicelib.demo.flips import REGRESSED, Flips
 from chalicelib.demo.plot import build_plot
 from chalicelib.demo.report_template import TEMPLATE
 from chalicelib.demo.summary import (
@@ -51,9 +52,14 @@ _TEMPLATE = _environment().from_string(TEMPLATE)
 
 
 def render_report(
-    comparison: Comparison, *, title: str = DEFAULT_TITLE, generated_at: str | None = None
+    comparison: Comparison,
+    *,
+    title: str = DEFAULT_TITLE,
+    generated_at: str | None = None,
+    flips: Flips | None = None,
 ) -> str:
-    """The report as one HTML document."""
+    """The report as one HTML document; ``flips``: the flipped items' section (when the
+    results were read: :func:`chalicelib.demo.flips.fetch_flips`)."""
     runs = [("candidate", comparison.candidate)]
     if comparison.baseline is not None:
         runs.insert(0, ("baseline", comparison.baseline))
@@ -65,12 +71,16 @@ def render_report(
         runs=runs,
         plot=build_plot(comparison),
         verdict_class={True: "passed", False: "failed", None: "none"}[passed],
+        flips=flips,
+        regressed=REGRESSED,
     )
 
 
-def write_report(path: Path, comparison: Comparison, *, title: str = DEFAULT_TITLE) -> Path:
+def write_report(
+    path: Path, comparison: Comparison, *, title: str = DEFAULT_TITLE, flips: Flips | None = None
+) -> Path:
     """Render the report to ``path`` (parents created); returns the absolute path."""
     path = path.expanduser().resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_report(comparison, title=title), encoding="utf-8")
+    path.write_text(render_report(comparison, title=title, flips=flips), encoding="utf-8")
     return path

@@ -48,6 +48,13 @@ TEMPLATE = """<!DOCTYPE html>
   svg .whisker { stroke: var(--ink); stroke-width: 1.5; }
   svg .threshold { stroke: var(--bad); stroke-width: 1.5; stroke-dasharray: 6 4; }
   svg .threshold-label { fill: var(--bad); }
+  .flip { border: 1px solid var(--line); border-radius: 6px; padding: .5rem .8rem;
+          margin: .6rem 0; }
+  .flip h3 { font-size: .95rem; margin: 0 0 .3rem; }
+  .flip .outputs { display: grid; grid-template-columns: 1fr 1fr; gap: .6rem; }
+  .flip pre { white-space: pre-wrap; overflow-wrap: anywhere; unicode-bidi: plaintext;
+              margin: .2rem 0; font-size: .85rem; background: #f6f8fa; padding: .4rem; }
+  @media (max-width: 500px) { .flip .outputs { grid-template-columns: 1fr; } }
 </style>
 </head>
 <body>
@@ -167,6 +174,33 @@ TEMPLATE = """<!DOCTYPE html>
     <td>{{ s.mean_delta | delta }}</td></tr>
   {% endfor %}
 </table></div>
+{% endif %}
+
+{% if flips is not none %}
+<h2 id="flipped">Flipped items</h2>
+{% if flips.total %}
+<p>{{ flips.total }} item{{ "s" if flips.total != 1 }} changed verdict, regressions first
+  {%- if flips.more %}; the first {{ flips.shown | length }} are shown, and
+  {{ flips.more }} more are not{% endif %}.</p>
+{% for f in flips.shown %}
+<div class="flip">
+  <h3><span class="{{ 'down' if f.direction == regressed else 'up' }}">{{ f.direction }}
+    ({{ "pass → fail" if f.direction == regressed else "fail → pass" }})</span>
+    · item <code>{{ f.dataset_item_id }}</code></h3>
+  {% if f.question is not none %}<pre class="question">{{ f.question }}</pre>{% endif %}
+  <div class="outputs">
+    <div><strong>baseline</strong>
+      <pre>{{ f.baseline_output | default("(no output)", true) }}</pre></div>
+    <div><strong>candidate</strong>
+      <pre>{{ f.candidate_output | default("(no output)", true) }}</pre></div>
+  </div>
+</div>
+{% endfor %}
+{% if flips.more %}<p class="note">{{ flips.more }} more flipped item{{ "s" if flips.more != 1 }}
+  not shown (the report shows at most {{ flips.shown | length }}).</p>{% endif %}
+{% else %}
+<p>No item changed verdict between the runs.</p>
+{% endif %}
 {% endif %}
 
 <p class="note">Intervals are 95% Wilson score intervals. p is the exact two-sided McNemar

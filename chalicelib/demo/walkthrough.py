@@ -23,9 +23,11 @@ from chalicelib.client import ApiError, Json, PawlClient, Run, RunWaitTimeout, S
 from chalicelib.demo import judge, spend
 from chalicelib.demo.cases import dataset_items, eval_scorers
 from chalicelib.demo.comparison import make_console, print_comparison
+from chalicelib.demo.flips import fetch_flips
 from chalicelib.demo.progress import DEFAULT_RUN_TIMEOUT_S, follow_run
 from chalicelib.demo.report import write_report
 from chalicelib.demo.summary import build_comparison
+from chalicelib.domain import console_links
 
 DEMO_PROJECT = "pawl-demo"
 #: The demo's python agent module: the runtime ``pawl demo`` starts allow-lists it (and only
@@ -213,6 +215,22 @@ def run_demo(
     console.print()
     comparison = build_comparison(candidate, baseline)
     print_comparison(console, comparison)
-    report = write_report(options.report_path, comparison, title=REPORT_TITLE)
+    try:
+        with PawlClient(runtime_url, key["key"]) as client:
+            flips = fetch_flips(client, candidate, baseline)
+    except (ApiError, ServerUnreachable) as exc:
+        raise DemoFailed(f"reading the runs' results for the report: {exc}") from exc
+    report = write_report(options.report_path, comparison, title=REPORT_TITLE, flips=flips)
     console.print(f"\nreport    {report}", highlight=False, soft_wrap=True)
     return DemoResult(project, key, evaluation, baseline, candidate, report)
+
+
+def demo_links(url: str, result: DemoResult) -> list[str]:
+    """What ``pawl demo --keep-running`` prints while it serves: the console's comparison of
+    the candidate with its baseline, the project key to sign in with, and the API's runs."""
+    eval_id, key = result.eval["id"], result.api_key["key"]
+    return [
+        f"compare: {console_links.compare_url(url, eval_id, result.candidate.id)}",
+        f"         (sign in at {url}/console/ with the project key {key})",
+        f"try: curl -H 'Authorization: Bearer {key}' {url}/api/v1/evals/{eval_id}/runs",
+    ]

@@ -19,6 +19,7 @@ import boto3
 from chalicelib.local import server_secret
 from chalicelib.local.standin import EnvPatch
 from chalicelib.outbound import InvalidAllowList, validate_allow_list
+from chalicelib.settings import PUBLIC_URL, InvalidSetting, public_url_from
 
 #: Given to a local endpoint (MiniStack, a moto server) when no AWS credentials are
 #: configured: botocore will not sign a request without some, and such an endpoint
@@ -47,6 +48,24 @@ def check_allow_list() -> None:
             f"PAWL_ALLOW_PRIVATE_URLS is not valid: {exc} (expected a comma-separated list of "
             "loopback:PORT, CIDRs such as 10.0.0.0/8, loopback or all; empty: public only)"
         ) from None
+
+
+def check_public_url() -> None:
+    """Refuse to start with a ``PAWL_PUBLIC_URL`` that is not an http(s) URL."""
+    try:
+        public_url_from(os.environ.get(PUBLIC_URL))
+    except InvalidSetting as exc:
+        raise RuntimeError(str(exc)) from None
+
+
+def publish_own_url(env: EnvPatch, own_url: str) -> None:
+    """``PAWL_PUBLIC_URL`` defaults to the runtime's own URL (console links in webhooks)."""
+    if os.environ.get(PUBLIC_URL, "").strip():
+        return
+    try:
+        env.set(PUBLIC_URL, public_url_from(own_url))
+    except InvalidSetting:  # e.g. an unbracketed IPv6 host: no links rather than no start
+        return
 
 
 def prepare_secrets(env: EnvPatch, state_dir: Path, python_agent_modules: tuple[str, ...]) -> None:

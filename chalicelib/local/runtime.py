@@ -106,6 +106,8 @@ class LocalRuntime:
     # --- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> LocalRuntime:
+        # Before anything is set up (stop() itself reads the settings, which refuse it).
+        prepare.check_public_url()
         try:
             self._prepare_environment()
             bootstrap.ensure_resources()
@@ -309,6 +311,7 @@ class LocalRuntime:
         own = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         existing = os.environ.get("PAWL_RESERVED_ENDPOINTS", "")
         self.env.set("PAWL_RESERVED_ENDPOINTS", ",".join(filter(None, [existing, own])))
+        prepare.publish_own_url(self.env, self.gateway.url)
         reset_settings()
 
     def _serve_http(self) -> None:

@@ -13,8 +13,10 @@ import json
 import logging
 import string
 from collections.abc import Iterable
+from typing import Any
 
 from chalicelib import queues
+from chalicelib.domain import console_links
 from chalicelib.domain.events import LifecycleEvent
 from chalicelib.domain.webhooks import canonical_event
 from chalicelib.ids import PREFIXES
@@ -54,9 +56,24 @@ def delivery_id(event_id: str, webhook_id: str) -> str:
     return f"{PREFIXES['delivery']}_{''.join(chars)}"
 
 
+def webhook_body(event: LifecycleEvent, public_url: str | None) -> dict[str, Any]:
+    """The envelope, plus (a pawl addition) ``console_url``: the run's console page under
+    ``public_url``, when pawl knows the URL it is reached at and the event is a run's."""
+    body = event.envelope()
+    eval_id = event.data.get("eval_id")
+    if public_url and event.resource_type == "eval_run" and isinstance(eval_id, str):
+        body["console_url"] = console_links.run_url(public_url, eval_id, event.resource_id)
+    return body
+
+
 def _record_deliveries(event: LifecycleEvent) -> list[DeliveryMessage]:
-    """One pending row per subscribed webhook; the messages that must (still) be sent."""
-    payload = json.dumps(event.envelope(), separators=(",", ":"))
+    """One pending row per subscribed webhook; the messages that must (still) be sent.
+
+    The payload is stored as sent, so the signature of every attempt covers it whole,
+    ``console_url`` included.
+    """
+    body = webhook_body(event, get_settings().public_url)
+    payload = json.dumps(body, separators=(",", ":"))
     messages = []
     for target in store.project_targets(event.project_id):
         if not subscribes(target.events, event.event):

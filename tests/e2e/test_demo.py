@@ -14,10 +14,13 @@ from pathlib import Path
 import pytest
 
 from chalicelib import cli
+from chalicelib.client import PawlClient
 from chalicelib.demo.agent import answer_v1, answer_v2
 from chalicelib.demo.cases import CASES, sample_indices
 from chalicelib.demo.walkthrough import QUICK_CASES
+from chalicelib.local.runtime import LocalRuntime
 from chalicelib.stats import mcnemar_exact_p, wilson_interval
+from tests.e2e.test_pawl_run import console_page
 from tests.e2e.test_serve import ServeProcess
 
 pytestmark = pytest.mark.slow
@@ -57,9 +60,11 @@ def test_quick_demo_prints_the_comparison_writes_the_report_and_its_state_serves
     monkeypatch.delenv("PAWL_PYTHON_AGENT_MODULES")
     report = tmp_path / "out" / "report.html"
     args = ["demo", "--quick", "--state-dir", str(tmp_path / "state"), "--report", str(report)]
-    code = cli.main(args)
-    out = capsys.readouterr().out
+    seen = _open_the_compare_link_while_serving(monkeypatch, capsys)
+    code = cli.main([*args, "--keep-running"])
+    out = "".join(seen) + capsys.readouterr().out
     assert code == 0, out
+    assert len(seen) == 1, "--keep-running never served"
 
     expected = _expected()
     pairs = [pair for kind_pairs in expected.values() for pair in kind_pairs]
@@ -110,6 +115,13 @@ def test_quick_demo_prints_the_comparison_writes_the_report_and_its_state_serves
     assert sorted(bars) == ["baseline"] * len(expected) + ["candidate"] * len(expected)
     assert "<script" not in html
 
+    # the report's flipped items: every flip of the comparison (fewer than 50 here)
+    flipped = improved + regressed
+    assert 0 < flipped <= 50
+    assert f"{flipped} item{'s' if flipped != 1 else ''} changed verdict" in html
+    assert html.count('<div class="flip">') == flipped
+    assert html.split('id="flipped"')[1].count("fail → pass") == improved
+
     # the spend: the usage API's rollup by source, checked against the runs' own usage
     eval_spend = re.search(r"^spend     eval: \$([\d.]+) over (\d+) calls", out, re.M)
     judge_spend = re.search(r"^spend     eval_judge: \$([\d.]+) over (\d+) calls", out, re.M)
@@ -119,6 +131,35 @@ def test_quick_demo_prints_the_comparison_writes_the_report_and_its_state_serves
     assert "/usage/aggregate?group_by=source equals the runs' own usage" in out
 
     _serve_the_demos_state(tmp_path / "state", out, capsys)
+
+
+def _open_the_compare_link_while_serving(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> list[str]:
+    """Stand in for the wait on Ctrl-C of ``--keep-running``: while the runtime serves, the
+    printed comparison link names the candidate run (its baseline set) and the console,
+    signed in with the printed key, shows that run; then "Ctrl-C"."""
+    seen: list[str] = []
+
+    def serve_briefly(runtime: LocalRuntime, stop: object) -> None:
+        out = capsys.readouterr().out
+        seen.append(out)
+        link = re.search(
+            r"^compare: (\S+)/console/evals/(eval_\w+)/runs/(evrun_\w+)/compare$", out, re.M
+        )
+        key = re.search(r"with the project key (pawl\.key_\S+)\)$", out, re.M)
+        assert link and key, out
+        assert link.group(1) == runtime.url
+        eval_id, run_id = link.group(2), link.group(3)
+        with PawlClient(runtime.url, key.group(1)) as client:
+            candidate = client.get_run(eval_id, run_id)
+        assert candidate.agent_version == 2 and candidate.baseline_run_id
+        run_url = f"{runtime.url}/console/evals/{eval_id}/runs/{run_id}"
+        run_page = console_page(runtime.url, key.group(1), run_url)
+        assert run_page.status_code == 200 and run_id in run_page.text
+
+    monkeypatch.setattr(cli, "serve_until_stopped", serve_briefly)
+    return seen
 
 
 def _serve_the_demos_state(state_dir: Path, out: str, capsys: pytest.CaptureFixture[str]) -> None:

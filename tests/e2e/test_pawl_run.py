@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from chalicelib import cli
@@ -14,8 +16,10 @@ from chalicelib.client import PawlClient, Run
 from chalicelib.demo.cases import CASES, dataset_items, eval_scorers
 from chalicelib.demo.ci import exit_code_for
 from chalicelib.local.runtime import LocalRuntime
+from chalicelib.settings import get_settings
 from tests.api.test_iam_examples import documented_policy
 from tests.support import agents
+from tests.support.console import CSRF_FIELD
 from tests.support.runtime import runtime_with_project
 
 #: Cases v1 fails and v2 passes (billing, refund, security, data_export): one of each.
@@ -281,3 +285,39 @@ def test_a_ci_key_whose_policy_names_one_eval_runs_it_and_nothing_else(
     assert "Verdict: PASSED" in out
     assert cli.main(setup.args("--eval", other_id, key=ci_key)) == 2
     assert "403 FORBIDDEN" in capsys.readouterr().err
+
+
+def console_page(base_url: str, key: str, url: str) -> httpx.Response:
+    """``url`` as a browser signed in with ``key`` gets it, over the runtime's HTTP front."""
+    with httpx.Client(timeout=30) as http:
+        form = http.get(f"{base_url}/console/")
+        found = CSRF_FIELD.search(form.text)
+        assert form.status_code == 200 and found, form.text[:300]
+        signed_in = http.post(
+            f"{base_url}/console/sign-in", data={"key": key, "csrf": found.group(1)}
+        )
+        assert signed_in.status_code == 303, signed_in.text[:300]
+        return http.get(url)
+
+
+def test_pawl_run_prints_the_runs_console_url_and_the_page_shows_that_run(
+    setup: Setup, capsys: pytest.CaptureFixture[str]
+) -> None:
+    eval_id = setup.new_eval("console-link")
+
+    assert cli.main(setup.args("--eval", eval_id, "--agent-version", "2")) == 0
+    out = capsys.readouterr().out
+    (run,) = _runs(setup, eval_id)
+    expected = f"{setup.url}/console/evals/{eval_id}/runs/{run.id}"
+    lines = [line for line in out.splitlines() if line.startswith("console ")]
+    # Once as the run starts (to watch it), once under the verdict (to open it).
+    assert lines == [f"console {expected}"] * 2, out
+    assert out.index(lines[0]) < out.index("Verdict: PASSED") < out.rindex(lines[1])
+
+    page = console_page(setup.url, setup.key, expected)
+    assert page.status_code == 200 and run.id in page.text
+
+
+def test_the_local_runtime_publishes_its_own_url_for_console_links(setup: Setup) -> None:
+    assert os.environ["PAWL_PUBLIC_URL"] == setup.url
+    assert get_settings().public_url == setup.url
