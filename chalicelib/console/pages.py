@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from chalice import Response
 
 from chalicelib.api.auth import Caller
 from chalicelib.console import figures, reads
+from chalicelib.console.v2runs import v2_view
 from chalicelib.console.visit import Visit, bp, cursor, html_errors, query_value, signed_in
 from chalicelib.errors import NotFound, PawlError
 from chalicelib.store.results import OUTCOMES
@@ -72,6 +75,7 @@ def console_run(visit: Visit, eval_id: str, eval_run_id: str) -> Response:
         next_cursor=results.get("next_cursor"),
         outcome=outcome,
         outcomes=OUTCOMES,
+        v2=v2_view(caller, eval_run_id),
     )
 
 
@@ -91,7 +95,8 @@ def console_item(visit: Visit, eval_id: str, eval_run_id: str, item_id: str) -> 
         raise NotFound(
             f"dataset_item {item_id} not found", resource_type="dataset_item", id=item_id
         )
-    latencies = {t["generation_id"]: _latency(caller, t["generation_id"]) for t in trials}
+    generations = {t["generation_id"]: _generation(caller, t["generation_id"]) for t in trials}
+    latencies = {gid: _latency(g) for gid, g in generations.items()}
     return visit.page(
         "item.html",
         eval=evaluation,
@@ -99,11 +104,12 @@ def console_item(visit: Visit, eval_id: str, eval_run_id: str, item_id: str) -> 
         item_id=item_id,
         trials=[figures.trial_view(t) for t in trials],
         latencies=latencies,
+        readable={gid for gid, g in generations.items() if g is not None},
     )
 
 
-def _latency(caller: Caller, generation_id: str | None) -> int | None:
-    """The generation's latency, when the key may read the generation (else not shown)."""
+def _generation(caller: Caller, generation_id: str | None) -> dict[str, Any] | None:
+    """The generation, when the key may read it (else its latency and link are not shown)."""
     if not generation_id:
         return None
     try:
@@ -112,5 +118,9 @@ def _latency(caller: Caller, generation_id: str | None) -> int | None:
         )
     except PawlError:
         return None
-    latency = generation.get("latency_ms")
+    return generation if isinstance(generation, dict) else None
+
+
+def _latency(generation: dict[str, Any] | None) -> int | None:
+    latency = (generation or {}).get("latency_ms")
     return latency if isinstance(latency, int) else None
