@@ -55,12 +55,13 @@ def _eval_of_dataset(caller: Caller, eval_id: str | None, dataset_id: str) -> An
 def _readable_generations(caller: Caller, items: list[dict[str, Any]]) -> set[str]:
     """The source generations of ``items`` the key may read (only those are linked)."""
     readable = set()
-    for generation_id in {i.get("source_generation_id") for i in items} - {None}:
+    sources = {str(i["source_generation_id"]) for i in items if i.get("source_generation_id")}
+    for generation_id in sources:
         try:
             reads.get(caller, "/api/v1/generations/{generation_id}", generation_id=generation_id)
         except PawlError:
             continue
-        readable.add(str(generation_id))
+        readable.add(generation_id)
     return readable
 
 

@@ -12,7 +12,7 @@ from chalicelib.store import tenancy
 from tests.api.test_authorization import allow, key_with
 from tests.support.console import HOSTILE, LIVE_MARKUP, Browser
 from tests.support.drain import drain_queues
-from tests.support.runs import Plugins, Suite, make_item, make_suite
+from tests.support.runs import Plugins, make_item, make_suite
 from tests.v2.conftest import suite as v2_suite
 
 
@@ -188,7 +188,7 @@ def test_a_v2_run_is_a_run_of_its_suites_eval_in_the_console(
     assert run_page.status == 200 and "acme.evals.console@1.0.0" in run_page.text
     regression = summary["regression"]
     assert regression["verdict"] == "unchanged" and regression["pairedTaskCount"] == 2
-    paired = f'<dt>Paired verdict</dt><dd class="paired-unchanged">unchanged</dd>'
+    paired = '<dt>Paired verdict</dt><dd class="paired-unchanged">unchanged</dd>'
     assert paired in run_page.text and "<dd>2: 0 improved, 0 regressed, p = 1</dd>" in run_page.text
     assert f'href="/console/evals/{evaluation["id"]}/runs/{first}"' in run_page.text
     first_page = browser.get(f"/console/evals/{evaluation['id']}/runs/{first}")
@@ -207,3 +207,30 @@ def test_a_v2_run_is_a_run_of_its_suites_eval_in_the_console(
         f"{eval_path}/runs/{second}/items/{item_id}",
     ):
         assert outsider.get(path).status == 404, path
+
+
+def test_a_source_generation_is_linked_only_when_the_key_may_read_it(
+    api: Any, browser: Browser, project: Any, project_key: str, plugins: Plugins
+) -> None:
+    suite = make_suite(api, project, [("echo:curated", "curated")], name="curation")
+    run = api.post(suite.runs_path, {"wait": True}).json
+    (result,) = api.get(f"{suite.run_path(run['id'])}/results").json["data"]
+    generation_id = result["generation_id"]
+    items = f"/api/v1/datasets/{suite.dataset['id']}/items"
+    curated = api.post(f"{items}/from-generation", {"generation_id": generation_id})
+    assert curated.status == 201 and curated.json["source_generation_id"] == generation_id
+    path = f"/console/datasets/{suite.dataset['id']}"
+    browser.sign_in(project_key)
+    assert f'href="/api/v1/generations/{generation_id}"' in browser.get(path).text
+    dataset_srn = f"srn:{project['id']}:dataset:{suite.dataset['id']}"
+    reader = key_with(
+        api,
+        project["id"],
+        allow(["evaluations:GetDataset", "evaluations:ListDatasets"], dataset_srn),
+    )
+    assert reader.get(f"/api/v1/generations/{generation_id}").status == 404
+    limited = Browser(api.client)
+    limited.sign_in(reader.key)
+    page = limited.get(path)
+    assert page.status == 200 and f"<code>{generation_id}</code>" in page.text
+    assert f'href="/api/v1/generations/{generation_id}"' not in page.text
