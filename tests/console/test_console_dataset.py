@@ -13,6 +13,7 @@ from tests.api.test_authorization import allow, key_with
 from tests.support.console import HOSTILE, LIVE_MARKUP, Browser
 from tests.support.drain import drain_queues
 from tests.support.runs import Plugins, make_item, make_suite
+from tests.support.servers import Reply, serve
 from tests.v2.conftest import suite as v2_suite
 
 
@@ -150,6 +151,32 @@ def test_the_item_page_links_its_generation_and_a_deleted_item_has_no_link(
     assert gone["id"] not in run_page.text and "(item deleted)" in run_page.text
 
 
+def test_a_deciders_decision_id_links_to_the_decision(
+    api: Any, browser: Browser, project: Any, project_key: str
+) -> None:
+    from tests.integration.test_decider_scorer import ANSWERS, SCORE_RULE, tool_backed
+
+    with serve(lambda r: Reply(200, ANSWERS)) as server:
+        decider = tool_backed(api, project["id"], server.url)
+        scorer = {
+            "type": "decider",
+            "name": "review",
+            "decider_id": decider["id"],
+            "score": SCORE_RULE,
+            "pass_threshold": 0.7,
+        }
+        suite = make_suite(api, project, [("echo:hi", None)], name="judged", scorers=[scorer])
+        run = api.post(suite.runs_path, {"wait": True}).json
+    (result,) = api.get(f"{suite.run_path(run['id'])}/results").json["data"]
+    decision_id = result["scores"][0]["decision_id"]
+    assert decision_id and api.get(f"/api/v1/decisions/{decision_id}").status == 200
+    browser.sign_in(project_key)
+    page = browser.get(
+        f"/console/evals/{suite.eval['id']}/runs/{run['id']}/items/{suite.items[0]['id']}"
+    )
+    assert f'<a href="/api/v1/decisions/{decision_id}"><code>{decision_id}</code></a>' in page.text
+
+
 # --- /v2 runs ---------------------------------------------------------------------------------
 
 
@@ -234,3 +261,23 @@ def test_a_source_generation_is_linked_only_when_the_key_may_read_it(
     page = limited.get(path)
     assert page.status == 200 and f"<code>{generation_id}</code>" in page.text
     assert f'href="/api/v1/generations/{generation_id}"' not in page.text
+
+
+# --- the history's pure figures ---------------------------------------------------------------
+
+
+def test_a_runs_outcome_for_an_item_and_when_it_is_flaky() -> None:
+    from chalicelib.console.datasets import history_summary, run_outcome
+
+    assert run_outcome([]) == "absent"
+    assert run_outcome(["passed", "passed"]) == "passed"
+    assert run_outcome(["passed", "failed"]) == "mixed"
+    rows = [{"outcome": o} for o in ("passed", "absent", "passed")]
+    assert history_summary(rows) == {
+        "runs": 2,
+        "counts": {"passed": 2, "failed": 0, "errored": 0, "mixed": 0},
+        "flaky": False,
+    }
+    assert history_summary([{"outcome": "passed"}, {"outcome": "errored"}])["flaky"] is True
+    assert history_summary([{"outcome": "mixed"}])["flaky"] is True
+    assert history_summary([{"outcome": "failed"}, {"outcome": "errored"}])["flaky"] is False
