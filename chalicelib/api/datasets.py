@@ -53,6 +53,19 @@ class UpdateItem(RequestBody):
     metadata: dict[str, Any] | None = Field(None, description="null resets to {}")
 
 
+class ItemsQuery(ListQuery):
+    """pawl adds ``q`` to SOAT's list: only the items whose input or expected output
+    contains that text (case-sensitive; a pawl addition)."""
+
+    q: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="only items whose input or expected output contains this text "
+        "(case-sensitive; a pawl addition)",
+    )
+
+
 def visible_dataset(caller: Caller, dataset_id: str) -> Dataset:
     dataset = datasets.get_dataset(dataset_id)
     caller.check_visible(dataset.project_id, "dataset", dataset.id)
@@ -178,15 +191,15 @@ def create_item(call: Call[CreateItem, Any]) -> DatasetItem:
     ITEMS,
     "GET",
     access=on("evaluations:ListDatasets", "dataset_id"),
-    query=ListQuery,
+    query=ItemsQuery,
     response=Page[DatasetItem],
     tag=TAG,
     operation_id="listDatasetItems",
 )
-def list_items(call: Call[Any, ListQuery]) -> dict[str, Any]:
-    """List a dataset's items, oldest first."""
+def list_items(call: Call[Any, ItemsQuery]) -> dict[str, Any]:
+    """List a dataset's items, oldest first (``?q=``: those containing the text)."""
     dataset = visible_dataset(call.caller, call.path["dataset_id"])
-    return page(datasets.list_items(dataset.id, call.query.window()))
+    return page(datasets.list_items(dataset.id, call.query.window(), call.query.q))
 
 
 @endpoint(

@@ -3,6 +3,8 @@ page is :mod:`.run_page`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from chalice import Response
 
 from chalicelib.api.auth import Caller
@@ -69,7 +71,8 @@ def console_item(visit: Visit, eval_id: str, eval_run_id: str, item_id: str) -> 
         raise NotFound(
             f"dataset_item {item_id} not found", resource_type="dataset_item", id=item_id
         )
-    latencies = {t["generation_id"]: _latency(caller, t["generation_id"]) for t in trials}
+    generations = {t["generation_id"]: _generation(caller, t["generation_id"]) for t in trials}
+    latencies = {gid: _latency(g) for gid, g in generations.items()}
     return visit.page(
         "item.html",
         eval=evaluation,
@@ -77,11 +80,12 @@ def console_item(visit: Visit, eval_id: str, eval_run_id: str, item_id: str) -> 
         item_id=item_id,
         trials=[figures.trial_view(t) for t in trials],
         latencies=latencies,
+        readable={gid for gid, g in generations.items() if g is not None},
     )
 
 
-def _latency(caller: Caller, generation_id: str | None) -> int | None:
-    """The generation's latency, when the key may read the generation (else not shown)."""
+def _generation(caller: Caller, generation_id: str | None) -> dict[str, Any] | None:
+    """The generation, when the key may read it (else its latency and link are not shown)."""
     if not generation_id:
         return None
     try:
@@ -90,5 +94,9 @@ def _latency(caller: Caller, generation_id: str | None) -> int | None:
         )
     except PawlError:
         return None
-    latency = generation.get("latency_ms")
+    return generation if isinstance(generation, dict) else None
+
+
+def _latency(generation: dict[str, Any] | None) -> int | None:
+    latency = (generation or {}).get("latency_ms")
     return latency if isinstance(latency, int) else None

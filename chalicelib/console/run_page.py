@@ -17,6 +17,7 @@ from chalice import Response
 
 from chalicelib.api.auth import Caller
 from chalicelib.console import figures, reads, responses, run_charts
+from chalicelib.console.v2runs import v2_view
 from chalicelib.console.visit import (
     Visit,
     bp,
@@ -147,6 +148,7 @@ def console_run(visit: Visit, eval_id: str, eval_run_id: str) -> Response:
         outcomes=REFINED_OUTCOMES,
         sorts=SORTS,
         choices=_choices(evaluation, run),
+        v2=v2_view(caller, eval_run_id),
     )
 
 

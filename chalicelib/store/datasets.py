@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from pynamodb.exceptions import DeleteError, DoesNotExist, PynamoDBException
+from pynamodb.expressions.operand import Path
 
 from chalicelib import clock, ids
 from chalicelib.domain.catalog import Dataset, DatasetItem, Message
@@ -242,10 +243,23 @@ def get_item(dataset_id: str, item_id: str) -> DatasetItem:
     return _item(model)
 
 
-def list_items(dataset_id: str, window: Window) -> Listing[DatasetItem]:
-    """One page of the dataset's items, oldest first."""
-    items = Partition(DatasetItemModel.by_dataset, dataset_id, _DATASET_INDEX_KEYS)
+def list_items(dataset_id: str, window: Window, text: str | None = None) -> Listing[DatasetItem]:
+    """One page of the dataset's items, oldest first; ``text``: only the items whose input
+    messages or expected output contain it (a filter after the key range: the rows it drops
+    are still read; the cursor is bound to the text)."""
+    only = _containing(text) if text else None
+    items = Partition(DatasetItemModel.by_dataset, dataset_id, _DATASET_INDEX_KEYS, only=only)
     return page_of(items, window, _item)
+
+
+def _containing(text: str) -> Any:
+    """``contains`` on the expected output, and on the input as stored: a JSON document,
+    in which ``text`` appears as its JSON string form does (quotes, backslashes and
+    non-ASCII escaped as :func:`json.dumps` escapes them)."""
+    in_json = json.dumps(text)[1:-1]
+    # A bare path: the JSON attribute would serialize the text as a JSON document (quoted).
+    stored_input = Path(DatasetItemModel.input.attr_name)
+    return DatasetItemModel.expected_output.contains(text) | stored_input.contains(in_json)
 
 
 def iter_item_pages(dataset_id: str, page_size: int = 100) -> Iterator[list[DatasetItem]]:
