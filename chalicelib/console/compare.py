@@ -80,6 +80,7 @@ def item_view(item: dict[str, Any]) -> dict[str, Any]:
     segments = None
     if current is not None and baseline is not None:
         segments = word_diff(baseline["output"], current["output"])
+    same = segments is not None and all(op == "same" for op, _ in segments)
     return {
         "id": item.get("dataset_item_id"),
         "kind": item.get("kind"),
@@ -89,7 +90,8 @@ def item_view(item: dict[str, Any]) -> dict[str, Any]:
         "expected": figures.as_text(item.get("expected_output")),
         "current": current,
         "baseline": baseline,
-        "diff": segments,
+        "diff": None if same else segments,
+        "same_output": same,
     }
 
 
