@@ -106,6 +106,15 @@ def figure_rows(comparison: dict[str, Any]) -> dict[str, Any]:
         "improved": flipped.get("improved", 0),
         "added": comparison.get("added_item_count", 0),
         "removed": comparison.get("removed_item_count", 0),
+        "scorers": [
+            {
+                "name": name,
+                "mean_delta": figures.p_value(scorer.get("mean_delta")),
+                "pass_rate_delta": figures.signed_percent(scorer.get("pass_rate_delta")),
+            }
+            for name, scorer in sorted((comparison.get("scorers") or {}).items())
+            if isinstance(scorer, dict)
+        ],
         "groups": [
             {
                 "name": name,

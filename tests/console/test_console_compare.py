@@ -50,6 +50,7 @@ def test_the_page_shows_the_apis_figures_and_the_flips_regressions_first(
     assert shown == ["regression", "regression", "improvement"]
     assert third["id"] not in text.split("In one run only")[0].split("<h2>Items")[1]
     assert "<del>quick brown</del><ins>slow</ins>" in text
+    assert '<td class="text">probe</td><td>-0.2</td><td>-20.0 pt</td>' in text  # scorers
     assert text.count("The same output in both runs.") == 1  # the improvement: a new expected
     item_link = f"/console/evals/{suite.eval['id']}/runs/{baseline['id']}/items/{first['id']}"
     assert f'href="{item_link}"' in text

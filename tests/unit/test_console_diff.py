@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -46,5 +48,5 @@ def test_the_segments_rebuild_both_texts(before: str, after: str) -> None:
     assert rebuilt(segments, "before") == before
     assert rebuilt(segments, "after") == after
     ops = [op for op, _ in segments]
-    assert all(a != b for a, b in zip(ops, ops[1:], strict=False))  # neighbours merged
+    assert all(a != b for a, b in pairwise(ops))  # neighbours merged
     assert all(text for _, text in segments)
