@@ -7,6 +7,7 @@ from chalice import Blueprint
 from chalicelib.api import (
     agents,
     ai_providers,
+    comparison,
     dataset_import,
     datasets,
     deciders,
@@ -35,6 +36,7 @@ BLUEPRINTS: list[Blueprint] = [
     dataset_import.bp,
     evals.bp,
     runs.bp,
+    comparison.bp,
     generations.bp,
     tools.bp,
     deciders.bp,

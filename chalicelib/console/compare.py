@@ -1,0 +1,179 @@
+"""The compare page: a run against its baseline (or another run of its eval), item by item.
+
+A view of ``GET /api/v1/evals/{eval_id}/runs/{eval_run_id}/comparison`` (a pawl addition),
+read through :mod:`.reads` as the signed-in key: the figures, the flipped items with both
+outputs side by side and a word diff (:mod:`.diff`), the filters and the pager all are the
+API's. ``?with=`` names the other run (the API's ``baseline_run_id``); ``changed``,
+``group``, ``scorer`` and ``cursor`` pass through as the API's own query fields, so a bad
+one is the API's 400.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from chalice import Response
+
+from chalicelib.console import figures, reads
+from chalicelib.console.diff import word_diff
+from chalicelib.console.visit import Visit, bp, html_errors, query_value, signed_in
+
+#: Items a compare page shows (each holds two outputs whole).
+PAGE_SIZE = 20
+#: The page's query fields and the API's names for them.
+FILTERS = {"with": "baseline_run_id", "changed": "changed", "group": "group", "scorer": "scorer"}
+KIND_WORDS = {
+    "regressed": "regression",
+    "improved": "improvement",
+    "unchanged": "unchanged",
+    "added": "only in this run",
+    "removed": "only in the other run",
+}
+
+
+def filters_given() -> dict[str, str]:
+    """The page's own filters as given (``with``, ``changed``, ``group``, ``scorer``)."""
+    given = {name: query_value(name) for name in FILTERS}
+    return {name: value for name, value in given.items() if value is not None}
+
+
+def api_query(filters: dict[str, str], cursor: str | None = None) -> dict[str, str]:
+    query = {FILTERS[name]: value for name, value in filters.items()}
+    query["limit"] = str(PAGE_SIZE)
+    if cursor:
+        query["cursor"] = cursor
+    return query
+
+
+def last_text(messages: Any) -> str:
+    """The last input message's content, cut for a heading line."""
+    if not isinstance(messages, list) or not messages or not isinstance(messages[-1], dict):
+        return ""
+    return figures.as_text(messages[-1].get("content"))
+
+
+def _verdict(score: dict[str, Any]) -> str:
+    return "pass" if score.get("passed") else "fail"
+
+
+def side_view(side: dict[str, Any] | None) -> dict[str, Any] | None:
+    if side is None:
+        return None
+    error = side.get("error") or {}
+    return {
+        "outcome": side.get("outcome"),
+        "output": side.get("output") or "",
+        "error": figures.as_text(error.get("message")) if isinstance(error, dict) else "",
+        "scores": ", ".join(
+            f"{key}: {figures.p_value(value.get('score'))} {_verdict(value)}"
+            for key, value in sorted((side.get("scores") or {}).items())
+        ),
+        "trials": side.get("trial_count"),
+        "flaky": bool(side.get("flaky")),
+    }
+
+
+def item_view(item: dict[str, Any]) -> dict[str, Any]:
+    """One compared item: both sides and, when both have an output, the word diff."""
+    current, baseline = side_view(item.get("current")), side_view(item.get("baseline"))
+    segments = None
+    if current is not None and baseline is not None:
+        segments = word_diff(baseline["output"], current["output"])
+    same = segments is not None and all(op == "same" for op, _ in segments)
+    return {
+        "id": item.get("dataset_item_id"),
+        "kind": item.get("kind"),
+        "kind_word": KIND_WORDS.get(str(item.get("kind")), str(item.get("kind"))),
+        "group": item.get("group"),
+        "input": last_text(item.get("input")),
+        "expected": figures.as_text(item.get("expected_output")),
+        "current": current,
+        "baseline": baseline,
+        "diff": None if same else segments,
+        "same_output": same,
+    }
+
+
+def figure_rows(comparison: dict[str, Any]) -> dict[str, Any]:
+    flipped = comparison.get("flipped") or {}
+    groups = (comparison.get("grouping") or {}).get("groups") or {}
+    return {
+        "delta": figures.signed_percent(comparison.get("pass_rate_delta")),
+        "p_value": figures.p_value(comparison.get("p_value")),
+        "compared": comparison.get("compared_item_count", 0),
+        "regressed": flipped.get("regressed", 0),
+        "improved": flipped.get("improved", 0),
+        "added": comparison.get("added_item_count", 0),
+        "removed": comparison.get("removed_item_count", 0),
+        "scorers": [
+            {
+                "name": name,
+                "mean_delta": figures.p_value(scorer.get("mean_delta")),
+                "pass_rate_delta": figures.signed_percent(scorer.get("pass_rate_delta")),
+            }
+            for name, scorer in sorted((comparison.get("scorers") or {}).items())
+            if isinstance(scorer, dict)
+        ],
+        "groups": [
+            {
+                "name": name,
+                "delta": figures.signed_percent(group.get("pass_rate_delta")),
+                "compared": group.get("compared_item_count", 0),
+                "regressed": (group.get("flipped") or {}).get("regressed", 0),
+                "improved": (group.get("flipped") or {}).get("improved", 0),
+                "p_value": figures.p_value(group.get("p_value")),
+                "p_adjusted": figures.p_value(group.get("p_value_adjusted")),
+            }
+            for name, group in sorted(groups.items())
+        ],
+    }
+
+
+def _runs_of(visit: Visit, eval_id: str) -> list[dict[str, Any]]:
+    listed = reads.get(
+        visit.caller, "/api/v1/evals/{eval_id}/runs", {"limit": "50"}, eval_id=eval_id
+    )
+    return [figures.run_row(run) for run in listed["data"]]
+
+
+@bp.route("/console/evals/{eval_id}/runs/{eval_run_id}/compare", methods=["GET"])
+@html_errors
+@signed_in
+def console_compare(visit: Visit, eval_id: str, eval_run_id: str) -> Response:
+    caller, path = visit.caller, {"eval_id": eval_id, "eval_run_id": eval_run_id}
+    evaluation = reads.get(caller, "/api/v1/evals/{eval_id}", eval_id=eval_id)
+    run = reads.get(caller, "/api/v1/evals/{eval_id}/runs/{eval_run_id}", **path)
+    filters = filters_given()
+    others = [r for r in _runs_of(visit, eval_id) if r["id"] != run["id"]]
+    context: dict[str, Any] = {"eval": evaluation, "run": run, "runs": others, "filters": filters}
+    with_id = filters.get("with") or run.get("baseline_run_id")
+    if with_id is None:
+        return visit.page("compare.html", answer=None, **context)
+    answer = reads.get(
+        caller,
+        "/api/v1/evals/{eval_id}/runs/{eval_run_id}/comparison",
+        api_query(filters, query_value("cursor")),
+        **path,
+    )
+    other = reads.get(
+        caller,
+        "/api/v1/evals/{eval_id}/runs/{eval_run_id}",
+        eval_id=eval_id,
+        eval_run_id=answer["baseline_run_id"],
+    )
+    next_cursor = answer["items"].get("next_cursor")
+    return visit.page(
+        "compare.html",
+        answer=answer,
+        other=other,
+        with_id=answer["baseline_run_id"],
+        figures=figure_rows(answer["comparison"]),
+        items=[item_view(item) for item in answer["items"]["data"]],
+        added=[item_view(item) for item in answer["added"]["data"]],
+        removed=[item_view(item) for item in answer["removed"]["data"]],
+        json_query=urlencode(api_query(filters, query_value("cursor"))),
+        next_query=urlencode({**filters, "cursor": next_cursor}) if next_cursor else None,
+        pass_rates=(figures.run_row(run)["pass_rate"], figures.run_row(other)["pass_rate"]),
+        **context,
+    )

@@ -1,0 +1,214 @@
+"""Two runs of one eval compared item by item, on request (the API's comparison route).
+
+One pass over both runs in ``dataset_item_id`` order, as settle compares a run with its
+baseline: each run's items come from its outcome digest when it has a complete one, else
+from its result rows (``engine.settled_outcomes.baseline_items``), are merge-joined
+(``stats.merge_join``), labelled in pages from the items' *current* metadata and reduced
+with each run's own trial reducer. :class:`~chalicelib.stats.BaselineComparator` works out
+the figures; beside it this module keeps, per kind of item, only the page being asked for
+(``limit + 1`` entries after the cursor), so memory stays bounded whatever the runs' size.
+
+Kinds: ``regressed`` (passed in the baseline, not now), ``improved``, ``unchanged`` (the
+items compared), ``added`` and ``removed`` (scorable in one run only, as the comparator
+counts them). With a ``scorer`` the verdict compared is that scorer's, over the items both
+runs scored with it. The listed order is regressions, then improvements, then unchanged,
+each in item order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any
+
+from chalicelib.domain.runs import RunState, result_key
+from chalicelib.engine.settled_outcomes import BaselineItem, baseline_items, baseline_outcome
+from chalicelib.engine.settled_outcomes import item_id as id_of
+from chalicelib.stats import BaselineComparator, ItemOutcome, group_label, merge_join
+from chalicelib.store import outcome_rows
+from chalicelib.store.models import ResultModel
+from chalicelib.store.results import from_model
+
+#: The kinds of compared items, in the order they are listed.
+COMPARED_KINDS = ("regressed", "improved", "unchanged")
+#: ``?changed=``: which compared kinds the list holds.
+CHANGED = {"true": COMPARED_KINDS[:2], "false": COMPARED_KINDS[2:], "all": COMPARED_KINDS}
+#: Items of one run only that an answer lists (their counts are whole).
+EDGE_LIMIT = 100
+_LABEL_PAGE = outcome_rows.METADATA_PAGE
+_BATCH_GET = 100
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which items the answer lists: kinds, group, scorer, and the page after ``after``."""
+
+    changed: str = "true"
+    group: str | None = None
+    scorer: str | None = None
+    limit: int = 20
+    #: ``(rank of the kind, dataset_item_id)`` of the last item of the previous page.
+    after: tuple[int, str] | None = None
+
+
+@dataclass
+class Entry:
+    """One item of the answer: both sides' outcomes and, once read, their first trials."""
+
+    dataset_item_id: str
+    kind: str
+    group: str | None
+    current: ItemOutcome | None
+    baseline: ItemOutcome | None
+    trials: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Comparison:
+    figures: dict[str, Any]
+    page: list[Entry]
+    more: bool
+    counts: dict[str, int]
+    added: list[Entry]
+    removed: list[Entry]
+    groups: list[str]
+    scorers: list[str]
+
+
+def _kind(here: ItemOutcome, there: ItemOutcome, scorer: str | None) -> str | None:
+    """How a compared item moved (None: the scorer did not score it on both sides)."""
+    if scorer is None:
+        now, before = here.passed, there.passed
+    else:
+        mine, theirs = here.scores.get(scorer), there.scores.get(scorer)
+        if mine is None or theirs is None:
+            return None
+        now, before = mine.passed, theirs.passed
+    if now == before:
+        return "unchanged"
+    return "improved" if now else "regressed"
+
+
+def _classify(
+    here: ItemOutcome | None, there: ItemOutcome | None, scorer: str | None
+) -> str | None:
+    """The item's kind, as :class:`BaselineComparator` splits pairs (None: in no list)."""
+    here_scorable = here is not None and not here.errored
+    there_scorable = there is not None and not there.errored
+    if here is not None and there is not None and here_scorable and there_scorable:
+        return _kind(here, there, scorer)
+    if here_scorable:
+        return "added" if scorer is None or (here and scorer in here.scores) else None
+    if there_scorable:
+        return "removed" if scorer is None or (there and scorer in there.scores) else None
+    return None
+
+
+def _labelled(
+    current: Iterator[BaselineItem], baseline: Iterator[BaselineItem], group_by: str | None
+) -> Iterator[tuple[BaselineItem | None, BaselineItem | None, str | None]]:
+    """Both runs' items merge-joined in item order, labelled a page of items at a time."""
+    pairs = merge_join(current, baseline, key=id_of)
+    while page := list(islice(pairs, _LABEL_PAGE)):
+        ids = [id_of(here if here is not None else there) for here, there in page]  # type: ignore[arg-type]
+        labels: dict[str, str | None] = {}
+        if group_by is not None:
+            metadata = outcome_rows.batch_get_metadata(ids)
+            labels = {key: group_label(metadata.get(key), group_by) for key in ids}
+        for (here, there), key in zip(page, ids, strict=True):
+            yield here, there, labels.get(key)
+
+
+class _Lists:
+    """The page of each listed kind after the cursor, and the first items of one run only."""
+
+    def __init__(self, selection: Selection) -> None:
+        self.selection = selection
+        self.listed = CHANGED[selection.changed]
+        self.kept: dict[str, list[Entry]] = {kind: [] for kind in self.listed}
+        self.counts = dict.fromkeys((*COMPARED_KINDS, "added", "removed"), 0)
+        self.edges: dict[str, list[Entry]] = {"added": [], "removed": []}
+
+    def add(self, entry: Entry) -> None:
+        self.counts[entry.kind] += 1
+        if entry.kind in self.edges:
+            if len(self.edges[entry.kind]) < EDGE_LIMIT:
+                self.edges[entry.kind].append(entry)
+            return
+        kept = self.kept.get(entry.kind)
+        after = self.selection.after
+        if kept is None or len(kept) > self.selection.limit:
+            return
+        if after is None or (COMPARED_KINDS.index(entry.kind), entry.dataset_item_id) > after:
+            kept.append(entry)
+
+    def page(self) -> tuple[list[Entry], bool]:
+        ordered = [entry for kind in self.listed for entry in self.kept[kind]]
+        limit = self.selection.limit
+        return ordered[:limit], len(ordered) > limit
+
+
+def compare(current: RunState, baseline: RunState, selection: Selection) -> Comparison:
+    """``current`` against ``baseline``: the figures, and the items ``selection`` lists."""
+    group_by = current.snapshot.group_by
+    comparator = BaselineComparator(baseline.id, group_by)
+    lists = _Lists(selection)
+    groups: set[str] = set()
+    scorers: set[str] = set()
+    here_reducer = current.snapshot.trial_reducer
+    there_reducer = baseline.snapshot.trial_reducer
+    streams = baseline_items(current.id, here_reducer), baseline_items(baseline.id, there_reducer)
+    for here_item, there_item, label in _labelled(*streams, group_by):
+        here = baseline_outcome(here_item, here_reducer, label) if here_item else None
+        there = baseline_outcome(there_item, there_reducer, label) if there_item else None
+        comparator.add(here, there)
+        if label is not None:
+            groups.add(label)
+        for side in (here, there):
+            if side is not None:
+                scorers.update(side.scores)
+        if selection.group is not None and label != selection.group:
+            continue
+        kind = _classify(here, there, selection.scorer)
+        if kind is not None:
+            side = here if here is not None else there
+            assert side is not None
+            lists.add(Entry(side.dataset_item_id, kind, label, here, there))
+    page, more = lists.page()
+    shown = [*page, *lists.edges["added"], *lists.edges["removed"]]
+    _attach_first_trials(current.id, baseline.id, shown)
+    return Comparison(
+        figures=comparator.result(),
+        page=page,
+        more=more,
+        counts=lists.counts,
+        added=lists.edges["added"],
+        removed=lists.edges["removed"],
+        groups=sorted(groups),
+        scorers=sorted(scorers),
+    )
+
+
+def _attach_first_trials(current_id: str, baseline_id: str, entries: list[Entry]) -> None:
+    """Each shown item's first trial on each side (its output whole), in BatchGetItems."""
+    wanted = list(
+        dict.fromkeys(
+            (run_id, entry.dataset_item_id)
+            for entry in entries
+            for run_id, side in ((current_id, entry.current), (baseline_id, entry.baseline))
+            if side is not None
+        )
+    )
+    found: dict[tuple[str, str], Any] = {}
+    for start in range(0, len(wanted), _BATCH_GET):
+        keys = [
+            (run_id, result_key(item, 1)) for run_id, item in wanted[start : start + _BATCH_GET]
+        ]
+        for model in ResultModel.batch_get(keys, consistent_read=True):
+            found[(model.run_id, model.dataset_item_id)] = from_model(model)
+    for entry in entries:
+        for side, run_id in (("current", current_id), ("baseline", baseline_id)):
+            trial = found.get((run_id, entry.dataset_item_id))
+            if trial is not None:
+                entry.trials[side] = trial

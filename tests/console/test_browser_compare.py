@@ -1,0 +1,109 @@
+"""The compare page in a real browser (Debian's Chromium under Playwright, over the real HTTP
+front): signs in, follows the run page's compare link, filters to the changed items with
+the page's own form, screenshots at 1280 and 420 px with no horizontal overflow, and the
+hostile corpus fires no dialog and no script error.
+
+``PAWL_CONSOLE_SCREENSHOTS=docs/console`` writes ``compare-1280.png`` / ``compare-420.png``
+there (the docs' pictures), else to the test's temporary directory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.console.conftest import WIDTHS, screenshots_dir
+from tests.support.console import HOSTILE
+from tests.support.http_front import serving
+from tests.support.runs import Plugins, Suite, make_suite
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def compared(api: Any, project: Any, plugins: Plugins) -> tuple[Suite, dict[str, Any]]:
+    """Two runs: 2 regressions (one hostile), 1 improvement, 2 unchanged, groups by topic."""
+    cases: list[Any] = [
+        ("echo:Paris is the capital of France", "Paris is the capital of France", {"topic": "geo"}),
+        ("echo:4", "four", {"topic": "math"}),
+        ("echo:blue", "blue", {"topic": "colour"}),
+        ("echo:7", "7", {"topic": "math"}),
+        ("echo:no", "yes", {"topic": "geo"}),
+        (
+            f"echo:{HOSTILE[0]} then {HOSTILE[1]}",
+            f"{HOSTILE[0]} then {HOSTILE[1]}",
+            {"topic": "xss"},
+        ),
+    ]
+    suite = make_suite(api, project, cases, name="checkout flow", group_by="topic")
+    baseline = api.post(suite.runs_path, {"wait": True}).json
+    items = f"/api/v1/datasets/{suite.dataset['id']}/items"
+    edits = {
+        0: {"input": [{"role": "user", "content": "echo:Lyon is the capital city of France"}]},
+        1: {"expected_output": "4"},
+        5: {"input": [{"role": "user", "content": f"echo:{HOSTILE[3]} then {HOSTILE[1]}"}]},
+    }
+    for index, body in edits.items():
+        assert api.put(f"{items}/{suite.items[index]['id']}", body).status == 200
+    current = api.post(suite.runs_path, {"wait": True, "baseline_run_id": baseline["id"]}).json
+    return suite, current
+
+
+def test_a_browser_compares_two_runs_and_filters_to_the_changed_items(
+    app: Any,
+    chromium: Any,
+    project_key: str,
+    compared: tuple[Suite, dict[str, Any]],
+    tmp_path: Path,
+) -> None:
+    suite, current = compared
+    shots = screenshots_dir(tmp_path)
+    dialogs: list[str] = []
+    script_errors: list[str] = []
+    with serving(app) as server:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        context = chromium.new_context(viewport={"width": WIDTHS[0], "height": 900})
+        page = context.new_page()
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.on("pageerror", lambda error: script_errors.append(str(error)))
+        page.on(
+            "console",
+            lambda message: script_errors.append(message.text) if message.type == "error" else None,
+        )
+        page.goto(f"{base}/console/")
+        page.fill("#key", project_key)
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{base}/console")
+
+        run_path = f"/console/evals/{suite.eval['id']}/runs/{current['id']}"
+        page.goto(base + run_path)
+        page.click("text=compare with its baseline")
+        page.wait_for_url(f"{base}{run_path}/compare")
+        assert page.locator("section.compared").count() == 3  # changed only, by default
+
+        page.select_option("select[name=changed]", "all")
+        page.click("form.compare-form button[type=submit]")
+        page.wait_for_url("**changed=all**")
+        assert page.locator("section.compared").count() == 6
+        page.select_option("select[name=changed]", "true")  # back to the changed items
+        page.click("form.compare-form button[type=submit]")
+        page.wait_for_url("**changed=true**")
+        kinds = page.locator("section.compared .kind").all_inner_texts()
+        assert kinds == ["regression", "regression", "improvement"]
+        assert page.locator("section.compared del").count() >= 2
+        assert page.locator("script, img, svg, iframe, a[href^='javascript']").count() == 0
+        assert HOSTILE[0] in page.inner_text("body")
+
+        for width in WIDTHS:
+            page.set_viewport_size({"width": width, "height": 900})
+            page.reload()
+            overflow = page.evaluate(
+                "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
+            assert overflow <= 0, (width, overflow)
+            page.screenshot(path=str(shots / f"compare-{width}.png"), full_page=True)
+        context.close()
+    assert dialogs == []
+    assert script_errors == []
