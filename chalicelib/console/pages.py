@@ -5,7 +5,7 @@ from __future__ import annotations
 from chalice import Response
 
 from chalicelib.api.auth import Caller
-from chalicelib.console import figures, reads
+from chalicelib.console import charts, figures, reads
 from chalicelib.console.visit import Visit, bp, cursor, html_errors, query_value, signed_in
 from chalicelib.errors import NotFound, PawlError
 from chalicelib.store.results import OUTCOMES
@@ -22,30 +22,19 @@ def project_page(visit: Visit) -> Response:
     rows = []
     for evaluation in listed["data"]:
         latest = reads.get(
-            caller, "/api/v1/evals/{eval_id}/runs", {"limit": "1"}, eval_id=evaluation["id"]
+            caller,
+            "/api/v1/evals/{eval_id}/runs",
+            {"limit": str(charts.SPARK_RUNS)},
+            eval_id=evaluation["id"],
         )["data"]
-        rows.append({"eval": evaluation, "run": figures.run_row(latest[0]) if latest else None})
+        rows.append(
+            {
+                "eval": evaluation,
+                "run": figures.run_row(latest[0]) if latest else None,
+                "trend": charts.sparkline(latest),
+            }
+        )
     return visit.page("project.html", evals=rows, more=listed.get("next_cursor") is not None)
-
-
-@bp.route("/console/evals/{eval_id}", methods=["GET"])
-@html_errors
-@signed_in
-def console_eval(visit: Visit, eval_id: str) -> Response:
-    caller = visit.caller
-    evaluation = reads.get(caller, "/api/v1/evals/{eval_id}", eval_id=eval_id)
-    runs = reads.get(
-        caller,
-        "/api/v1/evals/{eval_id}/runs",
-        reads.listing_query(caller, None, cursor()),
-        eval_id=eval_id,
-    )
-    return visit.page(
-        "eval.html",
-        eval=evaluation,
-        runs=[figures.run_row(run) for run in runs["data"]],
-        next_cursor=runs.get("next_cursor"),
-    )
 
 
 @bp.route("/console/evals/{eval_id}/runs/{eval_run_id}", methods=["GET"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 from chalice import Response
 
 from chalicelib.api.auth import authenticate
-from chalicelib.console import pages, reads, render, responses, session
+from chalicelib.console import eval_page, pages, reads, render, responses, session
 from chalicelib.console.visit import (
     FORM,
     HOME,
@@ -28,7 +28,7 @@ from chalicelib.console.visit import (
 )
 from chalicelib.errors import PawlError, Unauthorized
 
-__all__ = ["bp", "pages"]
+__all__ = ["bp", "eval_page", "pages"]
 
 
 @bp.route("/console", methods=["GET"])
