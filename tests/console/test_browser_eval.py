@@ -33,7 +33,9 @@ def history(api: Any, project: Any, plugins: Plugins) -> Suite:
     previous = None
     for step in range(5):
         if step == 2:  # a new agent version from the third run on
-            assert api.put(f"/api/v1/agents/{suite.agent['id']}", {"name": "agent v2"}).status == 200
+            assert (
+                api.put(f"/api/v1/agents/{suite.agent['id']}", {"name": "agent v2"}).status == 200
+            )
         if step in (1, 3):  # the dataset grows: the pass rate moves
             make_item(api, suite.dataset["id"], f"echo:ok{step}", f"ok{step}")
         body: dict[str, Any] = {"wait": True, "metadata": {"commit": f"9f2c1a{step}"}}
