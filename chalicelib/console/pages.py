@@ -8,8 +8,8 @@ from typing import Any
 from chalice import Response
 
 from chalicelib.api.auth import Caller
-from chalicelib.console import figures, reads, run_page
-from chalicelib.console.visit import Visit, bp, cursor, html_errors, signed_in
+from chalicelib.console import charts, figures, reads, run_page
+from chalicelib.console.visit import Visit, bp, html_errors, signed_in
 from chalicelib.errors import NotFound, PawlError
 
 
@@ -24,34 +24,23 @@ def project_page(visit: Visit) -> Response:
     rows = []
     for evaluation in listed["data"]:
         latest = reads.get(
-            caller, "/api/v1/evals/{eval_id}/runs", {"limit": "1"}, eval_id=evaluation["id"]
+            caller,
+            "/api/v1/evals/{eval_id}/runs",
+            {"limit": str(charts.SPARK_RUNS)},
+            eval_id=evaluation["id"],
         )["data"]
-        rows.append({"eval": evaluation, "run": figures.run_row(latest[0]) if latest else None})
+        rows.append(
+            {
+                "eval": evaluation,
+                "run": figures.run_row(latest[0]) if latest else None,
+                "trend": charts.sparkline(latest),
+            }
+        )
     return visit.page(
         "project.html",
         evals=rows,
         more=listed.get("next_cursor") is not None,
         in_progress=run_page.runs_in_progress(caller, listed["data"]),
-    )
-
-
-@bp.route("/console/evals/{eval_id}", methods=["GET"])
-@html_errors
-@signed_in
-def console_eval(visit: Visit, eval_id: str) -> Response:
-    caller = visit.caller
-    evaluation = reads.get(caller, "/api/v1/evals/{eval_id}", eval_id=eval_id)
-    runs = reads.get(
-        caller,
-        "/api/v1/evals/{eval_id}/runs",
-        reads.listing_query(caller, None, cursor()),
-        eval_id=eval_id,
-    )
-    return visit.page(
-        "eval.html",
-        eval=evaluation,
-        runs=[figures.run_row(run) for run in runs["data"]],
-        next_cursor=runs.get("next_cursor"),
     )
 
 

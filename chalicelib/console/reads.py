@@ -19,9 +19,9 @@ from chalicelib.api.auth import Caller
 PAGE_SIZE = 50
 
 
-def _as_json(result: Any) -> Any:
+def as_json(result: Any) -> Any:
     if isinstance(result, routing.Reply):
-        return _as_json(result.body)
+        return as_json(result.body)
     if isinstance(result, BaseModel):
         return result.model_dump(mode="json")
     return result
@@ -32,7 +32,7 @@ def get(
 ) -> Any:
     """The JSON the API answers ``GET path_template`` (with ``path`` filled in) as ``caller``."""
     spec = routing.route("GET", path_template)
-    return _as_json(routing.dispatch(spec, caller, dict(path), query or {}))
+    return as_json(routing.dispatch(spec, caller, dict(path), query or {}))
 
 
 def listing_query(

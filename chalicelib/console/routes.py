@@ -9,7 +9,17 @@ from __future__ import annotations
 from chalice import Response
 
 from chalicelib.api.auth import authenticate
-from chalicelib.console import compare, datasets, pages, reads, render, responses, run_page, session
+from chalicelib.console import (
+    compare,
+    datasets,
+    eval_page,
+    pages,
+    reads,
+    render,
+    responses,
+    run_page,
+    session,
+)
 from chalicelib.console.visit import (
     FORM,
     HOME,
@@ -28,7 +38,7 @@ from chalicelib.console.visit import (
 )
 from chalicelib.errors import PawlError, Unauthorized
 
-__all__ = ["bp", "compare", "datasets", "pages", "run_page"]
+__all__ = ["bp", "compare", "datasets", "eval_page", "pages", "run_page"]
 
 
 @bp.route("/console", methods=["GET"])

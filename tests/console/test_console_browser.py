@@ -65,7 +65,7 @@ def test_a_browser_signs_in_walks_the_pages_and_nothing_hostile_runs(
         page.wait_for_url(f"{base}/console/evals/{suite.eval['id']}")
         assert page.locator("table tbody tr").count() == 2  # two runs
 
-        page.click(f"text={run['id']}")
+        page.click(f"table >> text={run['id']}")  # not the chart's title or the form's option
         page.wait_for_url(f"{base}/console/evals/{suite.eval['id']}/runs/{run['id']}")
         body = page.inner_text("body")
         for text in HOSTILE:
