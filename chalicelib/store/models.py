@@ -664,3 +664,24 @@ class OpenwopModel(PawlModel):
     project_id = UnicodeAttribute()
     record = JSONAttribute()
     created_at = UnicodeAttribute()
+
+
+@register
+class ConsoleRevocationModel(PawlModel):
+    """A console session that was signed out, or every session of a key before a moment.
+
+    ``key`` is ``session#<session id>`` (one session: ``revoked_before`` unset) or
+    ``key#<keyed hash of the API key>`` ("sign out everywhere": every session of the key
+    that started at or before ``revoked_before``, epoch seconds). A cookie is refused by
+    its idle expiry 12 h after its last use, and no cookie of a revoked session is used
+    after its revocation, so ``expires_at`` (revocation + 12 h) lets DynamoDB's TTL delete
+    the row once it can no longer matter.
+    """
+
+    class Meta:
+        short_name = "console-revocations"
+
+    key = UnicodeAttribute(hash_key=True)
+    revoked_at = UnicodeAttribute()
+    revoked_before = NumberAttribute(null=True)
+    expires_at = TTLAttribute()
