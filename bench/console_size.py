@@ -181,15 +181,17 @@ def _new_run(snapshot: EvalSnapshot, eval_id: str, baseline_id: str | None, coun
 
 
 def seed_results(run_id: str, eval_id: str, item_ids: list[str], candidate: bool) -> None:
-    """One result row per item, in batches, and the run's counters matching the rows."""
+    """One result row per item, in batches, and the run's counters matching the rows (as
+    the recording transactions leave them: completed, errored, passed, failed)."""
     from chalicelib.store.models import ResultModel, RunModel
 
     now = clock.now_iso()
-    errored_count = 0
+    errored_count = passed_count = 0
     with ResultModel.batch_write() as batch:
         for n, item_id in enumerate(item_ids):
             errored, passed = _outcome(n, candidate)
             errored_count += errored
+            passed_count += passed and not errored
             verdict = "Marked resolved." if passed else "Escalated to a human."
             batch.save(
                 ResultModel(
@@ -226,6 +228,8 @@ def seed_results(run_id: str, eval_id: str, item_ids: list[str], candidate: bool
             RunModel.completed_count.set(len(item_ids) - errored_count),
             RunModel.errored_count.set(errored_count),
             RunModel.recorded_count.set(len(item_ids)),
+            RunModel.passed_count.set(passed_count),
+            RunModel.failed_count.set(len(item_ids) - errored_count - passed_count),
         ]
     )
 

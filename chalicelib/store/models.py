@@ -263,6 +263,12 @@ class RunModel(IdModel):
     # completed + errored, kept beside them so a condition can compare it with item_count
     # (DynamoDB conditions cannot add).
     recorded_count = NumberAttribute(default=0)
+    #: Result rows with ``passed`` true / false, added in the same transaction as the rows:
+    #: the ``?outcome=`` list's total. Read only when ``outcomes_counted`` (a run created
+    #: before these counters has them partial or absent; its total is a COUNT query).
+    passed_count = NumberAttribute(null=True)
+    failed_count = NumberAttribute(null=True)
+    outcomes_counted = BooleanAttribute(null=True)
     #: What the run's recorded results spent (USD), added in the transaction that records
     #: them: the spend guard reads it (``max_cost_usd``).
     spent_usd = NumberAttribute(default=0)
