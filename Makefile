@@ -16,7 +16,7 @@ CHROMIUM ?= /usr/bin/chromium
 STAGE ?= dev
 
 .PHONY: install install-base install-embeddings test-tools test check lint typecheck unit demo \
-	demo-formations serve bench clean package deploy
+	demo-formations serve bench bench-console clean package deploy
 
 # Everything: what `make test` needs (dev tools, the embeddings extra, infra linting).
 install: $(DEV_STAMP)
@@ -81,6 +81,11 @@ serve: install-base
 bench: install
 	$(BIN)/python bench/run_throughput.py
 	$(BIN)/python bench/settle.py
+
+# The console's pages over a 100,000-item run and an eval with 500 runs (about 15 minutes,
+# most of it seeding; BENCH_ARGS=--quick for a 2,000-item smoke run). docs/scaling.md.
+bench-console: install
+	$(BIN)/python bench/console_size.py $(BENCH_ARGS)
 
 # dist/$(STAGE)/: sam.json (SAM template, cfn-lint clean) and deployment.zip.
 package: install

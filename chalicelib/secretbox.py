@@ -63,6 +63,8 @@ PROJECT_SECRET = "project-secret"
 #: The console's session cookie (it holds the API key it acts with) and its CSRF tokens.
 CONSOLE_SESSION = "console-session"
 CONSOLE_CSRF = "console-csrf"
+#: Names an API key in the console's revocation rows ("sign out everywhere").
+CONSOLE_KEY = "console-key"
 
 _NONCE_BYTES = 12
 _KMS_CONTEXT_KEY = "pawl-purpose"

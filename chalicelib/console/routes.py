@@ -1,4 +1,4 @@
-"""The console's routes: sign-in and sign-out, the admin's project pick, static files.
+"""The console's routes: sign-in, sign-out (here or everywhere), the project pick, static files.
 
 The pages themselves live in their own modules (:mod:`.pages`, ...), each registering on
 the one blueprint of :mod:`.visit`; importing this module registers them all.
@@ -87,6 +87,21 @@ def console_sign_out() -> Response:
         return signed_out(headers)
     if checked_form(visit) is None:
         return csrf_refused(visit)
+    session.end(visit.session)
+    return signed_out(headers)
+
+
+@bp.route("/console/sign-out-everywhere", methods=["POST"], content_types=[FORM])
+@html_errors
+def console_sign_out_everywhere() -> Response:
+    """Every session of this key ends, in every browser (a later sign-in is a new one)."""
+    headers = request_headers()
+    visit = visit_of(headers)
+    if visit is None:
+        return signed_out(headers)
+    if checked_form(visit) is None:
+        return csrf_refused(visit)
+    session.end_everywhere(visit.session)
     return signed_out(headers)
 
 

@@ -78,10 +78,11 @@ def read_form() -> dict[str, str]:
 
 
 def visit_of(headers: dict[str, str]) -> Visit | None:
-    """The signed-in visit, or None: no session, an idle or forged one, or a revoked key."""
+    """The signed-in visit, or None: no session, an idle, forged or signed-out one, or a
+    revoked key."""
     cookies = session.request_cookies(headers)
     current = session.open_cookie(cookies.get(session.SESSION_COOKIE), clock.now().timestamp())
-    if current is None:
+    if current is None or session.revoked(current):
         return None
     try:
         caller = authenticate({"authorization": f"Bearer {current.key}"})

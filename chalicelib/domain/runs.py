@@ -119,6 +119,9 @@ class RunState(BaseModel):
     spent_usd: float = 0.0
     last_activity_at: str
     created_key: str
+    #: Result rows per outcome (``passed``, ``failed``, ``errored``), kept by the recording
+    #: transaction; None for a run recorded before these counters existed.
+    outcome_counts: dict[str, int] | None = None
 
     @property
     def id(self) -> str:

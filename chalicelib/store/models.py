@@ -263,6 +263,12 @@ class RunModel(IdModel):
     # completed + errored, kept beside them so a condition can compare it with item_count
     # (DynamoDB conditions cannot add).
     recorded_count = NumberAttribute(default=0)
+    #: Result rows with ``passed`` true / false, added in the same transaction as the rows:
+    #: the ``?outcome=`` list's total. Read only when ``outcomes_counted`` (a run created
+    #: before these counters has them partial or absent; its total is a COUNT query).
+    passed_count = NumberAttribute(null=True)
+    failed_count = NumberAttribute(null=True)
+    outcomes_counted = BooleanAttribute(null=True)
     #: What the run's recorded results spent (USD), added in the transaction that records
     #: them: the spend guard reads it (``max_cost_usd``).
     spent_usd = NumberAttribute(default=0)
@@ -664,3 +670,24 @@ class OpenwopModel(PawlModel):
     project_id = UnicodeAttribute()
     record = JSONAttribute()
     created_at = UnicodeAttribute()
+
+
+@register
+class ConsoleRevocationModel(PawlModel):
+    """A console session that was signed out, or every session of a key before a moment.
+
+    ``key`` is ``session#<session id>`` (one session: ``revoked_before`` unset) or
+    ``key#<keyed hash of the API key>`` ("sign out everywhere": every session of the key
+    that started at or before ``revoked_before``, epoch seconds). A cookie is refused by
+    its idle expiry 12 h after its last use, and no cookie of a revoked session is used
+    after its revocation, so ``expires_at`` (revocation + 12 h) lets DynamoDB's TTL delete
+    the row once it can no longer matter.
+    """
+
+    class Meta:
+        short_name = "console-revocations"
+
+    key = UnicodeAttribute(hash_key=True)
+    revoked_at = UnicodeAttribute()
+    revoked_before = NumberAttribute(null=True)
+    expires_at = TTLAttribute()

@@ -197,10 +197,15 @@ def from_model(model: ResultModel, with_output: bool = True) -> EvalResult:
 def _counter_actions(records: list[_PreparedRecord], spent_usd: float) -> list[Any]:
     errored = sum(1 for p in records if p.record.result.errored)
     completed = len(records) - errored
+    passed = sum(1 for p in records if p.record.result.passed is True)
+    failed = sum(1 for p in records if p.record.result.passed is False)
     actions = [
         RunModel.completed_count.add(completed),
         RunModel.errored_count.add(errored),
         RunModel.recorded_count.add(completed + errored),
+        # What ``?outcome=passed`` / ``failed`` select (``_outcome_condition``): their totals.
+        RunModel.passed_count.add(passed),
+        RunModel.failed_count.add(failed),
         RunModel.last_activity_at.set(clock.now_iso()),
     ]
     if spent_usd:
@@ -338,8 +343,14 @@ class _RunResults(Partition):
 
 @dataclass(frozen=True)
 class _FilteredResults(Partition):
-    """A run's result rows of one outcome: a filter after the key range, counted by a COUNT
-    query over the run's rows (each page reads and bills the rows the filter drops)."""
+    """A run's result rows of one outcome (a filter after the key range: each page reads and
+    bills the rows the filter drops), or of one item (a key range). Counted by the run's
+    outcome counter when it has one, else by a COUNT query over the run's rows."""
+
+    counted: int | None = None
+
+    def count(self) -> int:
+        return self.counted if self.counted is not None else super().count()
 
 
 #: ``?outcome=``: which result rows each outcome is. An errored result has an error and no
@@ -362,16 +373,26 @@ def list_results(
 ) -> Listing[EvalResult]:
     """One page of a run's results, in item then trial order, outputs read back whole.
 
-    The total is the run's ``completed_count + errored_count``, which the recording
-    transaction keeps equal to its result rows. ``outcome``: only the rows of that outcome
-    (:data:`OUTCOMES`); ``item_id``: only that dataset item's trials (a range of the run's
-    keys, read alone). The cursor is bound to both.
+    The total is the run's ``completed_count + errored_count`` (with ``outcome``, that
+    outcome's counter), which the recording transaction keeps equal to its result rows.
+    ``outcome``: only the rows of that outcome (:data:`OUTCOMES`); ``item_id``: only that
+    dataset item's trials (a range of the run's keys, read alone). The cursor is bound to
+    both.
     """
     if outcome is not None or item_id is not None:
         only = _outcome_condition(outcome) if outcome is not None else None
         within = ResultModel.result_key.startswith(f"{item_id}#") if item_id else None
+        counted = None
+        if outcome is not None and item_id is None and run.outcome_counts is not None:
+            counted = run.outcome_counts[outcome]
         filtered = _FilteredResults(
-            ResultModel, run.id, _RESULT_KEYS, consistent=True, only=only, within=within
+            ResultModel,
+            run.id,
+            _RESULT_KEYS,
+            consistent=True,
+            only=only,
+            within=within,
+            counted=counted,
         )
         return page_of(filtered, window, from_model)
     recorded = run.run.completed_count + run.run.errored_count

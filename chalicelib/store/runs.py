@@ -84,7 +84,19 @@ def state_from_row(model: RunModel) -> RunState:
         spent_usd=float(model.spent_usd or 0),
         last_activity_at=model.last_activity_at,
         created_key=model.created_key,
+        outcome_counts=_outcome_counts(model),
     )
+
+
+def _outcome_counts(model: RunModel) -> dict[str, int] | None:
+    """Result rows per ``?outcome=`` (None: a run created before the counters)."""
+    if not model.outcomes_counted:
+        return None
+    return {
+        "passed": int(model.passed_count or 0),
+        "failed": int(model.failed_count or 0),
+        "errored": int(model.errored_count or 0),
+    }
 
 
 def _row(state: RunState) -> RunModel:
@@ -107,6 +119,9 @@ def _row(state: RunState) -> RunModel:
         completed_count=0,
         errored_count=0,
         recorded_count=0,
+        passed_count=0,
+        failed_count=0,
+        outcomes_counted=True,
         fanout_done=state.fanout_done,
         settle_claimed=False,
         started_at=run.started_at,

@@ -97,7 +97,7 @@ def test_a_browser_signs_in_walks_the_pages_and_nothing_hostile_runs(
                     page.screenshot(path=str(shots / f"{name}-{width}.png"), full_page=True)
 
         page.goto(base + paths["run"])
-        page.click("text=Sign out")
+        page.click("text='Sign out'")
         page.wait_for_url(f"{base}/console")
         assert page.locator("#key").count() == 1
         page.goto(base + paths["run"])

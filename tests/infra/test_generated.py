@@ -55,7 +55,11 @@ def test_a_model_with_a_ttl_attribute_gets_a_ttl_table() -> None:
     with_ttl = {name: p["TimeToLiveSpecification"]
                 for name, p in properties_of.items() if "TimeToLiveSpecification" in p}  # fmt: skip
     # The inbound webhook's replay guard: its receipts expire a day after they were written.
-    assert with_ttl == {"trigger-receipts": {"AttributeName": "expires_at", "Enabled": True}}
+    assert with_ttl == {
+        "trigger-receipts": {"AttributeName": "expires_at", "Enabled": True},
+        # Console sign-outs: kept as long as a cookie of the session could be used (12 h).
+        "console-revocations": {"AttributeName": "expires_at", "Enabled": True},
+    }
 
 
 def test_lambda_invoke_is_granted_only_on_the_listed_functions() -> None:
