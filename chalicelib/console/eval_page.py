@@ -1,9 +1,12 @@
 """The eval page: its pass-rate chart, its runs table, and the forms that start and cancel
 a run, each a call of the API's own route as the signed-in key.
 
-The chart reads up to :data:`CHART_RUNS` runs, a page of 100 at a time through
-:func:`chalicelib.console.reads.get` (no read per run); the table is the API's own page
-of :data:`~chalicelib.console.reads.PAGE_SIZE` runs, newest first, with its cursor.
+The chart plots the runs of the table's page (the API's own page of
+:data:`~chalicelib.console.reads.PAGE_SIZE` runs, newest first, with its cursor): one read
+of the runs serves both, and an older page charts its own runs. Each run row is ~6 KB
+(its aggregate scores); on the embedded runtime reading 500 of them cost the page over a
+second and 100 about 300 ms, where one page of 50 keeps it near 200 ms
+(bench/console_size.py).
 """
 
 from __future__ import annotations
@@ -26,26 +29,27 @@ from chalicelib.console.visit import (
 )
 from chalicelib.errors import ValidationFailed
 
-#: How many runs the chart reads at most (five of the API's pages of 100).
-CHART_RUNS = 500
+#: How many of the newest runs "latest completed" looks through (one of the API's pages).
+RECENT_RUNS = 100
 #: How many runs the start form offers as a specific baseline.
 BASELINE_CHOICES = 20
 #: The statuses a baseline may have (the API refuses any other).
 BASELINE_STATUSES = ("completed", "failed")
 #: The statuses a run can be cancelled in.
 ACTIVE_STATUSES = ("queued", "running")
-#: The API's largest page of runs (the chart reads whole pages of it).
+#: The API's largest page of runs.
 CHART_PAGE = 100
 RUNS = "/api/v1/evals/{eval_id}/runs"
 
 
 def recent_runs(caller: Caller, eval_id: str) -> list[dict[str, Any]]:
-    """Up to :data:`CHART_RUNS` of the eval's runs, newest first: the API's pages, followed."""
-    most = CHART_RUNS
+    """Up to :data:`RECENT_RUNS` of the eval's runs, newest first: the API's pages, followed."""
+    most = RECENT_RUNS
     found: list[dict[str, Any]] = []
     next_cursor: str | None = None
     while len(found) < most:
-        query = {"limit": str(CHART_PAGE), **({"cursor": next_cursor} if next_cursor else {})}
+        wanted = min(CHART_PAGE, most - len(found))
+        query = {"limit": str(wanted), **({"cursor": next_cursor} if next_cursor else {})}
         listed = reads.get(caller, RUNS, query, eval_id=eval_id)
         found += listed["data"]
         next_cursor = listed.get("next_cursor")
@@ -63,8 +67,8 @@ def eval_view(
 ) -> Response:
     caller = visit.caller
     evaluation = reads.get(caller, "/api/v1/evals/{eval_id}", eval_id=eval_id)
-    history = recent_runs(caller, eval_id)
     table = reads.get(caller, RUNS, reads.listing_query(caller, None, cursor()), eval_id=eval_id)
+    history = table["data"]
     return visit.page(
         "eval.html",
         http_status,

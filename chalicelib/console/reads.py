@@ -36,10 +36,10 @@ def get(
 
 
 def listing_query(
-    caller: Caller, project_id: str | None, cursor: str | None = None, limit: int = PAGE_SIZE
+    caller: Caller, project_id: str | None, cursor: str | None = None, limit: int | None = None
 ) -> dict[str, str]:
     """A list's query: the admin names the project it picked; a project key lists its own."""
-    query = {"limit": str(limit)}
+    query = {"limit": str(PAGE_SIZE if limit is None else limit)}
     if caller.is_admin and project_id:
         query["project_id"] = project_id
     if cursor:

@@ -4,13 +4,14 @@ on the form, CSRF, a policy that denies RunEval, a foreign key) changing nothing
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
 import pytest
 from markupsafe import escape
 
-from chalicelib.console import eval_page
+from chalicelib.console import reads
 from chalicelib.store import tenancy
 from tests.api.test_authorization import allow, key_with
 from tests.support.console import Browser, Page
@@ -75,7 +76,7 @@ def test_the_eval_page_charts_its_runs_with_bands_baseline_links_and_versions(
     assert 'style="' not in page.text  # CSP: style-src 'self' allows no style attribute
 
 
-def test_the_chart_pages_the_api_and_stops_at_its_most(
+def test_the_chart_plots_the_runs_of_the_tables_page(
     api: Any,
     browser: Browser,
     project_key: str,
@@ -85,13 +86,14 @@ def test_the_chart_pages_the_api_and_stops_at_its_most(
 ) -> None:
     for _ in range(3):
         api.post(suite.runs_path, {"wait": True})
-    monkeypatch.setattr(eval_page, "CHART_PAGE", 2)  # five runs: three pages of the API
+    monkeypatch.setattr(reads, "PAGE_SIZE", 3)  # five runs: a page of three, then two
     page = signed_in_eval_page(browser, project_key, suite)
-    assert page.text.count('<circle class="run') == 5
-    monkeypatch.setattr(eval_page, "CHART_RUNS", 3)
-    page = browser.get(eval_path(suite))
     assert page.text.count('<circle class="run') == 3
-    assert "3 scored of the 3 newest runs" in page.text
+    assert "3 scored of the 3 runs in the table below" in page.text
+    older = re.search(r'href="\?cursor=([^"]+)">Older runs', page.text)
+    assert older is not None, "the table links its next page"
+    page = browser.get(f"{eval_path(suite)}?cursor={html.unescape(older.group(1))}")
+    assert page.status == 200 and page.text.count('<circle class="run') == 2
 
 
 def test_the_project_page_has_a_sparkline_per_eval(
