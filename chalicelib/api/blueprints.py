@@ -7,7 +7,6 @@ from chalice import Blueprint
 from chalicelib.api import (
     agents,
     ai_providers,
-    comparison,
     dataset_import,
     datasets,
     deciders,
@@ -24,6 +23,11 @@ from chalicelib.api import (
     usage,
     webhooks,
 )
+
+# isort: split
+# Imported after the run routes it extends: routes are documented (and `pawl --help` groups
+# them) in the order they register, and the comparison belongs after the runs' own.
+from chalicelib.api import comparison
 
 BLUEPRINTS: list[Blueprint] = [
     health.bp,
