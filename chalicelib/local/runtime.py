@@ -28,7 +28,13 @@ from chalicelib.local.local_routes import LocalRoutesHandler
 from chalicelib.local.pollers import QueuePoller, sqs_sources
 from chalicelib.local.quiesce import Quiesce
 from chalicelib.local.scheduler import Scheduler
-from chalicelib.local.standin import AwsStandIn, EnvPatch, reset_aws_state, stand_in_environment
+from chalicelib.local.standin import (
+    AwsStandIn,
+    EnvPatch,
+    StandinExited,
+    reset_aws_state,
+    stand_in_environment,
+)
 from chalicelib.local.supervision import RestartBudget, StandInSupervisor
 from chalicelib.settings import LOCAL_DEFAULT_ADMIN_KEY, get_settings, reset_settings
 from chalicelib.webhooks import resume
@@ -358,6 +364,9 @@ class LocalRuntime:
                     force=self._journal_behind,
                     policy=None if policy is None else dataclasses.asdict(policy),
                 )
+            except StandinExited as exc:  # a death the supervisor reports: one line here
+                log.warning("no snapshot to %s: %s", self.state_dir, exc)
+                return False
             except Exception:
                 log.exception("snapshot to %s failed", self.state_dir)
                 return False

@@ -37,6 +37,10 @@ CREDENTIAL_OVERRIDES = ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"
 _CHILD_DROPS = frozenset({"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", *CREDENTIAL_OVERRIDES})
 
 
+class StandinExited(RuntimeError):
+    """The stand-in process is gone (its supervisor reports the death and restarts it)."""
+
+
 @dataclass(frozen=True)
 class StandInCredentials:
     """The key pair one stand-in accepts; made at random per runtime, never logged."""
@@ -123,7 +127,7 @@ class AwsStandIn:
         """Send one control command to the child (its stdin) and read its answer (stdout)."""
         process = self._process
         if process is None or process.stdin is None or process.stdout is None:
-            raise RuntimeError("the AWS stand-in is not running")
+            raise StandinExited("the AWS stand-in is not running")
         with self._control_lock:
             try:
                 process.stdin.write(json.dumps({"op": op, **arguments}) + "\n")
@@ -132,7 +136,7 @@ class AwsStandIn:
             except (BrokenPipeError, ValueError, OSError):  # it died (ValueError: pipe closed)
                 line = ""
         if not line:
-            raise RuntimeError(f"the AWS stand-in exited during {op!r}")
+            raise StandinExited(f"the AWS stand-in exited during {op!r}")
         reply: dict[str, Any] = json.loads(line)
         if not reply.get("ok"):
             raise RuntimeError(f"the AWS stand-in refused {op!r}: {reply.get('error')}")
