@@ -6,6 +6,8 @@ the one blueprint of :mod:`.visit`; importing this module registers them all.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from chalice import Response
 
 from chalicelib.api.auth import authenticate
@@ -81,27 +83,25 @@ def console_sign_in() -> Response:
 @bp.route("/console/sign-out", methods=["POST"], content_types=[FORM])
 @html_errors
 def console_sign_out() -> Response:
-    headers = request_headers()
-    visit = visit_of(headers)
-    if visit is None:
-        return signed_out(headers)
-    if checked_form(visit) is None:
-        return csrf_refused(visit)
-    session.end(visit.session)
-    return signed_out(headers)
+    return _sign_out(session.end)
 
 
 @bp.route("/console/sign-out-everywhere", methods=["POST"], content_types=[FORM])
 @html_errors
 def console_sign_out_everywhere() -> Response:
     """Every session of this key ends, in every browser (a later sign-in is a new one)."""
+    return _sign_out(session.end_everywhere)
+
+
+def _sign_out(end: Callable[[session.Session], None]) -> Response:
+    """A signed-in form with its CSRF token: ``end`` the session(s), then clear the cookie."""
     headers = request_headers()
     visit = visit_of(headers)
     if visit is None:
         return signed_out(headers)
     if checked_form(visit) is None:
         return csrf_refused(visit)
-    session.end_everywhere(visit.session)
+    end(visit.session)
     return signed_out(headers)
 
 
