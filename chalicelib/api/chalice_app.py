@@ -18,6 +18,7 @@ from collections.abc import Callable
 from chalice import Response
 from chalice.app import Request
 
+from chalicelib.api import routing
 from chalicelib.api.envelope import error_response
 from chalicelib.api.v2 import envelope as v2_envelope
 
@@ -50,12 +51,26 @@ def _method_not_allowed(request: Request | None, response: Response) -> Response
     )
 
 
-def _as_envelope(code: str, response: Response) -> Response:
+def accepted_media_types(request: Request | None) -> list[str]:
+    """What the request's route takes a body as: its ``raw_body`` types, else JSON."""
+    context = request.context if request is not None else {}
+    try:
+        spec = routing.route(str(context.get("httpMethod")), str(context.get("resourcePath")))
+    except LookupError:
+        return ["application/json"]
+    return list(spec.raw_body) or ["application/json"]
+
+
+def _as_envelope(code: str, request: Request | None, response: Response) -> Response:
     envelope_code = CHALICE_CODES.get(code, "INTERNAL_ERROR")
     message = str(response.body["Message"])
+    meta: dict[str, list[str]] = {}
     if envelope_code == "UNSUPPORTED_MEDIA_TYPE":
-        message = f"{message}; send the body as application/json"
-    enveloped = error_response(response.status_code, envelope_code, message)
+        accepted = accepted_media_types(request)
+        named = " or ".join(filter(None, (", ".join(accepted[:-1]), accepted[-1])))
+        message = f"{message}; send the body as {named}"
+        meta = {"accepted": accepted}
+    enveloped = error_response(response.status_code, envelope_code, message, meta)
     enveloped.headers = {**(response.headers or {}), **enveloped.headers}
     return enveloped
 
@@ -85,4 +100,4 @@ def envelope_middleware(
         return _as_v2_envelope(request, response)
     if code == "MethodNotAllowedError":
         return _method_not_allowed(request, response)
-    return _as_envelope(code, response)
+    return _as_envelope(code, request, response)

@@ -1,7 +1,8 @@
 """Bulk import of dataset items: ``POST /api/v1/datasets/{dataset_id}/items:import``.
 
-The body is JSON Lines: one item per line, each exactly the body ``POST .../items``
-takes, held to the very same checks (the JSON rules of :mod:`chalicelib.jsonvalues.json_input`,
+The body is JSON Lines: one item per line, each the body ``POST .../items`` takes (or the
+same with a string ``input``: one user message), held to the very same checks
+(:mod:`chalicelib.api.item_lines`: the JSON rules of :mod:`chalicelib.jsonvalues.json_input`,
 the ``CreateItem`` model, the store's content size). Blank lines are skipped; line numbers
 count every line of the body, from 1.
 
@@ -9,8 +10,10 @@ All or nothing: every line is checked before anything is written, and the items 
 written in one ``TransactWriteItems`` together with the check that the dataset still
 exists. One request holds at most :data:`MAX_LINES` items (DynamoDB's 100 operations per
 transaction) and :func:`max_bytes` bytes; above either it is refused with 413. A refusal
-for bad lines lists each bad line (its number, the field and what is wrong with it), up to
-:data:`MAX_REPORTED_LINES`. ``pawl datasets import`` sends a large file as many requests.
+for bad lines lists each bad line once (its number, the field, what is wrong with it and, for
+a line that is not JSON, the parser's column), up to :data:`MAX_REPORTED_LINES`. A body of
+another media type is 415, naming the ones taken. ``pawl datasets import`` sends a large
+file as many requests.
 """
 
 from __future__ import annotations
@@ -18,13 +21,13 @@ from __future__ import annotations
 from typing import Any
 
 from chalice import Blueprint
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
+from chalicelib.api import item_lines
 from chalicelib.api.access import on
-from chalicelib.api.datasets import TAG, CreateItem, visible_dataset
+from chalicelib.api.datasets import TAG, visible_dataset
 from chalicelib.api.routing import Call, endpoint
-from chalicelib.errors import PayloadTooLarge, ValidationFailed, validation_error_from_pydantic
-from chalicelib.jsonvalues import json_input
+from chalicelib.errors import PayloadTooLarge, ValidationFailed
 from chalicelib.settings import get_settings
 from chalicelib.store import datasets
 from chalicelib.store.datasets import NewItem
@@ -66,24 +69,6 @@ def _numbered_lines(raw: bytes) -> list[tuple[int, bytes]]:
     return lines
 
 
-def _parse_line(line: bytes) -> NewItem:
-    """The checks a single item create makes, on one line; raises ValidationFailed."""
-    decoded = json_input.parse_body(line)
-    if not isinstance(decoded, dict):
-        raise ValidationFailed("a line must be a JSON object", field="body")
-    try:
-        body = CreateItem.model_validate(decoded)
-    except ValidationError as exc:
-        raise validation_error_from_pydantic(exc) from exc
-    item = NewItem([m.model_dump() for m in body.input], body.expected_output, body.metadata or {})
-    datasets.check_item_content(item.input, item.expected_output, item.metadata)
-    return item
-
-
-def _problem(number: int, exc: ValidationFailed) -> dict[str, Any]:
-    return {"line": number, "field": exc.meta.get("field", "body"), "message": exc.message}
-
-
 def parse_lines(raw: bytes) -> list[NewItem]:
     """Every line as an item, or one refusal listing every bad line."""
     items: list[NewItem] = []
@@ -91,9 +76,9 @@ def parse_lines(raw: bytes) -> list[NewItem]:
     lines = _numbered_lines(raw)
     for number, line in lines:
         try:
-            items.append(_parse_line(line))
+            items.append(item_lines.parse_line(line))
         except ValidationFailed as exc:
-            problems.append(_problem(number, exc))
+            problems.append(item_lines.problem(number, exc))
     if problems:
         first = problems[0]
         raise ValidationFailed(
