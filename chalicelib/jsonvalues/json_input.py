@@ -102,8 +102,10 @@ def _body_refusal(exc: ValueError) -> ValidationFailed:
 
 def _line_refusal(exc: ValueError) -> ValidationFailed:
     if isinstance(exc, json.JSONDecodeError):
+        # The parser's "Unterminated string starting at" already ends in "at".
+        what = exc.msg.removesuffix(" at")
         return ValidationFailed(
-            f"not valid JSON: {exc.msg} at column {exc.colno}", field="body", column=exc.colno
+            f"not valid JSON: {what} at column {exc.colno}", field="body", column=exc.colno
         )
     if isinstance(exc, UnicodeDecodeError):
         # The bytes before it decode (the error is the first bad one), so a character count.

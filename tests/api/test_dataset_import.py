@@ -88,7 +88,10 @@ def test_a_bad_line_refuses_the_whole_import_naming_each_bad_line(api: Any, proj
     assert sorted(lines) == [2, 4, 5, 6, 7] and error["meta"]["invalid_line_count"] == 5
     assert lines[2]["field"] == "input.0.role"
     assert lines[4]["field"] == "colour" and lines[4]["message"] == "colour: unknown field"
-    assert "not valid JSON" in lines[5]["message"]
+    assert lines[5]["message"] == (
+        "not valid JSON: Expecting property name enclosed in double quotes at column 2"
+    )
+    assert lines[5]["column"] == 2 and "column" not in lines[2]
     assert lines[6]["message"] == "a line must be a JSON object"
     assert lines[7]["field"].startswith("metadata")
     assert _items(api, dataset) == []
@@ -150,3 +153,60 @@ def test_a_foreign_project_key_cannot_import_into_a_dataset(
     assert _items(api, theirs) == []
     unauthenticated = api.as_key(None).post(_path(theirs), raw=_jsonl(_item("x")))
     assert unauthenticated.status == 401
+
+
+def test_a_string_input_is_one_user_message_as_in_csv(api: Any, project: Any) -> None:
+    dataset = _dataset(api, project)
+    body = _jsonl({"input": "How do refunds work?", "expected_output": "30 days"}, _item("two"))
+    response = api.post(_path(dataset), raw=body)
+    assert response.status == 201, response
+    first, second = _items(api, dataset)
+    assert first["input"] == [{"role": "user", "content": "How do refunds work?"}]
+    assert first["expected_output"] == "30 days"
+    assert second["input"] == [{"role": "user", "content": "two"}]
+
+
+def test_each_bad_line_is_reported_once_with_what_is_wrong_with_it(api: Any, project: Any) -> None:
+    dataset = _dataset(api, project)
+    body = b"\n".join(
+        [
+            b'{"input": "fine"}',
+            b'{"input": "caf\xe9"}',  # Latin-1, not UTF-8
+            b'{"input": 7}',
+            b'{"input": "x", "expected_output": "y",}',
+            b'{"input": ""}',
+        ]
+    )
+    response = api.post(_path(dataset), raw=body)
+    assert response.status == 400, response
+    problems = response.json["error"]["meta"]["lines"]
+    assert [p["line"] for p in problems] == [2, 3, 4]
+    assert problems[0]["message"].startswith("not valid UTF-8 at column 15")
+    assert problems[0]["column"] == 15
+    assert problems[1]["field"] == "input" and problems[1]["message"].startswith("input: ")
+    assert problems[2]["column"] == 39 and "column 39" in problems[2]["message"]
+    assert _items(api, dataset) == []
+
+
+@pytest.mark.parametrize("media_type", ["text/csv", "text/plain"])
+def test_another_media_type_is_415_naming_the_ones_taken(
+    api: Any, project: Any, media_type: str
+) -> None:
+    dataset = _dataset(api, project)
+    response = api.client.http.post(
+        _path(dataset),
+        headers={"Content-Type": media_type, "Authorization": f"Bearer {api.key}"},
+        body=b"input\nhello\n",
+    )
+    assert response.status_code == 415, response.body
+    error = json.loads(response.body)["error"]
+    assert error["code"] == "UNSUPPORTED_MEDIA_TYPE"
+    assert error["meta"]["accepted"] == [
+        "application/x-ndjson",
+        "application/jsonl",
+        "application/json",
+    ]
+    assert error["message"].endswith(
+        "send the body as application/x-ndjson, application/jsonl or application/json"
+    )
+    assert _items(api, dataset) == []
