@@ -103,7 +103,7 @@ def parse_lines(raw: bytes) -> list[NewItem]:
     operation_id="importDatasetItems",
 )
 def import_items(call: Call[Any, Any]) -> ImportResult:
-    """Add up to 99 items from JSON Lines, all or none (one item per line)."""
+    """Add up to 99 items from JSON Lines, all or none (a string input: one user message)."""
     dataset = visible_dataset(call.caller, call.path["dataset_id"])
     items = parse_lines(call.raw_body)
     created = datasets.create_items(dataset.id, dataset.project_id, items)
