@@ -194,10 +194,14 @@ def chunks(lines: Iterable[Line]) -> Iterator[Chunk]:
 
 def describe_refusal(chunk: Chunk, error: Any) -> list[str]:
     """The refusal, each bad line once and by its number in the file (not the request's)."""
+    from chalicelib.client import refusal_hint
+
     problems = (error.meta or {}).get("lines") or []
     span = f"lines {chunk.numbers[0]}-{chunk.numbers[-1]} refused"
-    if not problems:
+    if error.status == 413:
         return [f"{span}: {error.message}"]
+    if not problems:  # not about these lines: the dataset, the key
+        return [f"{error.status} {error.code}: {error.message}{refusal_hint(error.status)}"]
     count = (error.meta or {}).get("invalid_line_count", len(problems))
     out = [f"{span}: the server found {count} of them invalid"]
     for problem in problems:
@@ -340,7 +344,8 @@ def _report(outcome: Outcome, args: argparse.Namespace) -> int:
         print(f"pawl: nothing imported: {name} holds no items", file=sys.stderr)
         return 1
     if not outcome.refusal:
-        print(f"imported {outcome.imported} items into {args.dataset}")
+        items = "item" if outcome.imported == 1 else "items"
+        print(f"imported {outcome.imported} {items} into {args.dataset}")
         return 0
     print("pawl: " + "\n".join(outcome.refusal), file=sys.stderr)
     added = len(outcome.item_ids)
@@ -392,7 +397,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     command = actions.add_parser(
         "import",
         help="add the items of a JSON Lines or CSV file to a dataset, all or none",
-        description="\n\n".join((__doc__ or "").split("\n\n")[1:3]),
+        description="\n\n".join((__doc__ or "").split("\n\n")[1:3]).replace("``", ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     command.add_argument("file", metavar="FILE.jsonl|FILE.ndjson|FILE.csv")

@@ -99,3 +99,37 @@ def test_the_curl_quickstart_reaches_the_same_verdict(server: ServeProcess) -> N
     verdict = _verdict(stdout)
     assert (verdict["status"], verdict["passed"]) == ("completed", True)
     assert stdout.count('"passed": false') == 1 and stdout.count('"passed": true') == 3
+
+
+def test_the_import_example_adds_the_same_three_cases(server: ServeProcess, tmp_path: Path) -> None:
+    """The file example, after the CLI block's first lines made a key and a dataset."""
+    setup = f"""
+    export PAWL_SERVER={server.url} PAWL_API_KEY=pawl-local-admin-key
+    PROJECT=$(pawl create-project --name quickstart-import | jq -r .id)
+    export PAWL_API_KEY=$(pawl create-api-key --project-id "$PROJECT" --name me | jq -r .key)
+    DATASET=$(pawl create-dataset --name support-faq | jq -r .id)
+    """
+    listing = '\npawl list-dataset-items --dataset-id "$DATASET" | jq -c ".data[]"\n'
+    script = setup + _block_after("<!-- quickstart: import") + listing
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAWL_")}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env["PATH"]])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert "imported 2 items" in done.stdout and "imported 1 item into" in done.stdout
+    items = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert [(i["input"], i["metadata"]["must_mention"]) for i in items] == [
+        ([{"role": "user", "content": question}], mention)
+        for question, mention in [
+            ("How do I get a refund on my annual plan?", "prorated"),
+            ("Where can I download my invoices?", "Settings > Billing"),
+            ("Someone emailed me asking for my password. Is that you?", "security@acme"),
+        ]
+    ]
