@@ -341,7 +341,8 @@ def _report(outcome: Outcome, args: argparse.Namespace) -> int:
             print(f"  ... and {more} more", file=sys.stderr)
         return 1
     if not check.lines:
-        print(f"pawl: nothing imported: {name} holds no items", file=sys.stderr)
+        after = f" after its first {args.skip} data lines" if args.skip else ""
+        print(f"pawl: nothing imported: {name} holds no items{after}", file=sys.stderr)
         return 1
     if not outcome.refusal:
         items = "item" if outcome.imported == 1 else "items"

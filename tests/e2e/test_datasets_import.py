@@ -197,3 +197,17 @@ def test_a_foreign_dataset_is_refused_with_nothing_written(
     path.write_text(_line(1))
     assert _import(server, "dset_0000000000000000", path) == 1
     assert "not found" in capsys.readouterr().err
+
+
+def test_a_file_without_items_is_refused_rather_than_imported_as_nothing(
+    server: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "blank.jsonl"
+    path.write_text("\n  \n")
+    dataset_id = _dataset(server, "blank")
+    assert _import(server, dataset_id, path) == 1
+    assert "nothing imported: blank.jsonl holds no items" in capsys.readouterr().err
+    path.write_text(_line(0))
+    assert _import(server, dataset_id, path, "--skip", "1") == 1
+    assert "holds no items after its first 1 data lines" in capsys.readouterr().err
+    assert _contents(server, dataset_id) == []
