@@ -250,17 +250,17 @@ def agent_users_blocker(formation: Formation) -> deploying.Blocker:
     """An agent that evals this teardown does not delete still bind: its delete would be
     ``409 AGENT_IN_USE``. (Its generations and runs block nothing: the formation deletes
     it with ``force``, or keeps it standing when it is retained.)"""
-    leaving = {
-        r.physical_resource_id
-        for r in live_records(formation).values()
-        if r.resource_type == "eval" and r.deletion_policy != "retain"
-    }
+    deleted = [r for r in live_records(formation).values() if r.deletion_policy != "retain"]
+    leaving = {r.physical_resource_id for r in deleted if r.resource_type == "eval"}
+    # Deleting a dataset deletes every eval bound to it (as DELETE /datasets/{id} does).
+    emptied = {r.physical_resource_id for r in deleted if r.resource_type == "dataset"}
 
     def blocker(record: FormationResource) -> str | None:
         agent_id = record.physical_resource_id
         if agent_id is None:
             return None
-        users = [e for e in list_evals_for_agent(agent_id) if e.id not in leaving]
+        evals = list_evals_for_agent(agent_id)
+        users = [e for e in evals if e.id not in leaving and e.dataset_id not in emptied]
         if not users:
             return None
         names = ", ".join(f"{e.name} ({e.id})" for e in users)
