@@ -42,8 +42,29 @@ def _create_table(client: Any, spec: TableSpec) -> None:
         )
 
 
+def _ensure_indexes(client: Any, spec: TableSpec) -> list[str]:
+    """Add the GSIs ``spec`` declares that an existing table lacks (a local state made by an
+    older pawl); DynamoDB indexes the rows already there. Returns the indexes it added."""
+    table = client.describe_table(TableName=spec.name)["Table"]
+    present = {i["IndexName"] for i in table.get("GlobalSecondaryIndexes", [])}
+    added = []
+    for index in spec.global_secondary_indexes:
+        if index["IndexName"] in present:
+            continue
+        client.update_table(
+            TableName=spec.name,
+            AttributeDefinitions=spec.attribute_definitions,
+            GlobalSecondaryIndexUpdates=[{"Create": index}],
+        )
+        if get_settings().aws_endpoint_url is None:  # real AWS: one index build at a time
+            client.get_waiter("table_exists").wait(TableName=spec.name)
+        added.append(index["IndexName"])
+    return added
+
+
 def ensure_tables() -> list[str]:
-    """Create every missing table (idempotent). Returns the names it created."""
+    """Create every missing table, and every missing index of an existing one (idempotent).
+    Returns the names of the tables it created."""
     bind()
     client = connection().client
     existing: set[str] = set()
@@ -54,6 +75,8 @@ def ensure_tables() -> list[str]:
         if spec.name not in existing:
             _create_table(client, spec)
             created.append(spec.name)
+        else:
+            _ensure_indexes(client, spec)
     return created
 
 
