@@ -9,6 +9,7 @@ stand-in; a deployment gets these resources from its stack (``make package``).
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -57,9 +58,19 @@ def _ensure_indexes(client: Any, spec: TableSpec) -> list[str]:
             GlobalSecondaryIndexUpdates=[{"Create": index}],
         )
         if get_settings().aws_endpoint_url is None:  # real AWS: one index build at a time
-            client.get_waiter("table_exists").wait(TableName=spec.name)
+            _wait_for_indexes(client, spec.name)
         added.append(index["IndexName"])
     return added
+
+
+def _wait_for_indexes(client: Any, table_name: str, poll_s: float = 5.0) -> None:
+    """Until every index of the table is ACTIVE (real AWS builds a new one for minutes)."""
+    while True:
+        table = client.describe_table(TableName=table_name)["Table"]
+        statuses = {i.get("IndexStatus") for i in table.get("GlobalSecondaryIndexes", [])}
+        if statuses <= {"ACTIVE"}:
+            return
+        time.sleep(poll_s)
 
 
 def ensure_tables() -> list[str]:
