@@ -290,3 +290,20 @@ def test_foreign_keys_and_projects_are_refused(api: Any, project: dict[str, Any]
     assert scoped.get(f"{FORMATIONS}?name=support-suite").json["data"][0]["id"] == mine["id"]
     assert stranger.get(f"{FORMATIONS}?name=support-suite").json["data"] == []
     assert api.post(FORMATIONS, {"name": "x", "template": {}, "extra": 1}).status == 400
+
+
+def test_an_agent_with_runs_removed_from_the_template_goes_with_its_generations(
+    api: Any, project: dict[str, Any]
+) -> None:
+    template = _template()
+    del template["resources"]["SupportAgent"]["deletion_policy"]
+    formation = _create(api, project, template).json
+    agent_id, eval_id = formation["outputs"]["agent_id"], formation["outputs"]["eval_id"]
+    _run_suite(api, eval_id)
+    smaller = copy.deepcopy(template)
+    del smaller["resources"]["SupportAgent"], smaller["resources"]["SupportEval"]
+    smaller["outputs"] = {}
+    updated = api.put(f"{FORMATIONS}/{formation['id']}", {"template": smaller})
+    assert updated.status == 200 and updated.json["status"] == "active", updated
+    assert api.get(f"/api/v1/agents/{agent_id}").status == 404
+    assert _generations_of(api, project, agent_id) == []
