@@ -9,6 +9,7 @@ stand-in; a deployment gets these resources from its stack (``make package``).
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -42,8 +43,39 @@ def _create_table(client: Any, spec: TableSpec) -> None:
         )
 
 
+def _ensure_indexes(client: Any, spec: TableSpec) -> list[str]:
+    """Add the GSIs ``spec`` declares that an existing table lacks (a local state made by an
+    older pawl); DynamoDB indexes the rows already there. Returns the indexes it added."""
+    table = client.describe_table(TableName=spec.name)["Table"]
+    present = {i["IndexName"] for i in table.get("GlobalSecondaryIndexes", [])}
+    added = []
+    for index in spec.global_secondary_indexes:
+        if index["IndexName"] in present:
+            continue
+        client.update_table(
+            TableName=spec.name,
+            AttributeDefinitions=spec.attribute_definitions,
+            GlobalSecondaryIndexUpdates=[{"Create": index}],
+        )
+        if get_settings().aws_endpoint_url is None:  # real AWS: one index build at a time
+            _wait_for_indexes(client, spec.name)
+        added.append(index["IndexName"])
+    return added
+
+
+def _wait_for_indexes(client: Any, table_name: str, poll_s: float = 5.0) -> None:
+    """Until every index of the table is ACTIVE (real AWS builds a new one for minutes)."""
+    while True:
+        table = client.describe_table(TableName=table_name)["Table"]
+        statuses = {i.get("IndexStatus") for i in table.get("GlobalSecondaryIndexes", [])}
+        if statuses <= {"ACTIVE"}:
+            return
+        time.sleep(poll_s)
+
+
 def ensure_tables() -> list[str]:
-    """Create every missing table (idempotent). Returns the names it created."""
+    """Create every missing table, and every missing index of an existing one (idempotent).
+    Returns the names of the tables it created."""
     bind()
     client = connection().client
     existing: set[str] = set()
@@ -54,6 +86,8 @@ def ensure_tables() -> list[str]:
         if spec.name not in existing:
             _create_table(client, spec)
             created.append(spec.name)
+        else:
+            _ensure_indexes(client, spec)
     return created
 
 

@@ -73,6 +73,9 @@ class Access:
     missing: str = ""
     #: A GET on the project that lists (its usage events): denied, an empty page.
     listing: bool = False
+    #: ``(query field, SRN type)``: a list its query narrows to one parent resource
+    #: (``list-generations?agent_id=``) is also granted by the action on that resource.
+    narrowed_by: tuple[str, str] | None = None
 
 
 def on(action: str, param: str, *, resource_type: str = "") -> Access:
@@ -80,9 +83,15 @@ def on(action: str, param: str, *, resource_type: str = "") -> Access:
     return Access(action, "path", resource_type or srn_type(param), param)
 
 
-def on_collection(action: str, resource_type: str) -> Access:
-    """A project's ``resource_type`` resources: a list, or a create into the project."""
-    return Access(action, "collection", resource_type, None)
+def on_collection(
+    action: str, resource_type: str, *, narrowed_by: tuple[str, str] | None = None
+) -> Access:
+    """A project's ``resource_type`` resources: a list, or a create into the project.
+
+    ``narrowed_by``: the list's query field that narrows it to one resource of another
+    type, and that type; the action on that resource grants the narrowed list too.
+    """
+    return Access(action, "collection", resource_type, None, narrowed_by=narrowed_by)
 
 
 def on_project(
@@ -176,7 +185,7 @@ def authorize(
         project = caller.listing_project(getattr(query, "project_id", None))
         resource_id = project if access.target == "project" else resource_id
     resource = srn(project, resource_type, resource_id)
-    if caller.allows(access.action, resource):
+    if caller.allows(access.action, resource) or _narrowed_allows(access, caller, project, query):
         return
     if shape == "list":
         raise EmptyList(query)
@@ -186,6 +195,18 @@ def authorize(
     if access.target == "path" and not caller.policies_name_project(project):
         raise hidden
     raise _forbidden(access.action, resource)
+
+
+def _narrowed_allows(access: Access, caller: Caller, project: str, query: Any) -> bool:
+    """Whether the caller holds the list's action on the one resource its query narrows
+    it to (``srn:<project>:agent:<agent_id>`` for ``?agent_id=``)."""
+    if access.narrowed_by is None or access.action is None or query is None:
+        return False
+    field, resource_type = access.narrowed_by
+    value = getattr(query, field, None)
+    if not isinstance(value, str):
+        return False
+    return caller.allows(access.action, srn(project, resource_type, value))
 
 
 def require(access: Access, caller: Caller, path: dict[str, str]) -> None:

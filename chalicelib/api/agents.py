@@ -162,7 +162,9 @@ def update_agent(call: Call[UpdateAgent, Any]) -> Agent:
 
 class DeleteAgentQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    force: bool = Field(False, description="Delete even when runs have called the agent")
+    force: bool = Field(
+        False, description="Delete even when it has generations or runs (its generations too)"
+    )
 
 
 @endpoint(
@@ -177,7 +179,8 @@ class DeleteAgentQuery(BaseModel):
 )
 def delete_agent(call: Call[Any, DeleteAgentQuery]) -> None:
     """Delete an agent and its versions; 409 AGENT_IN_USE while evals reference it,
-    409 AGENT_HAS_HISTORY when runs called it, unless ``force=true``."""
+    409 AGENT_HAS_DEPENDENTS when it has generations or runs, unless ``force=true``
+    (which deletes its generations too)."""
     agent = visible_agent(call.caller, call.path["agent_id"])
     catalog.delete_agent(agent, force=call.query.force)
 

@@ -88,7 +88,12 @@ def _answer(result: Any) -> dict[str, Any]:
 
 
 def _call(
-    method: str, path: str, acting: Caller, params: dict[str, str], body: dict[str, Any] | None
+    method: str,
+    path: str,
+    acting: Caller,
+    params: dict[str, str],
+    body: dict[str, Any] | None,
+    query_params: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The route's handler called as ``acting``, authorized as a REST call would be."""
     spec = route(method, path)
@@ -96,7 +101,7 @@ def _call(
     authorization.require(spec.access, acting, params)
     parsed = parse_body(body or {}, spec.body) if spec.body is not None else None
     spec.authorize_body(acting, parsed, params)
-    query = spec.query.model_validate({})
+    query = spec.query.model_validate(dict(query_params or {}))
     call: Call[Any, Any] = Call(acting, parsed, query, params)
     return _answer(spec.handler(call))
 
@@ -149,7 +154,8 @@ def update(
 def delete(rtype: ResourceType, acting: Caller, parent: str | None, physical_id: str) -> None:
     """Delete the resource; one already gone is deleted (idempotent)."""
     try:
-        _call("DELETE", rtype.item, acting, rtype.path(parent, physical_id), None)
+        path = rtype.path(parent, physical_id)
+        _call("DELETE", rtype.item, acting, path, None, rtype.delete_query)
     except NotFound:
         return
 

@@ -18,7 +18,7 @@ from chalicelib.api import formation_deploy as deploying
 from chalicelib.api.access import on, on_collection
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import target_project
-from chalicelib.api.formation_plan import Prepared, plan, prepare, stored_template
+from chalicelib.api.formation_plan import Prepared, live_records, plan, prepare, stored_template
 from chalicelib.api.formation_types import acting_caller
 from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
@@ -30,12 +30,13 @@ from chalicelib.domain.formations import (
     FormationResource,
     Plan,
 )
-from chalicelib.errors import NotFound, ValidationFailed
+from chalicelib.errors import ValidationFailed
 from chalicelib.formations.template import Template, contains_expression
 from chalicelib.iam.references import reads
 from chalicelib.ids import ProjectId, id_pattern
-from chalicelib.store import agents, pagination
 from chalicelib.store import formations as store
+from chalicelib.store import pagination
+from chalicelib.store.evals import list_evals_for_agent
 
 bp = Blueprint(__name__)
 
@@ -245,21 +246,31 @@ def update_formation(call: Call[UpdateFormation, Any]) -> Formation:
     return _deploy(updating, version, prepared, "update", acting)
 
 
-def agent_history_blocker(record: FormationResource) -> str | None:
-    """An agent still standing that runs called: only an operator force-deletes it."""
-    agent_id = record.physical_resource_id
-    if agent_id is None:
-        return None
-    try:
-        agents.get_agent(agent_id)
-    except NotFound:
-        return None  # already gone: teardown treats it as deleted
-    if agents.has_run_history(agent_id):
+def agent_users_blocker(formation: Formation) -> deploying.Blocker:
+    """An agent that evals this teardown does not delete still bind: its delete would be
+    ``409 AGENT_IN_USE``. (Its generations and runs block nothing: the formation deletes
+    it with ``force``, or keeps it standing when it is retained.)"""
+    deleted = [r for r in live_records(formation).values() if r.deletion_policy != "retain"]
+    leaving = {r.physical_resource_id for r in deleted if r.resource_type == "eval"}
+    # Deleting a dataset deletes every eval bound to it (as DELETE /datasets/{id} does).
+    emptied = {r.physical_resource_id for r in deleted if r.resource_type == "dataset"}
+
+    def blocker(record: FormationResource) -> str | None:
+        agent_id = record.physical_resource_id
+        if agent_id is None:
+            return None
+        evals = list_evals_for_agent(agent_id)
+        users = [e for e in evals if e.id not in leaving and e.dataset_id not in emptied]
+        if not users:
+            return None
+        names = ", ".join(f"{e.name} ({e.id})" for e in users)
         return (
-            f"agent {record.physical_resource_id} has run history: delete it with "
-            "DELETE /api/v1/agents/{agent_id}?force=true, or declare it deletion_policy: retain"
+            f"agent {agent_id} is used by evals this teardown does not "
+            f"delete: {names}; delete them or bind them to another agent (or declare the "
+            "agent deletion_policy: retain), then delete the formation again"
         )
-    return None
+
+    return blocker
 
 
 @endpoint(
@@ -273,11 +284,12 @@ def agent_history_blocker(record: FormationResource) -> str | None:
 def delete_formation(call: Call[Any, Any]) -> None:
     """Delete the formation and every resource it manages, except retained ones.
 
-    409 ``FORMATION_DELETE_FAILED`` naming each blocking resource: an agent with run
-    history blocks before anything is deleted.
+    409 ``FORMATION_DELETE_FAILED`` naming each blocking resource: an agent that evals
+    outside the teardown still use blocks before anything is deleted. An agent with
+    generations or runs is deleted with its generations (``deletion_policy: delete``).
     """
     formation, version = visible_formation(call.caller, call.path["formation_id"])
-    deploying.preflight_teardown(formation, {"agent": agent_history_blocker})
+    deploying.preflight_teardown(formation, {"agent": agent_users_blocker(formation)})
     deleting = formation.model_copy(update={"status": "deleting", "updated_at": clock.now_iso()})
     version = store.save_formation(deleting, version)
     records, failures = deploying.teardown(

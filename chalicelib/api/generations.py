@@ -1,22 +1,23 @@
-"""Generations: read one, call an agent outside an eval, curate one into a dataset, purge."""
+"""Generations: list and read them, call an agent outside an eval, curate one into a
+dataset, purge one."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from chalice import Blueprint
 from pydantic import Field
 
-from chalicelib.api.access import on
-from chalicelib.api.routing import Call, endpoint
-from chalicelib.domain.base import RequestBody
+from chalicelib.api.access import on, on_collection
+from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
+from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import DatasetItem, Message
 from chalicelib.domain.runs import Generation
 from chalicelib.engine import generations as service
 from chalicelib.errors import not_found
 from chalicelib.iam.references import reads
-from chalicelib.ids import GenerationId
-from chalicelib.store import agents, datasets, generations
+from chalicelib.ids import AgentId, GenerationId
+from chalicelib.store import agents, datasets, generations, pagination
 
 bp = Blueprint(__name__)
 
@@ -36,10 +37,53 @@ class ItemFromGeneration(RequestBody):
     metadata: dict[str, Any] | None = None
 
 
+class GenerationListQuery(ProjectListQuery):
+    """SOAT's filters of ``list-generations``, with pawl's cursor beside its offset."""
+
+    agent_id: AgentId | None = Field(None, description="Only this agent's generations")
+    trace_id: str | None = Field(
+        None, min_length=1, max_length=200, description="pawl records no traces: matches none"
+    )
+    initiator_generation_id: GenerationId | None = Field(
+        None, description="pawl's generations are all top-level: matches none"
+    )
+    status: Literal["in_progress", "requires_action", "completed", "failed"] | None = None
+
+
 def _visible_generation(call: Call[Any, Any], generation_id: str) -> Generation:
     generation = generations.get(generation_id)
     call.caller.check_visible(generation.project_id, "generation", generation.id)
     return generation
+
+
+@endpoint(
+    bp,
+    "/api/v1/generations",
+    "GET",
+    access=on_collection(
+        "generations:ListGenerations", "generation", narrowed_by=("agent_id", "agent")
+    ),
+    query=GenerationListQuery,
+    response=Page[Generation],
+    tag=TAG,
+    operation_id="listGenerations",
+)
+def list_generations(call: Call[Any, GenerationListQuery]) -> dict[str, Any]:
+    """List a project's generations, newest first, by agent and status.
+
+    A key may list every generation (``srn:<project>:generation:*``) or, with
+    ``?agent_id=``, one agent's (``srn:<project>:agent:<agent_id>``).
+    """
+    query = call.query
+    project_id = call.caller.listing_project(query.project_id)
+    if query.trace_id is not None or query.initiator_generation_id is not None:
+        # No generation pawl records has a trace or an initiator: nothing to read.
+        scope = f"generations-none|{project_id}"
+        return page(pagination.listing_of([], query.window(), scope))
+    listing = generations.list_generations(
+        project_id, query.window(), agent_id=query.agent_id, status=query.status
+    )
+    return page(listing)
 
 
 @endpoint(

@@ -5,8 +5,8 @@ by the adapter of its ``type`` (a refusal names ``config.<key>``); ``output_sche
 be a JSON Schema and cannot be removed while an eval's ``output_schema`` scorer needs it;
 a secret header sent back masked (as every read shows it) keeps its stored value; an
 update that loses a race to a concurrent one is retried from a fresh read; an agent that
-evals still reference is not deleted (409 ``AGENT_IN_USE``), nor one that runs called
-(409 ``AGENT_HAS_HISTORY``) unless forced.
+evals still reference is not deleted (409 ``AGENT_IN_USE``), nor one with generations or
+eval runs (409 ``AGENT_HAS_DEPENDENTS``) unless forced, which deletes its generations too.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from chalicelib.engine import bus
 from chalicelib.errors import Conflict, ValidationFailed, validation_error_from_pydantic
 from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.validation import evals_needing_output_schema
-from chalicelib.store import agents
+from chalicelib.store import agents, generations
 from chalicelib.store.evals import list_evals_for_agent, run_with_retry
 
 
@@ -109,22 +109,36 @@ def update_agent(agent_id: str, changes: Mapping[str, Any]) -> Agent:
     return updated
 
 
-def history_refusal(agent_id: str) -> Conflict:
+def dependents_refusal(agent_id: str, generation_count: int, run_count: int) -> Conflict:
+    """SOAT's 409 ``AGENT_HAS_DEPENDENTS``: its counts, and the call that deletes anyway."""
     return Conflict(
-        f"agent {agent_id} has run history; delete it with ?force=true (its runs keep "
-        "their results and name it by id)",
-        code="AGENT_HAS_HISTORY",
+        f"agent {agent_id} has {generation_count} generation(s) and {run_count} eval run(s); "
+        f"DELETE /api/v1/agents/{agent_id}?force=true deletes it with its generations "
+        "(its runs keep their results, which name it by id)",
+        code="AGENT_HAS_DEPENDENTS",
         agent_id=agent_id,
+        generationCount=generation_count,
+        traceCount=0,  # pawl records no traces
+        runCount=run_count,
     )
 
 
 def delete_agent(agent: Agent, force: bool = False) -> None:
-    """Delete the agent and its versions; 409 ``AGENT_IN_USE`` while evals reference it,
-    409 ``AGENT_HAS_HISTORY`` when runs called it, unless ``force`` (an operator's choice:
-    a formation teardown never forces)."""
+    """Delete the agent and its versions.
+
+    409 ``AGENT_IN_USE`` while evals reference it (even forced: an eval would lose its
+    agent); else 409 ``AGENT_HAS_DEPENDENTS`` when it has generations or eval runs, unless
+    ``force``: then its generations are deleted first (so an interrupted delete can be
+    repeated) and its runs stay, naming it by id.
+    """
     evals = list_evals_for_agent(agent.id)
     if evals:
         raise agents.agent_in_use(agent.id, evals)
-    if not force and agents.has_run_history(agent.id):
-        raise history_refusal(agent.id)
+    if force:
+        generations.delete_for_agent(agent.id)
+    else:
+        generation_count = generations.count_for_agent(agent.id)
+        run_count = agents.run_count(agent.id)
+        if generation_count or run_count:
+            raise dependents_refusal(agent.id, generation_count, run_count)
     agents.delete_agent(agent)

@@ -54,6 +54,9 @@ class ResourceType:
     #: PUT for most; a type whose partial update is a PATCH (a trigger) says so.
     update_method: str = "PUT"
     secret: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+    #: The query of its delete route when the formation deletes one (an agent: ``force``,
+    #: so its generations go with it; ``deletion_policy: retain`` keeps them).
+    delete_query: Mapping[str, str] = field(default_factory=dict)
 
     def shown(self, properties: Mapping[str, Any]) -> dict[str, Any]:
         """``properties`` with every secret literal masked (expressions are kept)."""
@@ -90,6 +93,7 @@ def builtin_types() -> dict[str, ResourceType]:
             "/api/v1/agents/{agent_id}",
             "agent_id",
             secret={"config": masked_headers},
+            delete_query={"force": "true"},
         ),
         ResourceType(
             "dataset", "dataset", "/api/v1/datasets", "/api/v1/datasets/{dataset_id}", "dataset_id"

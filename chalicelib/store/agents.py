@@ -227,6 +227,6 @@ def delete_agent(agent: Agent) -> None:
             batch.delete(version)
 
 
-def has_run_history(agent_id: str) -> bool:
-    """Whether any eval run (of any eval, deleted or not) ran this agent."""
-    return any(True for _ in RunModel.by_agent.query(agent_id, limit=1))
+def run_count(agent_id: str) -> int:
+    """How many eval runs (of any eval, deleted or not) ran this agent."""
+    return int(RunModel.by_agent.count(agent_id))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
@@ -13,6 +13,7 @@ from chalicelib.errors import not_found
 from chalicelib.store import blobs, usage
 from chalicelib.store.base import serialized_writes, transaction
 from chalicelib.store.models import GenerationModel
+from chalicelib.store.pagination import Listing, Partition, Window, page_of
 
 
 @dataclass(frozen=True)
@@ -156,3 +157,62 @@ def latencies(generation_ids: list[str]) -> dict[str, int]:
         for row in GenerationModel.batch_get(keys, attributes_to_get=["id", "latency_ms"]):
             found[row.id] = int(row.latency_ms or 0)
     return found
+
+
+# --- listing, counting and deleting an agent's generations -------------------------------------
+
+_PROJECT_KEYS = frozenset({"id", "project_id", "created_at"})
+_AGENT_KEYS = frozenset({"id", "agent_id", "created_at"})
+_DELETE_OBJECTS = 1000
+
+
+def list_generations(
+    project_id: str, window: Window, agent_id: str | None = None, status: str | None = None
+) -> Listing[Generation]:
+    """One page of a project's generations, newest first, optionally of one agent and in
+    one status: a query of the ``by_project`` (or ``by_agent``) index, whose projected
+    ``status`` (and ``project_id``) the filter reads, then one BatchGetItem for the page's rows.
+    """
+    only: Any = None if status is None else GenerationModel.status == status
+    if agent_id is None:
+        source = Partition(GenerationModel.by_project, project_id, _PROJECT_KEYS, forward=False)
+    else:
+        in_project = GenerationModel.project_id == project_id  # ids are global; belt and braces
+        only = in_project if only is None else only & in_project
+        source = Partition(GenerationModel.by_agent, agent_id, _AGENT_KEYS, forward=False)
+    keys = page_of(replace(source, only=only), window, lambda row: str(row.id))
+    rows = {row.id: row for row in _batch_get(keys.items)}
+    return keys.with_items([from_model(rows[i]) for i in keys.items if i in rows])
+
+
+def _batch_get(generation_ids: list[str]) -> list[GenerationModel]:
+    found: list[GenerationModel] = []
+    for start in range(0, len(generation_ids), _BATCH_GET):
+        found.extend(GenerationModel.batch_get(generation_ids[start : start + _BATCH_GET]))
+    return found
+
+
+def count_for_agent(agent_id: str) -> int:
+    """How many generations the agent has (``Select=COUNT`` over its ``by_agent`` entries)."""
+    return int(GenerationModel.by_agent.count(agent_id))
+
+
+def delete_for_agent(agent_id: str) -> int:
+    """Delete every generation of the agent (BatchWriteItem, 25 a call); returns how many.
+
+    The blobs go too, except an eval generation's output: its result points at the same
+    key (``store/results.py``), and a run keeps its results whole.
+    """
+    deleted = 0
+    blob_keys: list[str] = []
+    with GenerationModel.batch_write() as batch:
+        for entry in GenerationModel.by_agent.query(agent_id):
+            batch.delete(GenerationModel(id=entry.id))
+            if entry.object_s3_key:
+                blob_keys.append(entry.object_s3_key)
+            if entry.output_s3_key and entry.run_id is None:
+                blob_keys.append(entry.output_s3_key)
+            deleted += 1
+    for start in range(0, len(blob_keys), _DELETE_OBJECTS):  # S3 takes 1,000 keys a call
+        blobs.delete(blob_keys[start : start + _DELETE_OBJECTS])
+    return deleted

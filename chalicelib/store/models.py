@@ -15,7 +15,12 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     UnicodeSetAttribute,
 )
-from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
+from pynamodb.indexes import (
+    AllProjection,
+    GlobalSecondaryIndex,
+    IncludeProjection,
+    KeysOnlyProjection,
+)
 
 from chalicelib.store.base import IdModel, PawlModel, register
 
@@ -345,6 +350,32 @@ class ResultModel(PawlModel):
     by_generation = _ResultsByGeneration()
 
 
+class _GenerationsByProject(GlobalSecondaryIndex["GenerationModel"]):
+    """A project's generations, newest first (``list-generations``); ``status`` and
+    ``agent_id`` are projected so a filter drops index entries, never reads rows."""
+
+    class Meta:
+        index_name = "by_project"
+        projection = IncludeProjection(["status", "agent_id"])
+
+    project_id = UnicodeAttribute(hash_key=True)
+    created_at = UnicodeAttribute(range_key=True)
+
+
+class _GenerationsByAgent(GlobalSecondaryIndex["GenerationModel"]):
+    """An agent's generations, newest first: ``list-generations?agent_id=``, the count an
+    agent delete refuses with, and what a forced delete removes (the blob keys with them)."""
+
+    class Meta:
+        index_name = "by_agent"
+        projection = IncludeProjection(
+            ["status", "project_id", "run_id", "output_s3_key", "object_s3_key"]
+        )
+
+    agent_id = UnicodeAttribute(hash_key=True)
+    created_at = UnicodeAttribute(range_key=True)
+
+
 @register
 class GenerationModel(IdModel):
     class Meta:
@@ -367,6 +398,8 @@ class GenerationModel(IdModel):
     source = UnicodeAttribute(null=True)
     content_purged = BooleanAttribute(default=False)
     created_at = UnicodeAttribute()
+    by_project = _GenerationsByProject()
+    by_agent = _GenerationsByAgent()
 
 
 @register

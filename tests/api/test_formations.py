@@ -125,34 +125,98 @@ def _run_suite(api: Any, eval_id: str) -> None:
     assert run.status == 201 and run.json["status"] == "completed", run
 
 
+def _generations_of(api: Any, project: dict[str, Any], agent_id: str) -> list[dict[str, Any]]:
+    query = f"project_id={project['id']}&agent_id={agent_id}"
+    listed = api.get(f"/api/v1/generations?{query}")
+    assert listed.status == 200, listed
+    return list(listed.json["data"])
+
+
 @pytest.mark.parametrize("retain", [True, False])
 def test_delete_with_run_history(api: Any, project: dict[str, Any], retain: bool) -> None:
+    """A formation whose agent has runs tears down either way: retained, the agent stays
+    with its generations and runs; declared ``delete``, it goes with its generations."""
     template = _template()
     if not retain:
         del template["resources"]["SupportAgent"]["deletion_policy"]
     formation = _create(api, project, template).json
     agent_id, eval_id = formation["outputs"]["agent_id"], formation["outputs"]["eval_id"]
     _run_suite(api, eval_id)
+    generations = _generations_of(api, project, agent_id)
+    assert len(generations) == 4 and {g["source"] for g in generations} == {"eval"}
     path = f"{FORMATIONS}/{formation['id']}"
-    if not retain:
-        refused = api.delete(path)
-        assert refused.status == 409 and refused.code == "FORMATION_DELETE_FAILED", refused
-        failures = refused.json["error"]["meta"]["failures"]
-        assert [(f["logical_id"], f["resource_type"]) for f in failures] == [
-            ("SupportAgent", "agent")
-        ]
-        # Pre-flight: nothing was deleted, the stack is intact.
-        assert api.get(path).json["status"] == "active"
-        assert api.get(f"/api/v1/evals/{eval_id}").status == 200
-        assert api.delete(f"/api/v1/agents/{agent_id}").code == "AGENT_IN_USE"
-        assert api.delete(f"{'/api/v1/evals'}/{eval_id}").status == 204
-        assert api.delete(f"/api/v1/agents/{agent_id}").code == "AGENT_HAS_HISTORY"
-        assert api.delete(f"/api/v1/agents/{agent_id}?force=true").status == 204
     assert api.delete(path).status == 204
     assert api.get(path).status == 404
     assert api.get(f"/api/v1/agents/{agent_id}").status == (200 if retain else 404)
+    assert len(_generations_of(api, project, agent_id)) == (4 if retain else 0)
+    assert api.get(f"/api/v1/generations/{generations[0]['id']}").status == (200 if retain else 404)
     assert _names(api, "/api/v1/datasets", project) == []
     assert _names(api, "/api/v1/evals", project) == []
+    if retain:  # the agent it left standing: SOAT's 409, whose advice works
+        refused = api.delete(f"/api/v1/agents/{agent_id}")
+        assert refused.status == 409 and refused.code == "AGENT_HAS_DEPENDENTS", refused
+        assert refused.json["error"]["meta"]["generationCount"] == 4
+        assert api.delete(f"/api/v1/agents/{agent_id}?force=true").status == 204
+
+
+def test_an_agent_another_eval_uses_blocks_teardown_until_the_advice_is_followed(
+    api: Any, project: dict[str, Any]
+) -> None:
+    template = _template()
+    del template["resources"]["SupportAgent"]["deletion_policy"]
+    formation = _create(api, project, template).json
+    agent_id, eval_id = formation["outputs"]["agent_id"], formation["outputs"]["eval_id"]
+    _run_suite(api, eval_id)
+    dataset_id = _physical(formation, "SupportCases")
+    outside = api.post(
+        "/api/v1/evals",
+        {
+            "project_id": project["id"],
+            "name": "hand-made",
+            "agent_id": agent_id,
+            "dataset_id": api.post(
+                "/api/v1/datasets", {"project_id": project["id"], "name": "other"}
+            ).json["id"],
+            "scorers": [{"type": "exact_match"}],
+        },
+    ).json
+    path = f"{FORMATIONS}/{formation['id']}"
+    refused = api.delete(path)
+    assert refused.status == 409 and refused.code == "FORMATION_DELETE_FAILED", refused
+    [failure] = refused.json["error"]["meta"]["failures"]
+    assert (failure["logical_id"], failure["resource_type"]) == ("SupportAgent", "agent")
+    assert outside["id"] in failure["error"] and eval_id not in failure["error"]
+    assert "delete them or bind them to another agent" in failure["error"]
+    # Pre-flight: nothing was deleted, the stack is intact.
+    assert api.get(path).json["status"] == "active"
+    assert api.get(f"/api/v1/evals/{eval_id}").status == 200
+    assert api.get(f"/api/v1/datasets/{dataset_id}").status == 200
+    # The advice: delete the eval outside the formation; then the teardown succeeds.
+    assert api.delete(f"/api/v1/evals/{outside['id']}").status == 204
+    assert api.delete(path).status == 204
+    assert api.get(f"/api/v1/agents/{agent_id}").status == 404
+
+
+def test_a_retained_eval_keeps_its_agent_when_the_agent_is_declared_retained(
+    api: Any, project: dict[str, Any]
+) -> None:
+    template = _template()
+    del template["resources"]["SupportAgent"]["deletion_policy"]
+    template["resources"]["SupportEval"]["deletion_policy"] = "retain"
+    template["resources"]["SupportCases"]["deletion_policy"] = "retain"  # else it takes the eval
+    formation = _create(api, project, template).json
+    agent_id, eval_id = formation["outputs"]["agent_id"], formation["outputs"]["eval_id"]
+    path = f"{FORMATIONS}/{formation['id']}"
+    refused = api.delete(path)
+    assert refused.status == 409 and refused.code == "FORMATION_DELETE_FAILED", refused
+    [failure] = refused.json["error"]["meta"]["failures"]
+    assert eval_id in failure["error"] and "deletion_policy: retain" in failure["error"]
+    # The advice: declare the agent retained too (an update), then delete again.
+    template["resources"]["SupportAgent"]["deletion_policy"] = "retain"
+    assert api.put(path, {"template": template}).json["status"] == "active"
+    assert api.delete(path).status == 204
+    assert api.get(f"/api/v1/evals/{eval_id}").status == 200
+    assert api.get(f"/api/v1/agents/{agent_id}").status == 200
 
 
 def test_refusals_write_nothing(api: Any, project: dict[str, Any]) -> None:
@@ -226,3 +290,20 @@ def test_foreign_keys_and_projects_are_refused(api: Any, project: dict[str, Any]
     assert scoped.get(f"{FORMATIONS}?name=support-suite").json["data"][0]["id"] == mine["id"]
     assert stranger.get(f"{FORMATIONS}?name=support-suite").json["data"] == []
     assert api.post(FORMATIONS, {"name": "x", "template": {}, "extra": 1}).status == 400
+
+
+def test_an_agent_with_runs_removed_from_the_template_goes_with_its_generations(
+    api: Any, project: dict[str, Any]
+) -> None:
+    template = _template()
+    del template["resources"]["SupportAgent"]["deletion_policy"]
+    formation = _create(api, project, template).json
+    agent_id, eval_id = formation["outputs"]["agent_id"], formation["outputs"]["eval_id"]
+    _run_suite(api, eval_id)
+    smaller = copy.deepcopy(template)
+    del smaller["resources"]["SupportAgent"], smaller["resources"]["SupportEval"]
+    smaller["outputs"] = {}
+    updated = api.put(f"{FORMATIONS}/{formation['id']}", {"template": smaller})
+    assert updated.status == 200 and updated.json["status"] == "active", updated
+    assert api.get(f"/api/v1/agents/{agent_id}").status == 404
+    assert _generations_of(api, project, agent_id) == []

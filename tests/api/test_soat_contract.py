@@ -266,3 +266,65 @@ def test_what_pawl_answers_otherwise_on_purpose(api: Any, agent_url: str) -> Non
     assert ("startEvalRun", "metadata") in BEHAVIOUR_DIFFERENCES
     assert run.json["metadata"] == {}  # SOAT: null
     assert len(BEHAVIOUR_DIFFERENCES) == 1  # a new entry gets its own check here
+
+
+#: SOAT's generations and agents documents: pawl serves ``listGenerations`` of the one and
+#: ``deleteAgent`` of the other (its 204, and its 409 ``AGENT_HAS_DEPENDENTS``).
+GENERATIONS_SPEC = soat_spec.load_document("soat/generations.openapi.yaml")
+AGENTS_SPEC = soat_spec.load_document("soat/agents.openapi.yaml")
+
+
+def _operation(spec: soat_spec.Spec, operation_id: str) -> soat_spec.Operation:
+    [op] = [o for o in spec.operations() if o.operation_id == operation_id]
+    return op
+
+
+@pytest.mark.skipif(
+    GENERATIONS_SPEC is None or AGENTS_SPEC is None, reason="SOAT's module documents are absent"
+)
+def test_list_generations_and_delete_agent_answer_as_their_documents_say(
+    api: Any, agent_url: str
+) -> None:
+    assert GENERATIONS_SPEC is not None and AGENTS_SPEC is not None
+    world = _refusal_world(api, agent_url)  # a completed run: one eval generation
+    _generation(api, world)  # and one outside any eval
+    listing = _operation(GENERATIONS_SPEC, "listGenerations")
+    query = "&".join(
+        f"{p['name']}={p['schema']['default']}"
+        for p in listing.parameters
+        if "default" in p["schema"]
+    )
+    query += f"&project_id={world.ids['project_id']}"  # the admin key names the project
+    for extra in ("", f"&agent_id={world.ids['agent_id']}", "&status=completed"):
+        answer = api.get(f"{listing.path}?{query}{extra}")
+        assert answer.status == listing.status, answer
+        assert GENERATIONS_SPEC.response_errors(listing, answer.json) == [], answer.json
+        assert answer.json["total"] == 2 and len(answer.json["data"]) == 2
+
+    delete = _operation(AGENTS_SPEC, "deleteAgent")
+    agent_path = delete.path.replace("{agent_id}", world.ids["agent_id"])
+    api.delete(f"/api/v1/evals/{world.ids['eval_id']}")  # no eval binds it any more
+    refused = api.delete(agent_path)
+    assert refused.status == 409 and refused.code == "AGENT_HAS_DEPENDENTS", refused
+    error_schema = "#/components/schemas/ErrorResponse"
+    assert AGENTS_SPEC.schema_errors(error_schema, refused.json) == []
+    meta = refused.json["error"]["meta"]
+    assert (meta["generationCount"], meta["traceCount"]) == (2, 0)
+    deleted = api.delete(f"{agent_path}?force=true")
+    assert deleted.status == delete.status and deleted.raw == b"", deleted
+    gone = api.get(f"{listing.path}?{query}&agent_id={world.ids['agent_id']}")
+    assert gone.json["data"] == [] and gone.json["total"] == 0
+
+
+def test_soats_generation_and_agent_parameters_have_soats_names_in_pawls_document() -> None:
+    from chalicelib.wiring import openapi_document
+
+    pawl = openapi_document()["paths"]
+    for spec, operation_id in ((GENERATIONS_SPEC, "listGenerations"), (AGENTS_SPEC, "deleteAgent")):
+        if spec is None:
+            continue
+        op = _operation(spec, operation_id)
+        mine = pawl[op.path][op.method.lower()]
+        assert mine["operationId"] == operation_id
+        names = {p["name"] for p in mine.get("parameters", ())}
+        assert {p["name"] for p in op.parameters} <= names, operation_id

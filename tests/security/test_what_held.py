@@ -343,6 +343,7 @@ LIST_QUERIES = {
     "/api/v1/deciders",
     "/api/v1/evals",
     "/api/v1/formations",
+    "/api/v1/generations",
     "/api/v1/secrets",
     "/api/v1/tools",
     "/api/v1/triggers",

@@ -104,7 +104,11 @@ class Spec:
     def response_errors(self, operation: Operation, body: Any) -> list[tuple[str, str, str]]:
         """(JSON path, failed keyword, message) of each way ``body`` breaks the schema."""
         assert operation.response_pointer is not None
-        schema = {"$ref": _DOCUMENT_URI + operation.response_pointer}
+        return self.schema_errors(operation.response_pointer, body)
+
+    def schema_errors(self, pointer: str, body: Any) -> list[tuple[str, str, str]]:
+        """:meth:`response_errors` against the schema at ``pointer`` (``#/components/...``)."""
+        schema = {"$ref": _DOCUMENT_URI + pointer}
         validator = OAS30ReadValidator(
             schema, registry=self.registry, format_checker=oas30_format_checker
         )
@@ -154,3 +158,12 @@ def load() -> Spec | None:
     if not SPEC_FILE.is_file():
         return None
     return Spec(yaml.safe_load(SPEC_FILE.read_text()))
+
+
+def load_document(relative: str) -> Spec | None:
+    """Another OpenAPI document of the reference material (``soat/generations.openapi.yaml``),
+    or None where it is not on disk."""
+    path = spec_path(relative)
+    if not path.is_file():
+        return None
+    return Spec(yaml.safe_load(path.read_text()))

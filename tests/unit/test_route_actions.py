@@ -109,7 +109,11 @@ def _resource(spec: RouteSpec) -> str:
     if access.target == "admin":
         return "(the admin key only)"
     if access.target == "collection":
-        return f"`srn:<project>:{access.resource_type}:*`"
+        every = f"`srn:<project>:{access.resource_type}:*`"
+        if access.narrowed_by is None:
+            return every
+        field, narrowed_type = access.narrowed_by
+        return f"{every}, or with `?{field}=` `srn:<project>:{narrowed_type}:{{{field}}}`"
     if access.target == "project":
         return "`srn:<project>:project:<project>`"
     project = "{project_id}" if access.resource_type == "project" else "<project>"
