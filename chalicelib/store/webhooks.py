@@ -142,7 +142,9 @@ def replace_secret(current: Webhook, secret: str) -> CreatedWebhook:
     ]
     if not WebhookModel(id=current.id).update_if(actions, WebhookModel.id.exists()):
         raise project_scoped.lost_race(WebhookModel, "webhook", current.id)
-    return CreatedWebhook(secret=secret, **current.model_dump(exclude={"updated_at"}), updated_at=now)
+    return CreatedWebhook(
+        secret=secret, **current.model_dump(exclude={"updated_at"}), updated_at=now
+    )
 
 
 def read_secret(webhook_id: str) -> str:

@@ -141,16 +141,20 @@ def test_the_documented_refusals_answer_their_status(api: Any, project: dict[str
         "/api/v1/webhooks",
         {"project_id": project["id"], "url": "http://127.0.0.1:9/h", "events": ["eval_run.*"]},
     ).json
-    missing_hook, missing_delivery = "whk_0000000000000000", "whdl_0000000000000000"
+    hooks, deliveries = "/api/v1/webhooks", "/api/v1/webhook-deliveries"
+    gone_hook, gone_delivery = (
+        f"{hooks}/whk_0000000000000000",
+        f"{deliveries}/whdl_0000000000000000",
+    )
     cases = [
-        ("createWebhook", "POST", "/api/v1/webhooks", {"name": "n"}, 400),
-        ("updateWebhook", "PUT", f"/api/v1/webhooks/{hook['id']}", {"events": []}, 400),
-        ("updateWebhook", "PUT", f"/api/v1/webhooks/{missing_hook}", {"name": "n"}, 404),
-        ("getWebhookSecret", "GET", f"/api/v1/webhooks/{missing_hook}/secret", None, 404),
-        ("rotateWebhookSecret", "POST", f"/api/v1/webhooks/{missing_hook}/rotate-secret", None, 404),
-        ("listWebhookDeliveries", "GET", f"/api/v1/webhook-deliveries?webhook_id={missing_hook}", None, 404),
-        ("getWebhookDelivery", "GET", f"/api/v1/webhook-deliveries/{missing_delivery}", None, 404),
-        ("redeliverWebhookDelivery", "POST", f"/api/v1/webhook-deliveries/{missing_delivery}/redeliver", None, 404),
+        ("createWebhook", "POST", hooks, {"name": "n"}, 400),
+        ("updateWebhook", "PUT", f"{hooks}/{hook['id']}", {"events": []}, 400),
+        ("updateWebhook", "PUT", gone_hook, {"name": "n"}, 404),
+        ("getWebhookSecret", "GET", f"{gone_hook}/secret", None, 404),
+        ("rotateWebhookSecret", "POST", f"{gone_hook}/rotate-secret", None, 404),
+        ("listWebhookDeliveries", "GET", f"{deliveries}?webhook_id=whk_00000000", None, 404),
+        ("getWebhookDelivery", "GET", gone_delivery, None, 404),
+        ("redeliverWebhookDelivery", "POST", f"{gone_delivery}/redeliver", None, 404),
     ]  # fmt: skip
     declared = {op.operation_id: op for op in SPEC.operations()}
     for operation_id, method, path, body, status in cases:
