@@ -207,3 +207,21 @@ def test_reading_the_secret_is_its_own_action(
     denied = reader.get(f"/api/v1/webhooks/{hook['id']}/secret")
     assert denied.status == 404 and denied.code == "RESOURCE_NOT_FOUND"
     assert reader.post(f"/api/v1/webhooks/{hook['id']}/rotate-secret").status == 200
+
+
+def test_an_update_that_lost_a_race_writes_nothing(api: Any, hook: dict[str, Any]) -> None:
+    from chalicelib.engine import webhooks as catalog
+    from chalicelib.errors import PawlError
+    from chalicelib.store import webhooks as store
+
+    stale = store.get_webhook(hook["id"])
+    assert api.put(f"/api/v1/webhooks/{hook['id']}", {"name": "first"}).status == 200
+    with pytest.raises(PawlError) as lost:
+        catalog.update_webhook(stale, {"name": "second", "active": False})
+    assert (lost.value.status, lost.value.code) == (409, "CONCURRENT_UPDATE")
+    shown = api.get(f"/api/v1/webhooks/{hook['id']}").json
+    assert (shown["name"], shown["active"]) == ("first", True)
+    api.delete(f"/api/v1/webhooks/{hook['id']}")
+    with pytest.raises(PawlError) as gone:
+        catalog.update_webhook(stale, {"name": "third"})
+    assert gone.value.status == 404

@@ -194,3 +194,18 @@ def test_deliveries_of_another_project_are_missing_and_queries_are_checked(
         refused = api.get(DELIVERIES + query)
         assert refused.status == 400, (query, refused)
         assert refused.json["error"]["meta"]["field"] == field, (query, refused)
+
+
+def test_a_delivery_outlives_its_webhook_but_cannot_be_redelivered(
+    api: Any, project: dict[str, Any]
+) -> None:
+    body = {"project_id": project["id"], "url": "http://127.0.0.1:9/h", "events": ["eval_run.*"]}
+    hook = api.post("/api/v1/webhooks", body).json
+    plugins().deliver_event(run_event(project["id"]))
+    [delivery] = listed(api, hook["id"])
+    assert api.delete(f"/api/v1/webhooks/{hook['id']}").status == 204
+    assert api.get(f"{DELIVERIES}/{delivery['id']}").json["id"] == delivery["id"]  # history
+    gone = api.post(f"{DELIVERIES}/{delivery['id']}/redeliver")
+    assert gone.status == 404 and gone.json["error"]["meta"]["id"] == hook["id"], gone
+    assert DeliveryModel.count() == 1
+    assert api.get(f"{DELIVERIES}?webhook_id={hook['id']}").status == 404
