@@ -108,6 +108,7 @@ EvalId = Annotated[str, Field(pattern=id_pattern("eval"))]
 TriggerId = Annotated[str, Field(pattern=id_pattern("trigger"))]
 PolicyId = Annotated[str, Field(pattern=id_pattern("policy"))]
 SecretId = Annotated[str, Field(pattern=id_pattern("secret"))]
+WebhookId = Annotated[str, Field(pattern=id_pattern("webhook"))]
 
 #: Path parameter name -> the kind of id it holds (a malformed one is a 404 at the edge).
 PATH_PARAMETER_KINDS = {
@@ -120,6 +121,7 @@ PATH_PARAMETER_KINDS = {
     "eval_run_id": "eval_run",
     "generation_id": "generation",
     "webhook_id": "webhook",
+    "delivery_id": "delivery",
     "provider_id": "ai_provider",
     "tool_id": "tool",
     "decider_id": "decider",

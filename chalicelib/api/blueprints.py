@@ -21,6 +21,7 @@ from chalicelib.api import (
     tools,
     triggers,
     usage,
+    webhook_deliveries,
     webhooks,
 )
 
@@ -45,6 +46,7 @@ BLUEPRINTS: list[Blueprint] = [
     tools.bp,
     deciders.bp,
     webhooks.bp,
+    webhook_deliveries.bp,
     triggers.bp,
     formations.bp,
     usage.bp,

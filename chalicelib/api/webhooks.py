@@ -1,6 +1,9 @@
-"""Webhooks: subscribe a URL to a project's run lifecycle events; inspect its deliveries.
+"""Webhooks: subscribe a URL to a project's run lifecycle events (``/api/v1/webhooks``).
 
-The signing secret is returned by the create call only. ``GET`` and lists never show it.
+SOAT's operations and fields (``docs/webhooks.md`` records where pawl differs). The signing
+secret is in the answers of create and rotate-secret, and readable through get-secret
+(its own action, ``webhooks:GetWebhookSecret``); ``GET``, lists and deliveries never show
+it. The deliveries are :mod:`chalicelib.api.webhook_deliveries`.
 """
 
 from __future__ import annotations
@@ -12,13 +15,14 @@ from pydantic import Field, field_validator
 
 from chalicelib.api.access import on, on_collection
 from chalicelib.api.ai_providers import MAX_URL_LENGTH, UrlText
-from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
+from chalicelib.api.common import refuse_nulls
+from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.webhooks import (
     CreatedWebhook,
-    Delivery,
     EventPattern,
     Webhook,
+    WebhookSecret,
     canonical_event,
 )
 from chalicelib.engine import webhooks as catalog
@@ -28,21 +32,55 @@ from chalicelib.store import webhooks as store
 bp = Blueprint(__name__)
 
 TAG = "webhooks"
+ITEM = "/api/v1/webhooks/{webhook_id}"
+MAX_NAME = 200
+MAX_DESCRIPTION = 2000
+MAX_EVENTS = 10
+POLICY_NOT_BUILT = "policy gating of webhook deliveries is not built in pawl: omit policy_id"
 
 
-class CreateWebhook(RequestBody):
-    project_id: ProjectId
+def unique_events(events: list[EventPattern]) -> list[EventPattern]:
+    """A repeated pattern adds nothing (``eval_runs.x`` repeats ``eval_run.x``): keep the
+    first of each, as the caller spelt it, in the caller's order."""
+    first = {canonical_event(e): e for e in reversed(events)}
+    return list(dict.fromkeys(first[canonical_event(e)] for e in events))
+
+
+class _WebhookFields(RequestBody):
+    """What create and update share: the checks on ``events`` and ``policy_id``."""
+
+    description: str | None = Field(None, max_length=MAX_DESCRIPTION)
+    policy_id: str | None = Field(None, description="Not built: only null is accepted")
+
+    @field_validator("events", check_fields=False)
+    @classmethod
+    def _unique_events(cls, events: list[EventPattern] | None) -> list[EventPattern] | None:
+        return None if events is None else unique_events(events)
+
+    @field_validator("policy_id")
+    @classmethod
+    def _no_policy(cls, policy_id: str | None) -> None:
+        if policy_id is not None:
+            raise ValueError(POLICY_NOT_BUILT)
+        return None
+
+
+class CreateWebhook(_WebhookFields):
+    project_id: ProjectId | None = Field(None, description="Required with the admin key")
+    name: str | None = Field(None, min_length=1, max_length=MAX_NAME, description="Default: host")
     url: UrlText = Field(min_length=1, max_length=MAX_URL_LENGTH)
-    events: list[EventPattern] = Field(min_length=1, max_length=10)
+    events: list[EventPattern] = Field(min_length=1, max_length=MAX_EVENTS)
+    active: bool = True
     secret: str | None = Field(None, min_length=16, max_length=256)
 
-    @field_validator("events")
-    @classmethod
-    def _unique_events(cls, events: list[EventPattern]) -> list[EventPattern]:
-        # A repeated pattern adds nothing (``eval_runs.x`` repeats ``eval_run.x``): keep the
-        # first of each, as the caller spelt it, in the caller's order.
-        first = {canonical_event(e): e for e in reversed(events)}
-        return list(dict.fromkeys(first[canonical_event(e)] for e in events))
+
+class UpdateWebhook(_WebhookFields):
+    """A partial update: what is omitted stays; ``description: null`` clears it."""
+
+    name: str | None = Field(None, min_length=1, max_length=MAX_NAME)
+    url: UrlText | None = Field(None, min_length=1, max_length=MAX_URL_LENGTH)
+    events: list[EventPattern] | None = Field(None, min_length=1, max_length=MAX_EVENTS)
+    active: bool | None = None
 
 
 @endpoint(
@@ -57,10 +95,11 @@ class CreateWebhook(RequestBody):
     operation_id="createWebhook",
 )
 def create_webhook(call: Call[CreateWebhook, Any]) -> CreatedWebhook:
-    """Subscribe a URL to run lifecycle events. The signing ``secret`` is shown only here."""
+    """Subscribe a URL to run lifecycle events; the answer holds the signing ``secret``."""
     body = call.body
-    call.caller.check_target_project(body.project_id)
-    return catalog.create_webhook(body.project_id, body.url, body.events, body.secret)
+    project_id = call.caller.listing_project(body.project_id)
+    described = {"name": body.name, "description": body.description, "active": body.active}
+    return catalog.create_webhook(project_id, body.url, body.events, body.secret, **described)
 
 
 @endpoint(
@@ -79,7 +118,7 @@ def list_webhooks(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
     return page(store.list_webhooks(project_id, call.query.window()))
 
 
-def _visible_webhook(call: Call[Any, Any]) -> Webhook:
+def visible_webhook(call: Call[Any, Any]) -> Webhook:
     webhook = store.get_webhook(call.path["webhook_id"])
     call.caller.check_visible(webhook.project_id, "webhook", webhook.id)
     return webhook
@@ -87,7 +126,7 @@ def _visible_webhook(call: Call[Any, Any]) -> Webhook:
 
 @endpoint(
     bp,
-    "/api/v1/webhooks/{webhook_id}",
+    ITEM,
     "GET",
     access=on("webhooks:GetWebhook", "webhook_id"),
     response=Webhook,
@@ -96,12 +135,30 @@ def _visible_webhook(call: Call[Any, Any]) -> Webhook:
 )
 def get_webhook(call: Call[Any, Any]) -> Webhook:
     """Get a webhook (never its secret)."""
-    return _visible_webhook(call)
+    return visible_webhook(call)
 
 
 @endpoint(
     bp,
-    "/api/v1/webhooks/{webhook_id}",
+    ITEM,
+    "PUT",
+    access=on("webhooks:UpdateWebhook", "webhook_id"),
+    body=UpdateWebhook,
+    response=Webhook,
+    tag=TAG,
+    operation_id="updateWebhook",
+)
+def update_webhook(call: Call[UpdateWebhook, Any]) -> Webhook:
+    """Change a webhook's name, description, URL, events or ``active``; omitted fields stay."""
+    body = call.body
+    refuse_nulls(body, "name", "url", "events", "active")
+    changes = body.model_dump(include=body.model_fields_set - {"policy_id"})
+    return catalog.update_webhook(visible_webhook(call), changes)
+
+
+@endpoint(
+    bp,
+    ITEM,
     "DELETE",
     access=on("webhooks:DeleteWebhook", "webhook_id"),
     status=204,
@@ -110,21 +167,35 @@ def get_webhook(call: Call[Any, Any]) -> Webhook:
 )
 def delete_webhook(call: Call[Any, Any]) -> None:
     """Delete a webhook; deliveries not yet sent are then marked failed."""
-    webhook = _visible_webhook(call)
+    webhook = visible_webhook(call)
     store.delete_webhook(webhook.id)
 
 
 @endpoint(
     bp,
-    "/api/v1/webhooks/{webhook_id}/deliveries",
+    f"{ITEM}/secret",
     "GET",
-    access=on("webhooks:ListWebhookDeliveries", "webhook_id"),
-    query=ListQuery,
-    response=Page[Delivery],
+    access=on("webhooks:GetWebhookSecret", "webhook_id"),
+    response=WebhookSecret,
     tag=TAG,
-    operation_id="listWebhookDeliveries",
+    operation_id="getWebhookSecret",
 )
-def list_deliveries(call: Call[Any, ListQuery]) -> dict[str, Any]:
-    """List a webhook's deliveries, newest first, with their attempts and last outcome."""
-    webhook = _visible_webhook(call)
-    return page(store.list_deliveries(webhook.id, call.query.window()))
+def get_webhook_secret(call: Call[Any, Any]) -> WebhookSecret:
+    """A webhook's signing secret (its own action: ``webhooks:GetWebhookSecret``)."""
+    webhook = visible_webhook(call)
+    return WebhookSecret(webhook_id=webhook.id, secret=store.read_secret(webhook.id))
+
+
+@endpoint(
+    bp,
+    f"{ITEM}/rotate-secret",
+    "POST",
+    access=on("webhooks:RotateWebhookSecret", "webhook_id"),
+    response=CreatedWebhook,
+    tag=TAG,
+    operation_id="rotateWebhookSecret",
+)
+def rotate_webhook_secret(call: Call[Any, Any]) -> CreatedWebhook:
+    """Replace the signing secret; every attempt from now on (retries too) is signed with
+    the new one, and the old one signs nothing."""
+    return catalog.rotate_secret(visible_webhook(call))

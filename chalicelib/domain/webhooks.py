@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from chalicelib.domain.base import Resource
 
@@ -34,7 +34,8 @@ def canonical_event(name: str) -> str:
     return name
 
 
-DeliveryStatus = Literal["pending", "succeeded", "failed"]
+#: A delivery's status on the wire (SOAT's enum). Rows spell success ``succeeded``.
+DeliveryStatus = Literal["pending", "success", "failed"]
 
 #: Attempts per delivery, the first included.
 MAX_ATTEMPTS = 3
@@ -43,29 +44,70 @@ MAX_ATTEMPTS = 3
 class Webhook(Resource):
     id: str
     project_id: str
+    name: str
+    description: str | None = None
     url: str
     events: list[str]
+    #: False: no event is delivered to it (new deliveries are not recorded, pending ones
+    #: fail unsent, a redelivery is refused) until it is set active again.
+    active: bool = True
+    #: SOAT's policy gating of deliveries, which pawl does not build: always null.
+    policy_id: None = None
     created_at: str
     updated_at: str
 
 
 class CreatedWebhook(Webhook):
-    """The only view that carries the signing secret: returned once, at creation."""
+    """The webhook with its signing secret: what create and rotate-secret answer."""
 
+    secret: str
+
+
+class WebhookSecret(Resource):
+    """What ``GET /api/v1/webhooks/{webhook_id}/secret`` answers."""
+
+    webhook_id: str
     secret: str
 
 
 class Delivery(Resource):
     id: str
     webhook_id: str
-    event: str
+    event_type: str
+    #: The envelope as sent (the stored body, decoded).
+    payload: dict[str, Any]
     status: DeliveryStatus
+    #: HTTP status of the last attempt's answer; null when no answer came (or no attempt).
+    status_code: int | None = None
     attempts: int
-    last_status_code: int | None = None
-    last_error: str | None = None
+    last_attempt_at: str | None = None
     next_attempt_at: str | None = None
+    #: The start of the last answer's body (pawl keeps its first 2,000 characters).
+    response_body: str | None = None
+    #: Why the last attempt failed, or why the delivery was not sent (a pawl addition).
+    last_error: str | None = None
+    #: The delivery this one re-sends (``redeliver``); null for an event's own (pawl's).
+    redelivery_of: str | None = None
     created_at: str
     updated_at: str
+
+
+#: How much of a receiver's answer a delivery keeps (``response_body``).
+MAX_RESPONSE_BODY_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class AttemptAnswer:
+    """What one HTTP attempt produced: a status code and the start of the answer's body,
+    or an error when there was no answer."""
+
+    status_code: int | None
+    error: str | None
+    body: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
 
 
 @dataclass(frozen=True)
@@ -77,6 +119,7 @@ class WebhookTarget:
     url: str
     events: tuple[str, ...]
     secret: str
+    active: bool = True
 
 
 @dataclass(frozen=True)
@@ -86,3 +129,5 @@ class PendingDelivery:
     delivery: Delivery
     project_id: str
     payload: str
+    #: The event the delivery carries (a redelivery carries its original's).
+    event_id: str = ""

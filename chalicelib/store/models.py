@@ -404,7 +404,12 @@ class GenerationModel(IdModel):
 
 @register
 class WebhookModel(ProjectScoped, IdModel):
-    """A project's webhook subscription. ``secret`` signs deliveries and is never returned."""
+    """A project's webhook subscription. ``secret`` (sealed) signs deliveries; only the
+    create, rotate-secret and get-secret routes return it.
+
+    ``name`` and ``active`` are absent on rows written before they existed: such a webhook
+    reads as named after its URL's host, and active.
+    """
 
     class Meta:
         short_name = "webhooks"
@@ -413,6 +418,9 @@ class WebhookModel(ProjectScoped, IdModel):
     events = ListAttribute(of=UnicodeAttribute)
     secret = UnicodeAttribute()
     updated_at = UnicodeAttribute()
+    name = UnicodeAttribute(null=True)
+    description = UnicodeAttribute(null=True)
+    active = BooleanAttribute(null=True)
 
 
 class _DeliveriesByWebhook(GlobalSecondaryIndex["DeliveryModel"]):
@@ -467,6 +475,11 @@ class DeliveryModel(IdModel):
     #: message for the same attempt (stale, or re-enqueued by the sweeper) does not POST.
     claimed_attempt = NumberAttribute(null=True)
     claim_expires_at = UnicodeAttribute(null=True)
+    last_attempt_at = UnicodeAttribute(null=True)
+    #: The start of the last answer's body (``chalicelib.webhooks.delivery``).
+    response_body = UnicodeAttribute(null=True)
+    #: The delivery a redelivery re-sends.
+    redelivery_of = UnicodeAttribute(null=True)
     by_webhook = _DeliveriesByWebhook()
     pending_deliveries = _PendingDeliveries()
 

@@ -1,17 +1,20 @@
 """Webhooks and their deliveries.
 
 A webhook row holds its signing secret *sealed* (:mod:`chalicelib.secretbox`); only
-:func:`create_webhook` (once, the value the caller gave) and the delivery path
-(:func:`get_target`, :func:`project_targets`) ever see it in clear. A row written before
+:func:`create_webhook` and :func:`replace_secret` (the value they were given),
+:func:`read_secret` (the get-secret route) and the delivery path (:func:`get_target`,
+:func:`project_targets`) ever see it in clear. A row written before
 secrets were sealed (an old local state dir) still holds it in clear: it is used as is and
 sealed in place the first time the delivery path reads it.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from datetime import timedelta
-from typing import cast
+from typing import Any, cast
+from urllib.parse import urlsplit
 
 from pynamodb.exceptions import DoesNotExist, PutError
 from pynamodb.expressions.condition import Condition
@@ -19,6 +22,7 @@ from pynamodb.expressions.update import Action
 
 from chalicelib import clock, ids, secretbox
 from chalicelib.domain.webhooks import (
+    AttemptAnswer,
     CreatedWebhook,
     Delivery,
     PendingDelivery,
@@ -40,11 +44,19 @@ def _webhook(model: WebhookModel) -> Webhook:
     return Webhook(
         id=model.id,
         project_id=model.project_id,
+        name=model.name or default_name(model.url),
+        description=model.description,
         url=model.url,
         events=[str(e) for e in model.events],
+        active=model.active is not False,
         created_at=model.created_at,
         updated_at=model.updated_at,
     )
+
+
+def default_name(url: str) -> str:
+    """The name of a webhook created without one: its URL's host."""
+    return urlsplit(url).hostname or url
 
 
 def _target(model: WebhookModel) -> WebhookTarget:
@@ -54,6 +66,7 @@ def _target(model: WebhookModel) -> WebhookTarget:
         url=model.url,
         events=tuple(str(e) for e in model.events),
         secret=_signing_secret(model),
+        active=model.active is not False,
     )
 
 
@@ -73,7 +86,16 @@ def _seal_legacy_secret(webhook_id: str, clear: str) -> None:
     )
 
 
-def create_webhook(project_id: str, url: str, events: Sequence[str], secret: str) -> CreatedWebhook:
+def create_webhook(
+    project_id: str,
+    url: str,
+    events: Sequence[str],
+    secret: str,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    active: bool = True,
+) -> CreatedWebhook:
     """Create a webhook in an existing project (404 when the project is gone, 409
     ``CONCURRENT_UPDATE`` when the write lost a race; nothing is written either way)."""
     sealed = secretbox.seal(secret, secretbox.WEBHOOK_SECRET)
@@ -82,8 +104,11 @@ def create_webhook(project_id: str, url: str, events: Sequence[str], secret: str
     row = WebhookModel(
         id=webhook_id,
         project_id=project_id,
+        name=name or default_name(url),
+        description=description,
         url=url,
         events=list(events),
+        active=active,
         secret=sealed,
         created_at=now,
         updated_at=now,
@@ -91,6 +116,40 @@ def create_webhook(project_id: str, url: str, events: Sequence[str], secret: str
     )
     project_scoped.save_in_project(row, project_id)
     return CreatedWebhook(secret=secret, **_webhook(row).model_dump())
+
+
+def update_webhook(current: Webhook, changes: dict[str, Any]) -> Webhook:
+    """Set ``changes`` (fields of :class:`Webhook`; a ``description`` of None clears it),
+    conditioned on ``updated_at``: 409 ``CONCURRENT_UPDATE`` when the webhook changed since
+    it was read, 404 when it was deleted meanwhile. Nothing is written on a refusal."""
+    now = clock.now_iso()
+    actions: list[Action] = [WebhookModel.updated_at.set(now)]
+    for field, value in changes.items():
+        attribute = getattr(WebhookModel, field)
+        actions.append(attribute.remove() if value is None else attribute.set(value))
+    row = WebhookModel(id=current.id)
+    if not row.update_if(actions, WebhookModel.updated_at == current.updated_at):
+        raise project_scoped.lost_race(WebhookModel, "webhook", current.id)
+    return current.model_copy(update={**changes, "updated_at": now})
+
+
+def replace_secret(current: Webhook, secret: str) -> CreatedWebhook:
+    """Seal and store a new signing secret; every attempt from now on is signed with it."""
+    now = clock.now_iso()
+    actions: list[Action] = [
+        WebhookModel.secret.set(secretbox.seal(secret, secretbox.WEBHOOK_SECRET)),
+        WebhookModel.updated_at.set(now),
+    ]
+    if not WebhookModel(id=current.id).update_if(actions, WebhookModel.id.exists()):
+        raise project_scoped.lost_race(WebhookModel, "webhook", current.id)
+    return CreatedWebhook(
+        secret=secret, **current.model_dump(exclude={"updated_at"}), updated_at=now
+    )
+
+
+def read_secret(webhook_id: str) -> str:
+    """The signing secret in clear (500 ``SECRET_UNREADABLE`` when it cannot be opened)."""
+    return _signing_secret(project_scoped.get_or_404(WebhookModel, "webhook", webhook_id))
 
 
 def get_webhook(webhook_id: str) -> Webhook:
@@ -122,25 +181,41 @@ def delete_webhook(webhook_id: str) -> None:
 # --- deliveries -----------------------------------------------------------------------------
 
 
+#: A delivery row's status -> SOAT's on the wire (rows keep pawl's older ``succeeded``).
+_WIRE_STATUS = {"pending": "pending", "succeeded": "success", "failed": "failed"}
+#: SOAT's status -> the rows' spelling (a list's ``?status=`` filter).
+ROW_STATUS = {wire: row for row, wire in _WIRE_STATUS.items()}
+
+
 def _delivery(model: DeliveryModel) -> Delivery:
     return Delivery(
         id=model.id,
         webhook_id=model.webhook_id,
-        event=model.event,
-        status=model.status,  # type: ignore[arg-type]  # only this module writes it
+        event_type=model.event,
+        payload=json.loads(model.payload),
+        status=_WIRE_STATUS[model.status],  # type: ignore[arg-type]  # only this module writes it
+        status_code=None if model.last_status_code is None else int(model.last_status_code),
         attempts=int(model.attempts),
-        last_status_code=None if model.last_status_code is None else int(model.last_status_code),
-        last_error=model.last_error,
+        last_attempt_at=model.last_attempt_at,
         next_attempt_at=model.next_attempt_at,
+        response_body=model.response_body,
+        last_error=model.last_error,
+        redelivery_of=model.redelivery_of,
         created_at=model.created_at,
         updated_at=model.updated_at,
     )
 
 
 def create_delivery(
-    delivery_id: str, target: WebhookTarget, event_id: str, event: str, payload: str
+    delivery_id: str,
+    target: WebhookTarget | Webhook,
+    event_id: str,
+    event: str,
+    payload: str,
+    redelivery_of: str | None = None,
 ) -> bool:
-    """Record a pending delivery. False when this delivery id already exists (a repeat)."""
+    """Record a pending delivery, due now. False when this delivery id already exists (a
+    repeat). ``redelivery_of``: the delivery whose stored payload this one sends again."""
     now, created_key = project_scoped.creation_stamp(delivery_id)
     row = DeliveryModel(
         id=delivery_id,
@@ -153,6 +228,7 @@ def create_delivery(
         next_attempt_at=now,
         pending=PENDING_MARK,
         payload=payload,
+        redelivery_of=redelivery_of,
         created_at=now,
         updated_at=now,
         created_key=created_key,
@@ -172,7 +248,10 @@ def get_delivery(delivery_id: str) -> PendingDelivery | None:
     except DoesNotExist:
         return None
     return PendingDelivery(
-        delivery=_delivery(model), project_id=model.project_id, payload=model.payload
+        delivery=_delivery(model),
+        project_id=model.project_id,
+        payload=model.payload,
+        event_id=model.event_id,
     )
 
 
@@ -180,8 +259,7 @@ def record_attempt(
     delivery_id: str,
     attempt: int,
     status: str,
-    status_code: int | None,
-    error: str | None,
+    answer: AttemptAnswer,
     next_attempt_at: str | None,
 ) -> bool:
     """Record attempt number ``attempt`` and its outcome, releasing the attempt's claim.
@@ -189,17 +267,16 @@ def record_attempt(
     Conditional on the row still being pending with ``attempt - 1`` attempts, so a
     duplicate SQS message can never count an attempt twice. False when it lost that race.
     """
+    now = clock.now_iso()
     actions: list[Action] = [
         DeliveryModel.attempts.set(attempt),
         DeliveryModel.status.set(status),
-        DeliveryModel.updated_at.set(clock.now_iso()),
-        DeliveryModel.last_status_code.set(status_code)
-        if status_code is not None
-        else DeliveryModel.last_status_code.remove(),
-        DeliveryModel.last_error.set(error) if error else DeliveryModel.last_error.remove(),
-        DeliveryModel.next_attempt_at.set(next_attempt_at)
-        if next_attempt_at
-        else DeliveryModel.next_attempt_at.remove(),
+        DeliveryModel.updated_at.set(now),
+        DeliveryModel.last_attempt_at.set(now),
+        _set_or_remove(DeliveryModel.last_status_code, answer.status_code),
+        _set_or_remove(DeliveryModel.last_error, answer.error or None),
+        _set_or_remove(DeliveryModel.response_body, answer.body),
+        _set_or_remove(DeliveryModel.next_attempt_at, next_attempt_at or None),
         DeliveryModel.pending.set(PENDING_MARK)
         if status == "pending"
         else DeliveryModel.pending.remove(),
@@ -207,6 +284,10 @@ def record_attempt(
         DeliveryModel.claim_expires_at.remove(),
     ]
     return _update_if(delivery_id, actions, _awaiting(attempt))
+
+
+def _set_or_remove(attribute: Any, value: Any) -> Action:
+    return attribute.remove() if value is None else attribute.set(value)
 
 
 def _awaiting(attempt: int) -> Condition:
@@ -266,7 +347,12 @@ def abandon_delivery(delivery_id: str, reason: str) -> bool:
     return _update_if(delivery_id, actions, DeliveryModel.status == "pending")
 
 
-def list_deliveries(webhook_id: str, window: Window) -> Listing[Delivery]:
-    """A webhook's deliveries, newest first."""
-    newest_first = Partition(DeliveryModel.by_webhook, webhook_id, _WEBHOOK_INDEX_KEYS, False)
+def list_deliveries(
+    webhook_id: str, window: Window, status: str | None = None
+) -> Listing[Delivery]:
+    """A webhook's deliveries, newest first; ``status`` (SOAT's spelling) keeps only those."""
+    only = None if status is None else DeliveryModel.status == ROW_STATUS[status]
+    newest_first = Partition(
+        DeliveryModel.by_webhook, webhook_id, _WEBHOOK_INDEX_KEYS, False, only=only
+    )
     return page_of(newest_first, window, _delivery)

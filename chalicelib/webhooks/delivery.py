@@ -22,7 +22,13 @@ from datetime import timedelta
 from typing import Any, Literal
 
 from chalicelib import clock, outbound, queues
-from chalicelib.domain.webhooks import MAX_ATTEMPTS, PendingDelivery, WebhookTarget
+from chalicelib.domain.webhooks import (
+    MAX_ATTEMPTS,
+    MAX_RESPONSE_BODY_CHARS,
+    AttemptAnswer,
+    PendingDelivery,
+    WebhookTarget,
+)
 from chalicelib.settings import get_settings
 from chalicelib.store import webhooks as store
 from chalicelib.webhooks import signing
@@ -64,19 +70,7 @@ class DeliveryMessage:
         return cls(delivery_id=delivery_id, attempt=attempt)
 
 
-@dataclass(frozen=True)
-class AttemptResult:
-    """What one HTTP attempt produced: a status code, or an error when there was no answer."""
-
-    status_code: int | None
-    error: str | None
-
-    @property
-    def ok(self) -> bool:
-        return self.status_code is not None and 200 <= self.status_code < 300
-
-
-def post_once(url: str, body: bytes, headers: dict[str, str]) -> AttemptResult:
+def post_once(url: str, body: bytes, headers: dict[str, str]) -> AttemptAnswer:
     """One POST through the shared outbound client, which retries nothing here: the
     delivery's own attempts (spaced by SQS delays) are the retry policy."""
     try:
@@ -90,10 +84,11 @@ def post_once(url: str, body: bytes, headers: dict[str, str]) -> AttemptResult:
             max_bytes=MAX_ANSWER_BYTES,
         )
     except outbound.OutboundError as exc:
-        return AttemptResult(status_code=None, error=str(exc))
+        return AttemptAnswer(status_code=None, error=str(exc))
+    kept = response.text[:MAX_RESPONSE_BODY_CHARS] or None
     if response.ok:
-        return AttemptResult(status_code=response.status, error=None)
-    return AttemptResult(response.status, f"receiver answered HTTP {response.status}")
+        return AttemptAnswer(status_code=response.status, error=None, body=kept)
+    return AttemptAnswer(response.status, f"receiver answered HTTP {response.status}", kept)
 
 
 def retry_delay_s(failed_attempt: int, base_s: int) -> int:
@@ -105,7 +100,7 @@ def _headers(target: WebhookTarget, pending: PendingDelivery, body: bytes) -> di
     return {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
-        signing.EVENT_HEADER: pending.delivery.event,
+        signing.EVENT_HEADER: pending.delivery.event_type,
         signing.DELIVERY_HEADER: pending.delivery.id,
         # Signed at send time, so a retry carries a fresh timestamp.
         signing.SIGNATURE_HEADER: signing.sign(target.secret, body, int(time.time())),
@@ -138,6 +133,9 @@ def deliver(message: DeliveryMessage) -> Outcome:
     if target is None:
         store.abandon_delivery(message.delivery_id, "webhook was deleted before delivery")
         return "failed"
+    if not target.active:
+        store.abandon_delivery(message.delivery_id, "webhook was deactivated before delivery")
+        return "failed"
     if not store.claim_attempt(message.delivery_id, message.attempt, CLAIM_LEASE_S):
         log.info(
             "delivery %s attempt %d is being made by another worker; skipped",
@@ -157,23 +155,17 @@ def deliver(message: DeliveryMessage) -> Outcome:
     return _record(message, result)
 
 
-def _record(message: DeliveryMessage, result: AttemptResult) -> Outcome:
+def _record(message: DeliveryMessage, result: AttemptAnswer) -> Outcome:
     attempt = message.attempt
     if result.ok:
-        store.record_attempt(
-            message.delivery_id, attempt, "succeeded", result.status_code, None, None
-        )
+        store.record_attempt(message.delivery_id, attempt, "succeeded", result, None)
         return "succeeded"
     if attempt >= MAX_ATTEMPTS:
-        store.record_attempt(
-            message.delivery_id, attempt, "failed", result.status_code, result.error, None
-        )
+        store.record_attempt(message.delivery_id, attempt, "failed", result, None)
         return "failed"
     delay_s = retry_delay_s(attempt, get_settings().webhook_retry_base_s)
     next_message = DeliveryMessage(delivery_id=message.delivery_id, attempt=attempt + 1)
     queues.send(get_settings().webhook_queue, next_message.body(), delay_s=delay_s)
     next_at = clock.iso(clock.now() + timedelta(seconds=delay_s))
-    store.record_attempt(
-        message.delivery_id, attempt, "pending", result.status_code, result.error, next_at
-    )
+    store.record_attempt(message.delivery_id, attempt, "pending", result, next_at)
     return "retrying"

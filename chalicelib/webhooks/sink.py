@@ -1,6 +1,6 @@
 """The built-in webhook sink: a plugin registered through ``pawl_deliver_event`` like any other.
 
-It only records and enqueues: one pending delivery row per subscribed webhook and one
+It only records and enqueues: one pending delivery row per subscribed, active webhook and one
 message per delivery on the webhook queue. The HTTP work happens in the delivery
 worker (:mod:`chalicelib.webhooks.delivery`), so the run engine is never held up by a
 slow or dead receiver.
@@ -76,8 +76,8 @@ def _record_deliveries(event: LifecycleEvent) -> list[DeliveryMessage]:
     payload = json.dumps(body, separators=(",", ":"))
     messages = []
     for target in store.project_targets(event.project_id):
-        if not subscribes(target.events, event.event):
-            continue
+        if not target.active or not subscribes(target.events, event.event):
+            continue  # an inactive webhook records nothing (no delivery to redeliver later)
         did = delivery_id(event.id, target.id)
         created = store.create_delivery(did, target, event.id, event.event, payload)
         if not created:

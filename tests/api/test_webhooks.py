@@ -102,7 +102,7 @@ def test_delete_then_get_is_404(api: Any, project: dict[str, Any]) -> None:
     assert api.delete(f"/api/v1/webhooks/{hook['id']}").status == 204
     assert api.get(f"/api/v1/webhooks/{hook['id']}").status == 404
     assert api.delete(f"/api/v1/webhooks/{hook['id']}").status == 404
-    assert api.get(f"/api/v1/webhooks/{hook['id']}/deliveries").status == 404
+    assert api.get(f"/api/v1/webhook-deliveries?webhook_id={hook['id']}").status == 404
     assert listed_ids(api, project["id"]) == []
 
 
@@ -121,7 +121,7 @@ def test_scoped_key_reaches_only_its_project(
 
     for path in (
         f"/api/v1/webhooks/{foreign['id']}",
-        f"/api/v1/webhooks/{foreign['id']}/deliveries",
+        f"/api/v1/webhook-deliveries?webhook_id={foreign['id']}",
     ):
         hidden, missing = scoped.get(path), scoped.get(path.replace(foreign["id"], "whk_nope"))
         assert hidden.status == missing.status == 404
@@ -165,13 +165,13 @@ def test_deliveries_list_newest_first_with_pages(api: Any, project: dict[str, An
     for n in range(3):
         plugins().deliver_event(_event(project["id"], n))
 
-    page = api.get(f"/api/v1/webhooks/{hook['id']}/deliveries?limit=2")
+    page = api.get(f"/api/v1/webhook-deliveries?webhook_id={hook['id']}&limit=2")
     assert page.status == 200, page
     rest = api.get(
-        f"/api/v1/webhooks/{hook['id']}/deliveries?limit=2&cursor={page.json['next_cursor']}"
+        f"/api/v1/webhook-deliveries?webhook_id={hook['id']}&limit=2&cursor={page.json['next_cursor']}"
     ).json
     rows = page.json["data"] + rest["data"]
-    assert sorted(r["event"] for r in rows) == [
+    assert sorted(r["event_type"] for r in rows) == [
         "eval_run.completed",
         "eval_run.completed",
         "eval_run.failed",
@@ -181,9 +181,11 @@ def test_deliveries_list_newest_first_with_pages(api: Any, project: dict[str, An
     assert rest["next_cursor"] is None
     assert all(r["status"] == "pending" and r["attempts"] == 0 for r in rows)
     assert set(rows[0]) == {
-        "id", "webhook_id", "event", "status", "attempts", "last_status_code",
-        "last_error", "next_attempt_at", "created_at", "updated_at",
+        "id", "webhook_id", "event_type", "payload", "status", "status_code", "attempts",
+        "last_attempt_at", "next_attempt_at", "response_body", "last_error", "redelivery_of",
+        "created_at", "updated_at",
     }  # fmt: skip
-    failed_only = api.get(f"/api/v1/webhooks/{only_failed['id']}/deliveries").json["data"]
-    assert [r["event"] for r in failed_only] == ["eval_run.failed"]
-    assert api.get(f"/api/v1/webhooks/{hook['id']}/deliveries?bogus=1").status == 400
+    assert rows[0]["payload"]["resource_id"] == rows[0]["payload"]["data"]["id"]
+    failed_only = api.get(f"/api/v1/webhook-deliveries?webhook_id={only_failed['id']}").json["data"]
+    assert [r["event_type"] for r in failed_only] == ["eval_run.failed"]
+    assert api.get(f"/api/v1/webhook-deliveries?webhook_id={hook['id']}&bogus=1").status == 400

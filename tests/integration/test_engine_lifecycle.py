@@ -259,7 +259,7 @@ def test_a_fresh_serve_process_hands_an_interrupted_event_to_the_webhook_sink_at
 
 
 def _delivery_ids(api: Any, webhook_id: str) -> list[str]:
-    response = api.get(f"/api/v1/webhooks/{webhook_id}/deliveries")
+    response = api.get(f"/api/v1/webhook-deliveries?webhook_id={webhook_id}")
     assert response.status == 200, response
     return [d["id"] for d in response.json["data"]]
 

@@ -152,7 +152,7 @@ def test_success_is_signed_and_carries_the_envelope(project_id: str) -> None:
     assert request.headers[signing.DELIVERY_HEADER] == delivery_id(event.id, hook.id)
     assert request.headers["Content-Type"] == "application/json"
     [row] = deliveries(hook.id)
-    assert (row.status, row.attempts, row.last_status_code) == ("succeeded", 1, 200)
+    assert (row.status, row.attempts, row.status_code) == ("success", 1, 200)
     assert row.last_error is None and row.next_attempt_at is None
 
 
@@ -166,7 +166,7 @@ def test_only_subscribed_webhooks_of_the_project_receive(project_id: str) -> Non
         plugins().deliver_event(run_event(project_id, "eval_run.completed"))
         drain()
     assert len(server.requests) == 1 and receiver.verified == [True]
-    assert [d.status for d in deliveries(completed.id)] == ["succeeded"]
+    assert [d.status for d in deliveries(completed.id)] == ["success"]
     assert deliveries(failed_only.id) == [] and deliveries(foreign.id) == []
 
 
@@ -182,8 +182,8 @@ def test_soats_eval_runs_spelling_subscribes_and_delivers_the_canonical_name(
         drain()
     assert {r.headers[signing.EVENT_HEADER] for r in server.requests} == {"eval_run.completed"}
     assert {r.json()["event"] for r in server.requests} == {"eval_run.completed"}
-    assert [d.status for d in deliveries(completed.id)] == ["succeeded"]
-    assert [d.event for d in deliveries(completed.id) + deliveries(everything.id)] == [
+    assert [d.status for d in deliveries(completed.id)] == ["success"]
+    assert [d.event_type for d in deliveries(completed.id) + deliveries(everything.id)] == [
         "eval_run.completed"
     ] * 2
     assert deliveries(failed_only.id) == []
@@ -201,7 +201,7 @@ def test_two_failures_then_success_takes_three_attempts(project_id: str) -> None
         delivery_id(event.id, hook.id)
     }
     [row] = deliveries(hook.id)
-    assert (row.status, row.attempts, row.last_status_code) == ("succeeded", 3, 200)
+    assert (row.status, row.attempts, row.status_code) == ("success", 3, 200)
     assert row.last_error is None
 
 
@@ -213,7 +213,7 @@ def test_three_failures_mark_the_delivery_failed(project_id: str) -> None:
         assert drain() == []
     assert len(server.requests) == 3 and all(receiver.verified)
     [row] = deliveries(hook.id)
-    assert (row.status, row.attempts, row.last_status_code) == ("failed", 3, 500)
+    assert (row.status, row.attempts, row.status_code) == ("failed", 3, 500)
     assert row.last_error == "receiver answered HTTP 500" and row.next_attempt_at is None
     assert receive() == []
 
@@ -227,7 +227,7 @@ def test_attempt_state_between_retries(project_id: str) -> None:
         assert len(first) == 1
         deliver_webhooks(sqs_event(first), None)
         [row] = deliveries(hook.id)
-        assert (row.status, row.attempts, row.last_status_code) == ("pending", 1, 503)
+        assert (row.status, row.attempts, row.status_code) == ("pending", 1, 503)
         assert row.last_error == "receiver answered HTTP 503" and row.next_attempt_at
         # The first message was not deleted: a redelivery of it must not attempt again.
         deliver_webhooks(sqs_event(first), None)
@@ -245,7 +245,7 @@ def test_unreachable_receiver_records_the_error(project_id: str) -> None:
         plugins().deliver_event(run_event(project_id))
         assert drain() == []
     [row] = deliveries(hook.id)
-    assert (row.status, row.attempts, row.last_status_code) == ("failed", 3, None)
+    assert (row.status, row.attempts, row.status_code) == ("failed", 3, None)
     assert row.last_error is not None and "could not connect" in row.last_error
 
 
@@ -260,7 +260,7 @@ def test_same_event_twice_is_one_delivery(project_id: str) -> None:
         plugins().deliver_event(event)  # after it succeeded: nothing is queued at all
         assert receive() == []
     assert len(server.requests) == 1
-    assert [d.status for d in deliveries(hook.id)] == ["succeeded"]
+    assert [d.status for d in deliveries(hook.id)] == ["success"]
 
 
 def test_duplicate_sqs_message_posts_once(project_id: str) -> None:
@@ -324,7 +324,7 @@ def test_a_raising_sink_does_not_stop_the_webhook_sink(
         assert host.deliver_event(run_event(project_id)) == ["raising"]
         drain()
     assert len(server.requests) == 1
-    assert [d.status for d in deliveries(hook.id)] == ["succeeded"]
+    assert [d.status for d in deliveries(hook.id)] == ["success"]
 
 
 def test_secret_never_reaches_pawl_logs(project_id: str, caplog: pytest.LogCaptureFixture) -> None:

@@ -73,7 +73,7 @@ def test_a_lost_retry_is_resumed_by_the_sweeper_and_keeps_its_attempt_count(
         assert resume_stalled_deliveries(SCHEDULED, None) == {"resumed": 0}  # nothing left pending
     assert len(server.requests) == 2
     [row] = deliveries(hook.id)
-    assert (row.status, row.attempts, row.last_status_code) == ("succeeded", 2, 200)
+    assert (row.status, row.attempts, row.status_code) == ("success", 2, 200)
     assert list(store.iter_pending_delivery_ids()) == []
 
 
@@ -88,7 +88,7 @@ def test_the_sweeper_leaves_deliveries_that_are_not_overdue(
         plugins().deliver_event(run_event(project_id))
         assert resume.sweep().resumed == 0  # its own message is still on the way
         drain()
-    assert [d.status for d in deliveries(hook.id)] == ["succeeded"]
+    assert [d.status for d in deliveries(hook.id)] == ["success"]
 
 
 def test_a_stale_and_a_resumed_message_racing_post_once(project_id: str) -> None:
@@ -117,7 +117,7 @@ def test_a_stale_and_a_resumed_message_racing_post_once(project_id: str) -> None
     assert outcomes == ["succeeded"]
     assert len(server.requests) == 1
     [row] = deliveries(hook.id)
-    assert (row.status, row.attempts) == ("succeeded", 1)
+    assert (row.status, row.attempts) == ("success", 1)
 
 
 def test_a_restart_releases_a_dead_workers_claim(project_id: str) -> None:
@@ -137,4 +137,4 @@ def test_a_restart_releases_a_dead_workers_claim(project_id: str) -> None:
         assert (report.resumed, report.claims_released) == (1, 1)
         drain()
     assert len(server.requests) == 1
-    assert [(d.status, d.attempts) for d in deliveries(hook.id)] == [("succeeded", 1)]
+    assert [(d.status, d.attempts) for d in deliveries(hook.id)] == [("success", 1)]

@@ -57,6 +57,8 @@ SCOPE = "API_KEY_PROJECT_SCOPE"
 #: order (each still finds what it acts on), each expecting the route's own status.
 DESTRUCTIVE = [
     ("POST", "/api/v1/triggers/{trigger_id}/rotate-secret"),
+    ("POST", "/api/v1/webhooks/{webhook_id}/rotate-secret"),
+    ("POST", "/api/v1/webhook-deliveries/{delivery_id}/redeliver"),
     ("POST", "/api/v1/evals/{eval_id}/runs/{eval_run_id}/cancel"),
     ("DELETE", "/api/v1/generations/{generation_id}/content"),
     ("DELETE", "/api/v1/datasets/{dataset_id}/items/{item_id}"),
@@ -227,6 +229,8 @@ def path_of(spec: RouteSpec, world: World) -> str:
     path = _fill(spec.path, world.victim.ids)
     if spec.method == "GET" and spec.path in LIST_QUERIES:
         path = held._listing(path, world.project)
+    elif spec.method == "GET" and spec.path in held.PARENT_QUERIES:
+        path += _fill(held.PARENT_QUERIES[spec.path], world.victim.ids)
     return path
 
 

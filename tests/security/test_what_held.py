@@ -139,6 +139,7 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
             {"project_id": project["id"], "url": "http://127.0.0.1:9/h", "events": ["eval_run.*"]},
         )
     )
+    delivery_id = _victim_delivery(api, project["id"], webhook["id"])
     trigger = _created(
         api.post(
             "/api/v1/triggers",
@@ -180,6 +181,7 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
         "provider_id": provider["id"],
         "secret_id": secret["id"],
         "webhook_id": webhook["id"],
+        "delivery_id": delivery_id,
         "trigger_id": trigger["id"],
         "firing_id": firing.json["id"],
         "version": "1",
@@ -205,6 +207,27 @@ def victim(api: Any, plugins: Plugins, decider_backend: Server) -> Victim:
         webhook_secret=webhook["secret"],
         trigger_secret=trigger["secret"],
     )
+
+
+def _victim_delivery(api: Any, project_id: str, webhook_id: str) -> str:
+    """A delivery of the victim's webhook: an event handed to the sinks, as a settle does."""
+    from chalicelib.domain.events import LifecycleEvent
+    from chalicelib.plugins.manager import plugins
+
+    run_id = "evrun_V1ct1mV1ct1mV1ct"
+    event = LifecycleEvent(
+        id="evt_V1ct1mV1ct1mV1ct",
+        event="eval_run.completed",
+        project_id=project_id,
+        resource_type="eval_run",
+        resource_id=run_id,
+        data={"id": run_id, "status": "completed"},
+        timestamp="2026-01-31T12:00:00.000Z",
+    )
+    plugins().deliver_event(event)
+    listed = api.get(f"/api/v1/webhook-deliveries?webhook_id={webhook_id}").json["data"]
+    assert len(listed) == 1, listed
+    return str(listed[0]["id"])
 
 
 def _v2_suite(suite_id: str = V2_SUITE_ID) -> dict[str, Any]:
@@ -318,6 +341,9 @@ def sample_body(method: str, path: str, ids: dict[str, str]) -> dict[str, Any] |
             "url": "http://example.com/h",
             "events": ["eval_run.*"],
         },
+        ("PUT", "/api/v1/webhooks/{webhook_id}"): {"url": "http://example.com/stolen"},
+        ("POST", "/api/v1/webhooks/{webhook_id}/rotate-secret"): {},
+        ("POST", "/api/v1/webhook-deliveries/{delivery_id}/redeliver"): {},
         # Registered in the caller's own project (under another id, so that reading the
         # victim's suite afterwards still names something the caller does not have).
         ("POST", "/v2/eval-suites"): _v2_suite("caller.corp.evals.own-suite"),
@@ -352,6 +378,8 @@ LIST_QUERIES = {
     "/api/v1/usage/events",
     "/api/v1/webhooks",
 }
+#: Lists that name their parent in the query instead of a project (the victim's parent).
+PARENT_QUERIES = {"/api/v1/webhook-deliveries": "?webhook_id={webhook_id}"}
 #: What a listing needs beside ``project_id`` to be a valid request.
 LIST_QUERY_EXTRAS = {"/api/v1/usage/aggregate": "&group_by=source"}
 
@@ -370,6 +398,8 @@ def route_calls(app: Any, ids: dict[str, str]) -> list[tuple[str, str, dict[str,
             path = _fill(template, ids)
             if method == "GET" and template in LIST_QUERIES:
                 path = _listing(path, ids["project_id"])
+            elif method == "GET" and template in PARENT_QUERIES:
+                path += _fill(PARENT_QUERIES[template], ids)
             calls.append((method, path, sample_body(method, template, ids)))
     return calls
 
@@ -388,7 +418,9 @@ def victim_state(api: Any, victim: Victim) -> str:
         "/api/v1/deciders/{decider_id}/versions",
         "/api/v1/generations/{generation_id}",
         "/api/v1/decisions/{decision_id}",
-        "/api/v1/webhooks/{webhook_id}/deliveries",
+        "/api/v1/webhook-deliveries?webhook_id={webhook_id}",
+        "/api/v1/webhook-deliveries/{delivery_id}",
+        "/api/v1/webhooks/{webhook_id}/secret",
         "/api/v1/triggers/{trigger_id}/secret",
         "/api/v1/trigger-firings/{firing_id}",
         "/api/v1/formations/{formation_id}/events",
