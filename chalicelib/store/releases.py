@@ -19,7 +19,7 @@ from pynamodb.exceptions import DoesNotExist
 from chalicelib import clock
 from chalicelib.domain.catalog import Agent, AgentRelease, AgentVersion
 from chalicelib.domain.runs import COMPLETED
-from chalicelib.errors import Conflict, not_found
+from chalicelib.errors import Conflict, NameConflict, concurrent_update, not_found
 from chalicelib.store import names, project_scoped
 from chalicelib.store.agents import KIND, _agent, config_actions, version_row
 from chalicelib.store.models import AgentModel, AgentVersionModel, EvalModel, RunModel
@@ -174,17 +174,22 @@ def end_release(ending: Ending) -> Agent:
     except TxnRefused as exc:
         if exc.labels & GATE_LABELS:
             raise GateRefused() from exc
-        raise _lost(current.id) from exc
+        raise _lost(ending.basis) or concurrent_update(KIND, current.id) from exc
+    except NameConflict as exc:  # the winner's name is taken: by this agent, when it lost a race
+        raise _lost(ending.basis) or exc from exc
     return agent
 
 
-def _lost(agent_id: str) -> Exception:
-    """Why an ending's agent write was refused: the agent is gone, its release ended, or
-    something else about it changed."""
+def _lost(basis: ReleaseBasis) -> Exception | None:
+    """Why an ending's write was refused, if the agent changed since ``basis``: it is gone,
+    its release ended, or something else about it changed (None: it did not)."""
+    agent_id = basis.agent.id
     try:
         row = AgentModel.get(agent_id, consistent_read=True)
     except DoesNotExist:
         return not_found(KIND, agent_id)
     if not row.active_release:
         return no_active_release(agent_id)
-    return project_scoped.lost_race(AgentModel, KIND, agent_id)
+    if int(row.release_rev or 0) != basis.release_rev or int(row.version) != basis.agent.version:
+        return concurrent_update(KIND, agent_id)
+    return None
