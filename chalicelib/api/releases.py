@@ -6,7 +6,7 @@ SOAT's ``restoreAgentVersion``, ``setAgentRelease``, ``promoteAgentRelease`` and
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from chalice import Blueprint
 from pydantic import Field, StrictInt
@@ -20,6 +20,7 @@ from chalicelib.domain.catalog import Agent, AgentRelease
 from chalicelib.engine import agents as catalog
 from chalicelib.engine import releases
 from chalicelib.errors import NotFound
+from chalicelib.iam.references import reads
 from chalicelib.ids import EvalId
 from chalicelib.store import agents
 
@@ -36,7 +37,8 @@ class SetRelease(RequestBody):
     stable_version: StrictInt = Field(ge=1, description="An existing version to serve as baseline")
     canary_version: StrictInt = Field(ge=1, description="An existing version to trial")
     canary_percent: StrictInt = Field(ge=0, le=100, description="Traffic share of the canary")
-    promotion_gate: EvalId | None = Field(
+    #: Naming the gate reads it: an eval the caller may not read is answered as a missing one.
+    promotion_gate: Annotated[EvalId, reads("eval", message=releases.GATE_REFUSAL)] | None = Field(
         None, description="An eval of this agent that must pass pinned to the canary"
     )
 

@@ -36,6 +36,8 @@ from chalicelib.store.pagination import Window
 RELEASE_SET = "agents.release.set"
 RELEASE_PROMOTED = "agents.release.promoted"
 RELEASE_ABORTED = "agents.release.aborted"
+#: The 400 a ``promotion_gate`` that is no eval of this agent's project evaluating it gets.
+GATE_REFUSAL = "promotion_gate {value} is not an eval of this agent's project that evaluates it"
 #: Newest runs of the gate eval read when looking for the evidence.
 EVIDENCE_SCAN = 1000
 
@@ -59,11 +61,7 @@ def _check_versions(agent: Agent, release: AgentRelease) -> None:
 
 def _check_gate(agent: Agent, eval_id: str) -> None:
     """The gate must be an eval of the agent's project that evaluates this agent."""
-    refusal = ValidationFailed(
-        f"promotion_gate {eval_id} is not an eval of agent {agent.id}'s project that "
-        "evaluates this agent",
-        field="promotion_gate",
-    )
+    refusal = ValidationFailed(GATE_REFUSAL.format(value=eval_id), field="promotion_gate")
     try:
         gate = evals.get_eval(eval_id)
     except NotFound:
@@ -77,9 +75,9 @@ def set_release(agent_id: str, release: AgentRelease) -> Agent:
 
     def attempt() -> Agent:
         basis = releases.read(agent_id)
-        _check_versions(basis.agent, release)
         if release.promotion_gate is not None:
             _check_gate(basis.agent, release.promotion_gate)
+        _check_versions(basis.agent, release)
         return releases.set_release(basis, release)
 
     agent: Agent = run_with_retry(attempt)

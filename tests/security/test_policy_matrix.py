@@ -67,6 +67,8 @@ DESTRUCTIVE = [
     ("DELETE", "/api/v1/tools/{tool_id}"),
     ("DELETE", "/api/v1/evals/{eval_id}"),
     ("DELETE", "/api/v1/datasets/{dataset_id}"),
+    ("POST", "/api/v1/agents/{agent_id}/release/promote"),
+    ("POST", "/api/v1/agents/{agent_id}/release/abort"),
     ("DELETE", "/api/v1/agents/{agent_id}"),
     ("DELETE", "/api/v1/ai-providers/{provider_id}"),
     ("DELETE", "/api/v1/secrets/{secret_id}"),
@@ -75,6 +77,21 @@ DESTRUCTIVE = [
 #: What an allowed call needs besides the route's own action: deleting the victim's
 #: formation deletes the dataset it declares, which its key must be allowed too.
 ALSO_NEEDED = {("DELETE", "/api/v1/formations/{formation_id}"): "evaluations:DeleteDataset"}
+
+def _released_spare(world: World) -> None:
+    """The spare agent at two versions, with an (ungated) release to end."""
+    api, agent = world.api, f"/api/v1/agents/{world.victim.ids[SPARE_AGENT]}"
+    if api.get(f"{agent}/versions").json["total"] < 2:
+        assert api.put(agent, {"name": "spare-2"}).status == 200
+    release = {"stable_version": 1, "canary_version": 2, "canary_percent": 10}
+    assert api.put(f"{agent}/release", release).status == 200
+
+
+#: What a destructive route's allowed call needs to find first (a release to end).
+PREPARE: dict[tuple[str, str], Callable[[World], None]] = {
+    ("POST", "/api/v1/agents/{agent_id}/release/promote"): _released_spare,
+    ("POST", "/api/v1/agents/{agent_id}/release/abort"): _released_spare,
+}
 #: The victim's agent stays referenced by the eval its /v2 run made: a spare one is deleted.
 SPARE_AGENT = "spare_agent_id"
 #: What a foreign key gets where the route acts on the caller's own project, not the
@@ -293,6 +310,8 @@ def run_destructive(world: World) -> list[str]:
         spec = routing.route(method, template)
         if "{agent_id}" in template:
             world.victim.ids["agent_id"] = world.victim.ids[SPARE_AGENT]
+        if (method, template) in PREPARE:
+            PREPARE[(method, template)](world)
         key = key_with(world, POLICY_PRINCIPALS["allowed on this resource"](spec, world))
         path = path_of(spec, world)
         response = world.api.as_key(key).request(method, path, None)
@@ -422,6 +441,13 @@ REFERENCE_SAMPLES: dict[tuple[str, str], Patch] = {
     ("createAgent", "config.secret_id"): lambda ids: {"type": "model", "config": _model_keyed(ids)},
     ("updateAgent", "config.secret_id"): lambda ids: {"type": "model", "config": _model_keyed(ids)},
     ("createAiProvider", "secret_id"): lambda ids: {"secret_id": ids["secret_id"]},
+    # The victim's agent is given a version 2 by add_counted; its eval evaluates it.
+    ("setAgentRelease", "promotion_gate"): lambda ids: {
+        "stable_version": 1,
+        "canary_version": 2,
+        "canary_percent": 10,
+        "promotion_gate": ids["eval_id"],
+    },
     ("updateAiProvider", "secret_id"): lambda ids: {"secret_id": ids["secret_id"]},
     # Golden only: no /v2 baseline can complete here, and the agent's cases need none.
     ("createRun", "agentId"): lambda ids: {"agentId": ids["counted_agent_id"], **V2_GOLDEN},
@@ -668,6 +694,9 @@ def add_counted(world: World, agent_url: str) -> None:
     )
     run = _created(api.post(f"/api/v1/evals/{evaluation['id']}/runs", {"wait": True}))
     assert run["status"] in ("completed", "failed"), run
+    victim_agent = f"/api/v1/agents/{ids_['agent_id']}"  # a version 2, for a release to name
+    renamed = {"name": api.get(victim_agent).json["name"] + "-2"}
+    assert api.put(victim_agent, renamed).status == 200
     ids_.update(
         counted_agent_id=agent["id"], counted_eval_id=evaluation["id"], counted_run_id=run["id"]
     )
