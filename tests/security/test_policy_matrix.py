@@ -440,13 +440,14 @@ REFERENCE_SAMPLES: dict[tuple[str, str], Patch] = {
     ("createTrigger", "target_id"): lambda ids: {"target_id": ids["counted_eval_id"]},
     ("createAgent", "config.secret_id"): lambda ids: {"type": "model", "config": _model_keyed(ids)},
     ("updateAgent", "config.secret_id"): lambda ids: {"type": "model", "config": _model_keyed(ids)},
+    ("patchAgent", "config.secret_id"): lambda ids: {"type": "model", "config": _model_keyed(ids)},
     ("createAiProvider", "secret_id"): lambda ids: {"secret_id": ids["secret_id"]},
-    # The victim's agent is given a version 2 by add_counted; its eval evaluates it.
+    # On the counted agent (COUNTED_AGENT_PATH), given a version 2 by add_counted.
     ("setAgentRelease", "promotion_gate"): lambda ids: {
         "stable_version": 1,
         "canary_version": 2,
         "canary_percent": 10,
-        "promotion_gate": ids["eval_id"],
+        "promotion_gate": ids["counted_eval_id"],
     },
     ("updateAiProvider", "secret_id"): lambda ids: {"secret_id": ids["secret_id"]},
     # Golden only: no /v2 baseline can complete here, and the agent's cases need none.
@@ -455,6 +456,9 @@ REFERENCE_SAMPLES: dict[tuple[str, str], Patch] = {
 }
 #: Routes whose path eval is the counted one (its agent is the counting server).
 COUNTED_PATH = {("POST", "/api/v1/evals/{eval_id}/runs")}
+#: Routes whose path agent is the counted one (the counted eval evaluates it throughout,
+#: where the victim's eval is rebound by updateEval's controls).
+COUNTED_AGENT_PATH = {("PUT", "/api/v1/agents/{agent_id}/release")}
 #: A missing value of a reference whose value is not the resource's own id.
 MISSING_VALUES = {"agent_version": 987654321, "evalSuiteRef": "no.such.suite@1.0.0"}
 #: Cases whose allowed control cannot succeed on this fixture, and why.
@@ -530,6 +534,8 @@ def reference_cases(world: World) -> list[RefCase]:
             path_ids = dict(world.victim.ids)
             if (spec.method, spec.path) in COUNTED_PATH:
                 path_ids["eval_id"] = path_ids["counted_eval_id"]
+            if (spec.method, spec.path) in COUNTED_AGENT_PATH:
+                path_ids["agent_id"] = path_ids["counted_agent_id"]
             is_binding = field_name.startswith("(eval) ")
             ref_name = field_name.removeprefix("(eval) ")
             body = _sample(spec, "target_id" if is_binding else ref_name, path_ids)
@@ -694,9 +700,8 @@ def add_counted(world: World, agent_url: str) -> None:
     )
     run = _created(api.post(f"/api/v1/evals/{evaluation['id']}/runs", {"wait": True}))
     assert run["status"] in ("completed", "failed"), run
-    victim_agent = f"/api/v1/agents/{ids_['agent_id']}"  # a version 2, for a release to name
-    renamed = {"name": api.get(victim_agent).json["name"] + "-2"}
-    assert api.put(victim_agent, renamed).status == 200
+    renamed = {"name": "counted-2"}  # a version 2, for a release to name
+    assert api.put(f"/api/v1/agents/{agent['id']}", renamed).status == 200
     ids_.update(
         counted_agent_id=agent["id"], counted_eval_id=evaluation["id"], counted_run_id=run["id"]
     )
