@@ -284,9 +284,51 @@ def _outcome(action: Any, agent_id: str) -> str:
     return "ok"
 
 
+@dataclass
+class Race:
+    """Both endings read the release before either writes: each thread's first read waits
+    for the other's, so the two conditional writes really race (nothing is mocked: the
+    reads and writes are moto's; only their order is forced). ``writes`` counts the
+    ending transactions sent."""
+
+    monkeypatch: pytest.MonkeyPatch
+    writes: list[str] = field(default_factory=list)
+
+    def run(self, actions: list[Any], agent_id: str) -> list[str]:
+        barrier = threading.Barrier(len(actions))
+        waited = threading.local()
+        real_read, real_end = store.read, store.end_release
+
+        def read(agent: str) -> store.ReleaseBasis:
+            basis = real_read(agent)
+            if not getattr(waited, "done", False):
+                waited.done = True
+                barrier.wait(timeout=30)
+            return basis
+
+        def end(ending: store.Ending) -> Any:
+            self.writes.append(ending.label)
+            return real_end(ending)
+
+        self.monkeypatch.setattr(store, "read", read)
+        self.monkeypatch.setattr(store, "end_release", end)
+        outcomes: list[str] = []
+        threads = [
+            threading.Thread(target=lambda a=a: outcomes.append(_outcome(a, agent_id)))
+            for a in actions
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        self.monkeypatch.setattr(store, "read", real_read)
+        self.monkeypatch.setattr(store, "end_release", real_end)
+        return outcomes
+
+
 @pytest.mark.parametrize("rival", ["promote", "abort"])
 def test_two_endings_racing_leave_exactly_one_outcome(
-    api: Any, agent_server: Agent, rival: str
+    api: Any, agent_server: Agent, rival: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     world = _world(api, agent_server)
     agent_server.canary_right.set()
@@ -296,19 +338,9 @@ def test_two_endings_racing_leave_exactly_one_outcome(
         # A draft, so the promote writes a new version: a second winner would write two.
         _ok(api.put(world.agent, {"name": f"draft-{round_no}"}))
         before = _ok(api.get(world.agent))["version"]
-        barrier = threading.Barrier(2)
-        outcomes: list[str] = []
-        actions = [engine.promote, getattr(engine, rival)]
-
-        def race(action: Any) -> None:
-            barrier.wait()
-            outcomes.append(_outcome(action, world.agent_id))
-
-        threads = [threading.Thread(target=race, args=(a,)) for a in actions]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=60)
+        race = Race(monkeypatch)
+        outcomes = race.run([engine.promote, getattr(engine, rival)], world.agent_id)
+        assert len(race.writes) >= 2, race.writes  # both passed their reads: the writes raced
         assert sorted(outcomes)[-1] == "ok" and outcomes.count("ok") == 1, outcomes
         assert set(outcomes) - {"ok"} <= {"NO_ACTIVE_RELEASE", "CONCURRENT_UPDATE"}, outcomes
         agent = _ok(api.get(world.agent))

@@ -78,6 +78,7 @@ DESTRUCTIVE = [
 #: formation deletes the dataset it declares, which its key must be allowed too.
 ALSO_NEEDED = {("DELETE", "/api/v1/formations/{formation_id}"): "evaluations:DeleteDataset"}
 
+
 def _released_spare(world: World) -> None:
     """The spare agent at two versions, with an (ungated) release to end."""
     api, agent = world.api, f"/api/v1/agents/{world.victim.ids[SPARE_AGENT]}"
