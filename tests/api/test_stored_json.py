@@ -38,6 +38,8 @@ SHAPES = {
 BODYLESS = {
     ("POST", "/api/v1/evals/{eval_id}/runs/{eval_run_id}/cancel"),
     ("POST", "/api/v1/triggers/{trigger_id}/rotate-secret"),
+    ("POST", "/api/v1/agents/{agent_id}/release/promote"),
+    ("POST", "/api/v1/agents/{agent_id}/release/abort"),
 }
 
 
