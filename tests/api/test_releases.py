@@ -402,3 +402,33 @@ def test_the_loop_runs_unattended_a_release_starts_the_pinned_gate_run(
     [event] = received
     assert (event["event"], event["resource_id"]) == ("agents.release.promoted", world.agent_id)
     assert event["data"]["eval_run_id"] == run["id"] and event["data"]["canary_version"] == 2
+
+
+def _template(url: str) -> dict[str, Any]:
+    agent = {"name": "bot", "type": "http", "config": {"url": url}}
+    return {"resources": {"Bot": {"type": "agent", "properties": agent}}}
+
+
+def _history(api: Any, agent_id: str) -> list[tuple[int, dict[str, Any]]]:
+    versions = _ok(api.get(f"{AGENTS}/{agent_id}/versions"))["data"]
+    return [(v["version"], v["config"]) for v in versions]
+
+
+def test_a_formation_apply_a_put_and_a_patch_leave_the_same_history(
+    api: Any, project: dict[str, Any], agent_server: Agent
+) -> None:
+    v1, v2 = agent_server.url("v1"), agent_server.url("v2")
+    body = {"project_id": project["id"], "name": "stack", "template": _template(v1)}
+    formation = _ok(api.post("/api/v1/formations", body), 201)
+    path = f"/api/v1/formations/{formation['id']}"
+    for url in (v1, v2, v2):  # unchanged, changed, unchanged
+        assert _ok(api.put(path, {"template": _template(url)}))["status"] == "active"
+    formed = formation["resources"][0]["physical_resource_id"]
+    histories = [_history(api, formed)]
+    for method in ("PUT", "PATCH"):
+        agent = {"project_id": project["id"], "name": f"by-{method}", "type": "http"}
+        made = _ok(api.post(AGENTS, {**agent, "config": {"url": v1}}), 201)
+        for url in (v1, v2, v2):
+            _ok(api.request(method, f"{AGENTS}/{made['id']}", {"config": {"url": url}}))
+        histories.append(_history(api, made["id"]))
+    assert histories == [[(1, {"url": v1}), (2, {"url": v2})]] * 3
