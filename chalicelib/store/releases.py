@@ -23,7 +23,7 @@ from chalicelib.errors import Conflict, NameConflict, concurrent_update, not_fou
 from chalicelib.store import names, project_scoped
 from chalicelib.store.agents import KIND, _agent, config_actions, version_row
 from chalicelib.store.models import AgentModel, AgentVersionModel, EvalModel, RunModel
-from chalicelib.store.transactions import TxnRefused, labelled_transaction
+from chalicelib.store.transactions import LabelledTxn, TxnRefused, labelled_transaction
 
 #: Labels of the transaction's operations whose failure means "the gate is not met".
 GATE_LABELS = frozenset({"gate_eval", "evidence"})
@@ -121,6 +121,20 @@ def _after(ending: Ending, now: str) -> tuple[Agent, bool]:
     return current.model_copy(update=changes), writes_version
 
 
+def _check_evidence(txn: LabelledTxn, evidence: Evidence, agent_id: str, canary: int) -> None:
+    """The gate eval still exists and evaluates the agent; the run still clears it."""
+    txn.check("gate_eval", EvalModel, evidence.eval_id, EvalModel.agent_id == agent_id)
+    txn.check(
+        "evidence",
+        RunModel,
+        evidence.run_id,
+        (RunModel.status == COMPLETED)
+        & (RunModel.passed == True)  # noqa: E712 (a condition expression)
+        & (RunModel.agent_version == canary)
+        & (RunModel.eval_id == evidence.eval_id),
+    )
+
+
 def end_release(ending: Ending) -> Agent:
     """Put ``ending.winner``'s config live and clear the release, atomically with every check.
 
@@ -148,18 +162,7 @@ def end_release(ending: Ending) -> Agent:
             KIND, current.project_id, current.id, agent.name, previous=current.name
         ) as txn:
             if evidence is not None:
-                txn.check(
-                    "gate_eval", EvalModel, evidence.eval_id, EvalModel.agent_id == current.id
-                )
-                txn.check(
-                    "evidence",
-                    RunModel,
-                    evidence.run_id,
-                    (RunModel.status == COMPLETED)
-                    & (RunModel.passed == True)  # noqa: E712 (a condition expression)
-                    & (RunModel.agent_version == canary)
-                    & (RunModel.eval_id == evidence.eval_id),
-                )
+                _check_evidence(txn, evidence, current.id, canary)
             txn.update("agent", AgentModel(id=current.id), actions=actions, condition=condition)
             if writes_version:
                 row = version_row(agent, agent.updated_at, ending.label, run_id)
