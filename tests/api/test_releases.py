@@ -149,9 +149,9 @@ def _served(api: Any, world: World, **who: str) -> tuple[int, str]:
 def test_generate_serves_the_canary_to_its_share_of_callers(api: Any, agent_server: Agent) -> None:
     world = _world(api, agent_server)
     _ok(api.put(f"{world.agent}/release", _release(world, percent=50, gate=False)))
-    sides = {actor: _served(api, world, actor_id=actor)[0] for actor in map(str, range(40))}
-    assert set(sides.values()) == {1, 2}  # 40 callers at 50%: both sides serve
-    assert 8 <= list(sides.values()).count(2) <= 32
+    sides = {actor: _served(api, world, actor_id=actor)[0] for actor in map(str, range(30))}
+    assert set(sides.values()) == {1, 2}  # 30 callers at 50%: both sides serve
+    assert 5 <= list(sides.values()).count(2) <= 25  # outside: p < 1e-4
     for actor in ("3", "17"):  # the same actor keeps its side, call after call
         assert {_served(api, world, actor_id=actor)[0] for _ in range(3)} == {sides[actor]}
     by_session = _served(api, world, session_id="sess-1")[0]
@@ -163,7 +163,7 @@ def test_generate_serves_the_canary_to_its_share_of_callers(api: Any, agent_serv
     }
     for percent, only in ((0, 1), (100, 2)):
         _ok(api.put(f"{world.agent}/release", _release(world, percent=percent, gate=False)))
-        assert {_served(api, world)[0] for _ in range(6)} == {only}
+        assert {_served(api, world)[0] for _ in range(4)} == {only}
 
 
 def test_a_draft_edit_disturbs_no_side_and_abort_restores_stable(
