@@ -39,6 +39,10 @@ def shown(resource: Shown) -> Shown:
     return resource.model_copy(update={"config": masked_config(resource.config)})
 
 
+#: ``version_label``: tags the version the write archives; not a field of the agent.
+VersionLabel = Field(None, min_length=1, max_length=200, description="Tags the new version")
+
+
 class CreateAgent(RequestBody):
     project_id: ProjectId | None = Field(None, description="Required with the admin key")
     name: str = Field(min_length=1, max_length=200)
@@ -47,6 +51,7 @@ class CreateAgent(RequestBody):
     output_schema: dict[str, Any] | None = Field(
         None, description="JSON Schema of the agent's structured output"
     )
+    version_label: str | None = VersionLabel
 
 
 class UpdateAgent(RequestBody):
@@ -54,6 +59,7 @@ class UpdateAgent(RequestBody):
     type: str | None = Field(None, min_length=1)
     config: dict[str, Any] | None = None
     output_schema: dict[str, Any] | None = Field(None, description="null removes it")
+    version_label: str | None = VersionLabel
 
 
 def _adapter_configs() -> dict[str, type[BaseModel]]:
@@ -102,7 +108,7 @@ def create_agent(call: Call[CreateAgent, Any]) -> Agent:
     project_id = target_project(call.caller, body.project_id)
     check_config(call.caller, project_id, body.config)
     created = catalog.create_agent(
-        project_id, body.name, body.type, body.config, body.output_schema
+        project_id, body.name, body.type, body.config, body.output_schema, body.version_label
     )
     return shown(created)
 
@@ -149,15 +155,34 @@ def get_agent(call: Call[Any, Any]) -> Agent:
     operation_id="updateAgent",
 )
 def update_agent(call: Call[UpdateAgent, Any]) -> Agent:
-    """Partially update an agent; every update writes a new immutable version."""
+    """Partially update an agent; an update that changes it writes a new immutable version."""
+    return _updated(call)
+
+
+@endpoint(
+    bp,
+    "/api/v1/agents/{agent_id}",
+    "PATCH",
+    access=on("agents:UpdateAgent", "agent_id"),
+    body=UpdateAgent,
+    published_body=published_update,
+    response=Agent,
+    tag=TAG,
+    operation_id="patchAgent",
+)
+def patch_agent(call: Call[UpdateAgent, Any]) -> Agent:
+    """Partially update an agent: the same as PUT, and the same version history."""
+    return _updated(call)
+
+
+def _updated(call: Call[UpdateAgent, Any]) -> Agent:
     body = call.body
-    refuse_nulls(body, "name", "type", "config")
+    refuse_nulls(body, "name", "type", "config", "version_label")
     agent = visible_agent(call.caller, call.path["agent_id"])
-    agent_id = agent.id
     if body.config is not None:
         check_config(call.caller, agent.project_id, body.config)
-    changes = {name: getattr(body, name) for name in body.model_fields_set}
-    return shown(catalog.update_agent(agent_id, changes))
+    changes = {name: getattr(body, name) for name in body.model_fields_set - {"version_label"}}
+    return shown(catalog.update_agent(agent.id, changes, body.version_label))
 
 
 class DeleteAgentQuery(BaseModel):

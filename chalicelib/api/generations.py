@@ -27,6 +27,11 @@ TAG = "generations"
 class Generate(RequestBody):
     input: list[Message] = Field(min_length=1)
     tool_context: dict[str, str] | None = None
+    #: pawl additions: who the call is for. During a staged rollout the same actor (else the
+    #: same session) is always served the same version; a call naming neither is split
+    #: randomly. Neither is stored.
+    actor_id: str | None = Field(None, min_length=1, max_length=200)
+    session_id: str | None = Field(None, min_length=1, max_length=200)
 
 
 class ItemFromGeneration(RequestBody):
@@ -112,11 +117,14 @@ def get_generation(call: Call[Any, Any]) -> Generation:
     operation_id="generateAgentResponse",
 )
 def generate(call: Call[Generate, Any]) -> Generation:
-    """Run the agent's current version once, outside any eval, and record the generation."""
+    """Run the agent once, outside any eval, and record the generation and the version that
+    served it (during a staged rollout: the canary for ``canary_percent`` of callers)."""
     agent = agents.get_agent(call.path["agent_id"])
     call.caller.check_visible(agent.project_id, "agent", agent.id)
-    messages = [m.model_dump() for m in call.body.input]
-    return service.generate(agent, messages, call.body.tool_context or {})
+    body = call.body
+    messages = [m.model_dump() for m in body.input]
+    assignment = body.actor_id or body.session_id
+    return service.generate(agent, messages, body.tool_context or {}, assignment)
 
 
 @endpoint(

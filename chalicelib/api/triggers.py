@@ -122,7 +122,7 @@ class EvalTriggerInput(BaseModel):
     """What an eval target reads of the input (other keys are kept and ignored)."""
 
     model_config = ConfigDict(extra="allow")
-    agent_version: PositiveVersion | Literal["latest"] | None = None
+    agent_version: PositiveVersion | Literal["latest", "canary"] | None = None
     baseline_run_id: EvalRunId | Literal["latest"] | None = None
 
 

@@ -17,6 +17,15 @@ class Message(Resource):
     content: str
 
 
+class AgentRelease(Resource):
+    """A staged rollout: two archived versions served side by side (``docs/releases.md``)."""
+
+    stable_version: int
+    canary_version: int
+    canary_percent: int
+    promotion_gate: str | None = None
+
+
 class Agent(Resource):
     id: str
     project_id: str
@@ -25,12 +34,16 @@ class Agent(Resource):
     config: dict[str, Any] = masked_config_field()
     output_schema: dict[str, Any] | None = None
     version: int
+    #: The staged rollout in progress, or None when all traffic serves the live config.
+    active_release: AgentRelease | None = None
     created_at: str
     updated_at: str
 
 
 class AgentVersion(Resource):
-    """An immutable snapshot of an agent, written by every create and update."""
+    """An immutable snapshot of an agent, written by every create and every update that
+    changes it. Only ``eval_run_id`` is ever written later: by the gated promotion that
+    made this version live."""
 
     agent_id: str
     version: int
@@ -38,6 +51,10 @@ class AgentVersion(Resource):
     type: str
     config: dict[str, Any] = masked_config_field()
     output_schema: dict[str, Any] | None = None
+    #: The ``version_label`` of the write that archived it (restore, promote and abort set one).
+    label: str | None = None
+    #: The eval run that cleared the release's ``promotion_gate`` when this version went live.
+    eval_run_id: str | None = None
     created_at: str
 
 

@@ -24,6 +24,8 @@ EventPattern = Literal[
     "eval_runs.*",
     "eval_runs.completed",
     "eval_runs.failed",
+    "agents.release.promoted",
+    "agents.release.aborted",
 ]
 
 

@@ -70,24 +70,29 @@ def create_agent(
     agent_type: str,
     config: dict[str, Any],
     output_schema: dict[str, Any] | None,
+    label: str | None = None,
 ) -> Agent:
     """Register an agent (version 1) once its config and output schema pass."""
     config = validated_config(agent_type, config)
     check_output_schema(output_schema)
-    created = agents.create_agent(project_id, name, agent_type, config, output_schema)
+    created = agents.create_agent(project_id, name, agent_type, config, output_schema, label)
     bus.agent_version_created(created)
     return created
 
 
-def update_agent(agent_id: str, changes: Mapping[str, Any]) -> Agent:
-    """Write a new version of the agent with ``changes`` applied.
+def update_agent(agent_id: str, changes: Mapping[str, Any], label: str | None = None) -> Agent:
+    """Write a new version of the agent with ``changes`` applied (tagged ``label``).
 
     ``changes`` holds only the fields the caller gave (``name``, ``type``, ``config``,
     ``output_schema``); ``output_schema: None`` removes the schema, the others are never
-    None. Retried from a fresh read when a concurrent update won the race.
+    None. A write that changes nothing writes no version (and publishes nothing). Retried
+    from a fresh read when a concurrent update won the race. While a release is active
+    the new version is a draft: the release keeps serving its two versions.
     """
+    written: list[bool] = []
 
     def attempt() -> Agent:
+        written.clear()
         basis = agents.load_for_update(agent_id)
         current = basis.agent
         agent_type = changes.get("type") or current.type
@@ -102,11 +107,34 @@ def update_agent(agent_id: str, changes: Mapping[str, Any]) -> Agent:
         if schema is None:
             _refuse_dropping_schema(agent_id, basis.evals)
         name = changes.get("name") or current.name
-        return agents.update_agent(basis, name, agent_type, config, schema)
+        if (name, agent_type, config, schema) == (
+            current.name,
+            current.type,
+            current.config,
+            current.output_schema,
+        ):
+            return current
+        written.append(True)
+        return agents.update_agent(basis, name, agent_type, config, schema, label)
 
     updated: Agent = run_with_retry(attempt)
-    bus.agent_version_created(updated)
+    if written:
+        bus.agent_version_created(updated)
     return updated
+
+
+def restore_version(agent_id: str, version: int, label: str | None = None) -> Agent:
+    """Copy archived ``version`` onto the agent as a new version, re-validated; the archive
+    replaces the current config whole (a schema it lacks is removed). A no-op when the
+    agent already holds that config. ``label`` defaults to ``restored from v<version>``."""
+    archived = agents.get_agent_version(agent_id, version)
+    changes = {
+        "name": archived.name,
+        "type": archived.type,
+        "config": archived.config,
+        "output_schema": archived.output_schema,
+    }
+    return update_agent(agent_id, changes, label or f"restored from v{version}")
 
 
 def dependents_refusal(agent_id: str, generation_count: int, run_count: int) -> Conflict:

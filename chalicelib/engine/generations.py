@@ -15,6 +15,7 @@ from typing import Any
 
 from chalicelib.domain.catalog import Agent, Dataset, DatasetItem
 from chalicelib.domain.runs import GENERATION_COMPLETED, Generation
+from chalicelib.engine import releases
 from chalicelib.engine.context import bind_agent
 from chalicelib.engine.execute_item import call_agent
 from chalicelib.engine.start import clean_tool_context
@@ -30,10 +31,15 @@ OMITTED: Any = _Omitted()
 
 
 def generate(
-    agent: Agent, messages: list[dict[str, Any]], tool_context: dict[str, str]
+    agent: Agent,
+    messages: list[dict[str, Any]],
+    tool_context: dict[str, str],
+    assignment_key: str | None = None,
 ) -> Generation:
-    """Run the agent's current version once on ``messages`` and store the generation."""
-    version = agents.get_agent_version(agent.id, agent.version)
+    """Run the agent once on ``messages`` and store the generation: its live version, or
+    during a staged rollout the side ``assignment_key`` (an actor or session id) is on."""
+    serving = releases.serving_version(agent, assignment_key)
+    version = agents.get_agent_version(agent.id, serving)
     generation = call_agent(
         bind_agent(version), agent.project_id, messages, clean_tool_context(tool_context)
     )

@@ -29,7 +29,7 @@ from chalicelib.domain.runs import (
     RunState,
     WorkItem,
 )
-from chalicelib.engine import concurrency, item_batch, messages
+from chalicelib.engine import concurrency, item_batch, messages, releases
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.outbound.tool_context import is_reserved_context_key, is_valid_context_key
 from chalicelib.plugins.manager import plugins
@@ -113,9 +113,9 @@ def _first_items(evaluation: Eval, wait: bool) -> list[DatasetItem]:
 
 
 def _pinned_version(evaluation: Eval, requested: int | None) -> AgentVersion:
-    if requested is None:
+    if requested is None:  # the release's stable version, else the live one
         agent = agents.get_agent(evaluation.agent_id)
-        return agents.get_agent_version(agent.id, agent.version)
+        return agents.get_agent_version(agent.id, releases.run_version(agent))
     try:
         return agents.get_agent_version(evaluation.agent_id, requested)
     except NotFound:

@@ -100,12 +100,13 @@ def pawl_validate_baseline(eval: Eval, candidate: EvalRun, baseline: EvalRun) ->
 
 @hookspec
 def pawl_deliver_event(event: LifecycleEvent) -> None:
-    """Deliver one lifecycle event (``eval_run.completed`` / ``eval_run.failed``).
+    """Deliver one lifecycle event (``eval_run.completed`` / ``eval_run.failed``, and an
+    agent's ``agents.release.promoted`` / ``agents.release.aborted``: check ``event.event``).
 
-    Called once per sink for every terminal run. Sinks are called one at a time, each
-    isolated: an exception in one is logged and does not stop the others. A sink must be
-    quick; slow work (HTTP) should be queued. After a crash a sink may see the same
-    ``event.id`` again.
+    Called once per sink for every terminal run and every ended release. Sinks are called
+    one at a time, each isolated: an exception in one is logged and does not stop the
+    others. A sink must be quick; slow work (HTTP) should be queued. After a crash a sink
+    may see the same ``event.id`` again.
 
     Not ``firstresult`` (nothing is returned): every sink is called.
     """

@@ -16,7 +16,7 @@ from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.update import Action
 
 from chalicelib import clock, ids
-from chalicelib.domain.catalog import Agent, AgentVersion, Eval
+from chalicelib.domain.catalog import Agent, AgentRelease, AgentVersion, Eval
 from chalicelib.errors import Conflict, NotFound, concurrent_update, not_found
 from chalicelib.store import names, project_scoped
 from chalicelib.store.evals import list_evals_for_agent
@@ -39,6 +39,9 @@ def _agent(model: AgentModel) -> Agent:
         config=dict(model.config),
         output_schema=model.output_schema,
         version=int(model.version),
+        active_release=(
+            AgentRelease.model_validate(model.active_release) if model.active_release else None
+        ),
         created_at=model.created_at,
         updated_at=model.updated_at,
     )
@@ -52,11 +55,16 @@ def _version(model: AgentVersionModel) -> AgentVersion:
         type=model.type,
         config=dict(model.config),
         output_schema=model.output_schema,
+        label=model.label,
+        eval_run_id=model.eval_run_id,
         created_at=model.created_at,
     )
 
 
-def _version_row(agent: Agent, now: str) -> AgentVersionModel:
+def version_row(
+    agent: Agent, now: str, label: str | None = None, eval_run_id: str | None = None
+) -> AgentVersionModel:
+    """The archive row of ``agent`` at its (new) version."""
     return AgentVersionModel(
         agent_id=agent.id,
         version=agent.version,
@@ -64,8 +72,24 @@ def _version_row(agent: Agent, now: str) -> AgentVersionModel:
         type=agent.type,
         config=agent.config,
         output_schema=agent.output_schema,
+        label=label,
+        eval_run_id=eval_run_id,
         created_at=now,
     )
+
+
+def config_actions(agent: Agent) -> list[Action]:
+    """The updates that make the agent row hold ``agent``'s config at its version."""
+    return [
+        AgentModel.name.set(agent.name),
+        AgentModel.type.set(agent.type),
+        AgentModel.config.set(agent.config),
+        AgentModel.version.set(agent.version),
+        AgentModel.updated_at.set(agent.updated_at),
+        AgentModel.output_schema.set(agent.output_schema)
+        if agent.output_schema is not None
+        else AgentModel.output_schema.remove(),
+    ]
 
 
 def create_agent(
@@ -74,6 +98,7 @@ def create_agent(
     type: str,
     config: dict[str, Any],
     output_schema: dict[str, Any] | None,
+    label: str | None = None,
 ) -> Agent:
     """Write agent, version 1 and the name claim atomically (409 NAME_CONFLICT on a taken name)."""
     agent_id = ids.new_id("agent")
@@ -94,7 +119,7 @@ def create_agent(
     )
     agent = _agent(row)
     with project_scoped.creating(KIND, row) as txn:
-        txn.save("version", _version_row(agent, now))
+        txn.save("version", version_row(agent, now, label))
     return agent
 
 
@@ -155,6 +180,7 @@ def update_agent(
     type: str,
     config: dict[str, Any],
     output_schema: dict[str, Any] | None,
+    label: str | None = None,
 ) -> Agent:
     """Write version n+1; refused if the agent or its evals changed since ``basis`` was read."""
     current = basis.agent
@@ -169,16 +195,7 @@ def update_agent(
             "updated_at": now,
         }
     )
-    actions: list[Action] = [
-        AgentModel.name.set(name),
-        AgentModel.type.set(type),
-        AgentModel.config.set(config),
-        AgentModel.version.set(agent.version),
-        AgentModel.updated_at.set(now),
-        AgentModel.output_schema.set(output_schema)
-        if output_schema is not None
-        else AgentModel.output_schema.remove(),
-    ]
+    actions = config_actions(agent)
     try:
         with names.claiming_name(
             KIND, current.project_id, current.id, name, previous=current.name
@@ -192,7 +209,7 @@ def update_agent(
             )
             txn.save(
                 "version",
-                _version_row(agent, now),
+                version_row(agent, now, label),
                 condition=AgentVersionModel.version.does_not_exist(),
             )
     except TxnRefused as exc:

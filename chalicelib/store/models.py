@@ -120,6 +120,10 @@ class AgentModel(ProjectScoped, IdModel):
     # binds it: agent delete/update condition on them (see store/evals.py).
     eval_refs = NumberAttribute(default=0)
     refs_rev = NumberAttribute(default=0)
+    # The staged rollout (``AgentRelease`` as JSON), absent when none is active, and a
+    # revision bumped by every release write: promote/abort condition on it.
+    active_release = JSONAttribute(null=True)
+    release_rev = NumberAttribute(default=0)
 
 
 @register
@@ -135,6 +139,8 @@ class AgentVersionModel(PawlModel):
     type = UnicodeAttribute()
     config = JSONAttribute()
     output_schema = JSONAttribute(null=True)
+    label = UnicodeAttribute(null=True)
+    eval_run_id = UnicodeAttribute(null=True)
     created_at = UnicodeAttribute()
 
 

@@ -328,3 +328,72 @@ def test_soats_generation_and_agent_parameters_have_soats_names_in_pawls_documen
         assert mine["operationId"] == operation_id
         names = {p["name"] for p in mine.get("parameters", ())}
         assert {p["name"] for p in op.parameters} <= names, operation_id
+
+
+#: The agents operations pawl serves, validated below (the rest of the agents document —
+#: generations with tool outputs, sessions — is not pawl's: docs/not-built.md).
+AGENT_OPERATIONS = (
+    "getAgent",
+    "updateAgent",
+    "patchAgent",
+    "listAgentVersions",
+    "getAgentVersion",
+    "restoreAgentVersion",
+    "setAgentRelease",
+    "promoteAgentRelease",
+    "abortAgentRelease",
+)
+#: (JSON path, schema keyword) -> why pawl's answer breaks the agents document there.
+AGENT_DIFFERENCES = {
+    ("active_release", "type"): (
+        "null with no rollout, as the module page says; the document puts `nullable` beside "
+        "an `allOf` with no `type` of its own, which OAS 3.0.3 reads as not admitting null"
+    ),
+}
+
+
+@pytest.mark.skipif(AGENTS_SPEC is None, reason=f"no {soat_spec.AGENTS_SPEC_FILE}")
+def test_the_agents_operations_pawl_serves_answer_as_the_agents_document_says(
+    api: Any, agent_url: str
+) -> None:
+    """Versions, restore and the staged rollout, with the document's release example (its
+    versions and gate swapped for real ones); every answer validates against its schema."""
+    assert AGENTS_SPEC is not None
+    world = _refusal_world(api, agent_url)
+    agent = f"/api/v1/agents/{world.ids['agent_id']}"
+    ops = {op.operation_id: op for op in AGENTS_SPEC.operations()}
+    [release_schema] = [ops["setAgentRelease"].request_schema]
+    example = AGENTS_SPEC.example(release_schema or {})
+    example.update(stable_version=1, canary_version=2, promotion_gate=world.ids["eval_id"])
+    canary_config = {"config": {"url": agent_url + "?v=2"}, "version_label": "pre-tone-change"}
+    calls = [
+        ("getAgent", "GET", agent, None),
+        ("updateAgent", "PUT", agent, canary_config),
+        ("patchAgent", "PATCH", agent, {"name": "billing-2"}),
+        ("listAgentVersions", "GET", f"{agent}/versions?limit=50&offset=0", None),
+        ("getAgentVersion", "GET", f"{agent}/versions/2", None),
+        ("restoreAgentVersion", "POST", f"{agent}/versions/2/restore", {"label": "rollback"}),
+        ("setAgentRelease", "PUT", f"{agent}/release", example),
+        ("abortAgentRelease", "POST", f"{agent}/release/abort", None),
+        ("setAgentRelease", "PUT", f"{agent}/release", {**example, "promotion_gate": None}),
+        ("promoteAgentRelease", "POST", f"{agent}/release/promote", None),
+    ]
+    answers: dict[str, Any] = {}
+    seen: set[tuple[str, str]] = set()
+    for operation_id, method, path, body in calls:
+        op = ops[operation_id]
+        response = api.request(method, path, body)
+        assert response.status == op.status, (operation_id, response)
+        for where, keyword, message in AGENTS_SPEC.response_errors(op, response.json):
+            assert (where, keyword) in AGENT_DIFFERENCES, (operation_id, where, message)
+            assert response.json["active_release"] is None
+            seen.add((where, keyword))
+        answers[operation_id] = response.json
+    assert seen == set(AGENT_DIFFERENCES), "a listed difference no longer occurs"
+    assert set(answers) == set(AGENT_OPERATIONS)
+    assert answers["getAgentVersion"]["label"] == "pre-tone-change"
+    assert answers["promoteAgentRelease"]["active_release"] is None
+    # The document's refusals: no active release, a gate without evidence.
+    assert api.post(f"{agent}/release/abort").code == "NO_ACTIVE_RELEASE"
+    assert api.put(f"{agent}/release", example).status == 200
+    assert api.post(f"{agent}/release/promote").code == "PROMOTION_GATE_UNMET"

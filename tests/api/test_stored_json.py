@@ -40,6 +40,8 @@ BODYLESS = {
     ("POST", "/api/v1/triggers/{trigger_id}/rotate-secret"),
     ("POST", "/api/v1/webhooks/{webhook_id}/rotate-secret"),
     ("POST", "/api/v1/webhook-deliveries/{delivery_id}/redeliver"),
+    ("POST", "/api/v1/agents/{agent_id}/release/promote"),
+    ("POST", "/api/v1/agents/{agent_id}/release/abort"),
 }
 
 

@@ -69,6 +69,8 @@ DESTRUCTIVE = [
     ("DELETE", "/api/v1/tools/{tool_id}"),
     ("DELETE", "/api/v1/evals/{eval_id}"),
     ("DELETE", "/api/v1/datasets/{dataset_id}"),
+    ("POST", "/api/v1/agents/{agent_id}/release/promote"),
+    ("POST", "/api/v1/agents/{agent_id}/release/abort"),
     ("DELETE", "/api/v1/agents/{agent_id}"),
     ("DELETE", "/api/v1/ai-providers/{provider_id}"),
     ("DELETE", "/api/v1/secrets/{secret_id}"),
@@ -77,6 +79,22 @@ DESTRUCTIVE = [
 #: What an allowed call needs besides the route's own action: deleting the victim's
 #: formation deletes the dataset it declares, which its key must be allowed too.
 ALSO_NEEDED = {("DELETE", "/api/v1/formations/{formation_id}"): "evaluations:DeleteDataset"}
+
+
+def _released_spare(world: World) -> None:
+    """The spare agent at two versions, with an (ungated) release to end."""
+    api, agent = world.api, f"/api/v1/agents/{world.victim.ids[SPARE_AGENT]}"
+    if api.get(f"{agent}/versions").json["total"] < 2:
+        assert api.put(agent, {"name": "spare-2"}).status == 200
+    release = {"stable_version": 1, "canary_version": 2, "canary_percent": 10}
+    assert api.put(f"{agent}/release", release).status == 200
+
+
+#: What a destructive route's allowed call needs to find first (a release to end).
+PREPARE: dict[tuple[str, str], Callable[[World], None]] = {
+    ("POST", "/api/v1/agents/{agent_id}/release/promote"): _released_spare,
+    ("POST", "/api/v1/agents/{agent_id}/release/abort"): _released_spare,
+}
 #: The victim's agent stays referenced by the eval its /v2 run made: a spare one is deleted.
 SPARE_AGENT = "spare_agent_id"
 #: What a foreign key gets where the route acts on the caller's own project, not the
@@ -297,6 +315,8 @@ def run_destructive(world: World) -> list[str]:
         spec = routing.route(method, template)
         if "{agent_id}" in template:
             world.victim.ids["agent_id"] = world.victim.ids[SPARE_AGENT]
+        if (method, template) in PREPARE:
+            PREPARE[(method, template)](world)
         key = key_with(world, POLICY_PRINCIPALS["allowed on this resource"](spec, world))
         path = path_of(spec, world)
         response = world.api.as_key(key).request(method, path, None)
@@ -425,7 +445,15 @@ REFERENCE_SAMPLES: dict[tuple[str, str], Patch] = {
     ("createTrigger", "target_id"): lambda ids: {"target_id": ids["counted_eval_id"]},
     ("createAgent", "config.secret_id"): lambda ids: {"type": "model", "config": _model_keyed(ids)},
     ("updateAgent", "config.secret_id"): lambda ids: {"type": "model", "config": _model_keyed(ids)},
+    ("patchAgent", "config.secret_id"): lambda ids: {"type": "model", "config": _model_keyed(ids)},
     ("createAiProvider", "secret_id"): lambda ids: {"secret_id": ids["secret_id"]},
+    # On the counted agent (COUNTED_AGENT_PATH), given a version 2 by add_counted.
+    ("setAgentRelease", "promotion_gate"): lambda ids: {
+        "stable_version": 1,
+        "canary_version": 2,
+        "canary_percent": 10,
+        "promotion_gate": ids["counted_eval_id"],
+    },
     ("updateAiProvider", "secret_id"): lambda ids: {"secret_id": ids["secret_id"]},
     # Golden only: no /v2 baseline can complete here, and the agent's cases need none.
     ("createRun", "agentId"): lambda ids: {"agentId": ids["counted_agent_id"], **V2_GOLDEN},
@@ -433,6 +461,9 @@ REFERENCE_SAMPLES: dict[tuple[str, str], Patch] = {
 }
 #: Routes whose path eval is the counted one (its agent is the counting server).
 COUNTED_PATH = {("POST", "/api/v1/evals/{eval_id}/runs")}
+#: Routes whose path agent is the counted one (the counted eval evaluates it throughout,
+#: where the victim's eval is rebound by updateEval's controls).
+COUNTED_AGENT_PATH = {("PUT", "/api/v1/agents/{agent_id}/release")}
 #: A missing value of a reference whose value is not the resource's own id.
 MISSING_VALUES = {"agent_version": 987654321, "evalSuiteRef": "no.such.suite@1.0.0"}
 #: Cases whose allowed control cannot succeed on this fixture, and why.
@@ -508,6 +539,8 @@ def reference_cases(world: World) -> list[RefCase]:
             path_ids = dict(world.victim.ids)
             if (spec.method, spec.path) in COUNTED_PATH:
                 path_ids["eval_id"] = path_ids["counted_eval_id"]
+            if (spec.method, spec.path) in COUNTED_AGENT_PATH:
+                path_ids["agent_id"] = path_ids["counted_agent_id"]
             is_binding = field_name.startswith("(eval) ")
             ref_name = field_name.removeprefix("(eval) ")
             body = _sample(spec, "target_id" if is_binding else ref_name, path_ids)
@@ -672,6 +705,8 @@ def add_counted(world: World, agent_url: str) -> None:
     )
     run = _created(api.post(f"/api/v1/evals/{evaluation['id']}/runs", {"wait": True}))
     assert run["status"] in ("completed", "failed"), run
+    renamed = {"name": "counted-2"}  # a version 2, for a release to name
+    assert api.put(f"/api/v1/agents/{agent['id']}", renamed).status == 200
     ids_.update(
         counted_agent_id=agent["id"], counted_eval_id=evaluation["id"], counted_run_id=run["id"]
     )

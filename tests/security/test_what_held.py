@@ -266,6 +266,15 @@ def sample_body(method: str, path: str, ids: dict[str, str]) -> dict[str, Any] |
             "config": {"url": "http://example.com/agent"},
         },
         ("PUT", "/api/v1/agents/{agent_id}"): {"config": {"url": "http://example.com/x"}},
+        ("PATCH", "/api/v1/agents/{agent_id}"): {"config": {"url": "http://example.com/x"}},
+        ("POST", "/api/v1/agents/{agent_id}/versions/{version}/restore"): {"label": "stolen"},
+        ("PUT", "/api/v1/agents/{agent_id}/release"): {
+            "stable_version": 1,
+            "canary_version": 2,
+            "canary_percent": 100,
+        },
+        ("POST", "/api/v1/agents/{agent_id}/release/promote"): {},
+        ("POST", "/api/v1/agents/{agent_id}/release/abort"): {},
         ("POST", "/api/v1/agents/{agent_id}/generate"): {
             "input": [{"role": "user", "content": "echo:stolen"}]
         },

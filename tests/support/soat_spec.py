@@ -33,6 +33,8 @@ def spec_path(relative: str) -> Path:
 
 
 SPEC_FILE = Path(os.environ.get("PAWL_SOAT_SPEC") or spec_path("soat-evaluations.openapi.yaml"))
+#: SOAT's agents module document (versions and releases; no external references).
+AGENTS_SPEC_FILE = spec_path("soat/agents.openapi.yaml")
 _BASE = "https://soat.invalid/spec/"
 _DOCUMENT_URI = _BASE + "soat-evaluations.openapi.yaml"
 METADATA_BAGS = {
@@ -66,11 +68,12 @@ def _escape(token: str) -> str:
 
 
 class Spec:
-    def __init__(self, document: dict[str, Any]) -> None:
+    def __init__(self, document: dict[str, Any], uri: str = _DOCUMENT_URI) -> None:
         self.document = document
+        self.uri = uri
         self.registry: Registry[Any] = Registry().with_resources(
             [
-                (_DOCUMENT_URI, Resource.from_contents(document, default_specification=DRAFT4)),
+                (uri, Resource.from_contents(document, default_specification=DRAFT4)),
                 (_BASE + "metadata.yaml", Resource.from_contents(METADATA_BAGS, DRAFT4)),
             ]
         )
@@ -108,7 +111,7 @@ class Spec:
 
     def schema_errors(self, pointer: str, body: Any) -> list[tuple[str, str, str]]:
         """:meth:`response_errors` against the schema at ``pointer`` (``#/components/...``)."""
-        schema = {"$ref": _DOCUMENT_URI + pointer}
+        schema = {"$ref": self.uri + pointer}
         validator = OAS30ReadValidator(
             schema, registry=self.registry, format_checker=oas30_format_checker
         )
@@ -153,17 +156,14 @@ class Spec:
         return _PLAIN.get(schema.get("type", "string"), "example")
 
 
-def load() -> Spec | None:
-    """The document, or None where it is not on disk (a fresh clone)."""
-    if not SPEC_FILE.is_file():
+def load(path: Path = SPEC_FILE) -> Spec | None:
+    """The document at ``path``, or None where it is not on disk (a fresh clone)."""
+    if not path.is_file():
         return None
-    return Spec(yaml.safe_load(SPEC_FILE.read_text()))
+    return Spec(yaml.safe_load(path.read_text()), _BASE + path.name)
 
 
 def load_document(relative: str) -> Spec | None:
     """Another OpenAPI document of the reference material (``soat/generations.openapi.yaml``),
     or None where it is not on disk."""
-    path = spec_path(relative)
-    if not path.is_file():
-        return None
-    return Spec(yaml.safe_load(path.read_text()))
+    return load(spec_path(relative))

@@ -64,3 +64,30 @@ def test_pawls_own_operation_ids_are_unique_and_in_soats_style() -> None:
     assert len(ids) == len(set(ids))
     for operation_id in ids:  # lowerCamelCase: verb first (listAgents, getHealth, fireTrigger)
         assert re.fullmatch(r"[a-z]+(?:[A-Z0-9][a-z0-9]*)+", operation_id), operation_id
+
+
+#: SOAT's agents module (soat/agents.openapi.yaml): the operations pawl serves. (Its
+#: generation routes are not pawl's: pawl's one generate is ``generateAgentResponse``.)
+SOAT_AGENT_OPERATIONS = {
+    ("GET", "/api/v1/agents"): "listAgents",
+    ("POST", "/api/v1/agents"): "createAgent",
+    ("GET", "/api/v1/agents/{}"): "getAgent",
+    ("PUT", "/api/v1/agents/{}"): "updateAgent",
+    ("PATCH", "/api/v1/agents/{}"): "patchAgent",
+    ("DELETE", "/api/v1/agents/{}"): "deleteAgent",
+    ("GET", "/api/v1/agents/{}/versions"): "listAgentVersions",
+    ("GET", "/api/v1/agents/{}/versions/{}"): "getAgentVersion",
+    ("POST", "/api/v1/agents/{}/versions/{}/restore"): "restoreAgentVersion",
+    ("PUT", "/api/v1/agents/{}/release"): "setAgentRelease",
+    ("POST", "/api/v1/agents/{}/release/promote"): "promoteAgentRelease",
+    ("POST", "/api/v1/agents/{}/release/abort"): "abortAgentRelease",
+}
+AGENTS_SPEC_FILE = spec_path("soat/agents.openapi.yaml")
+
+
+def test_the_agents_operations_pawl_serves_have_soats_operation_ids() -> None:
+    pawl = _operation_ids(wiring.openapi_document())
+    assert {op: pawl.get(op) for op in SOAT_AGENT_OPERATIONS} == SOAT_AGENT_OPERATIONS
+    if AGENTS_SPEC_FILE.is_file():
+        soat = _operation_ids(yaml.safe_load(AGENTS_SPEC_FILE.read_text()))
+        assert {op: soat.get(op) for op in SOAT_AGENT_OPERATIONS} == SOAT_AGENT_OPERATIONS

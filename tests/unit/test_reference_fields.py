@@ -39,6 +39,10 @@ EXEMPT = {
     ("fireTrigger", "input.baseline_run_id"): "fires as the binding was authorized",
     ("createTrigger", "policy_id"): "refused unless null (pawl has no tool-target policies)",
     ("updateTrigger", "policy_id"): "refused unless null (pawl has no tool-target policies)",
+    # Opaque caller-side names of an end user (pawl has no actors or sessions): only hashed
+    # to keep one caller on one side of a staged rollout, never looked up or stored.
+    ("generateAgentResponse", "actor_id"): "an opaque caller-side name, never looked up",
+    ("generateAgentResponse", "session_id"): "an opaque caller-side name, never looked up",
 }
 NAMES_AN_ID = ("_id", "_ids", "Id", "Ref")
 

@@ -32,7 +32,7 @@ from chalicelib.domain.triggers import (
 )
 from chalicelib.engine.start import StartOptions, start_run
 from chalicelib.engine.triggers import targets
-from chalicelib.errors import ConcurrentUpdate, PawlError
+from chalicelib.errors import ConcurrentUpdate, PawlError, ValidationFailed
 from chalicelib.store import agents, runs
 from chalicelib.store import triggers as store
 from chalicelib.store.pagination import Window
@@ -212,6 +212,18 @@ def _latest_baseline(eval_id: str) -> str | None:
             return None
 
 
+def _canary(agent_id: str) -> int:
+    """The canary of the agent's active release (a firing without one fails, starting nothing)."""
+    release = agents.get_agent(agent_id).active_release
+    if release is None:
+        raise ValidationFailed(
+            f'input.agent_version is "canary" but agent {agent_id} has no active release',
+            field="input.agent_version",
+            code="NO_ACTIVE_RELEASE",
+        )
+    return release.canary_version
+
+
 def _start_eval_run(trigger: Trigger, firing: TriggerFiring, causation: list[str]) -> FiringResult:
     run_id = ids.derived_id("eval_run", firing.id)
     already = runs.find_run(run_id)  # a taken-over firing whose run was written
@@ -222,6 +234,8 @@ def _start_eval_run(trigger: Trigger, firing: TriggerFiring, causation: list[str
     version = wanted.agent_version
     if version == targets.LATEST:
         version = agents.get_agent(evaluation.agent_id).version
+    elif version == targets.CANARY:
+        version = _canary(evaluation.agent_id)
     baseline = wanted.baseline_run_id
     if baseline == targets.LATEST:
         baseline = _latest_baseline(evaluation.id)

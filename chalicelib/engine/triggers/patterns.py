@@ -16,7 +16,9 @@ from chalicelib.errors import ValidationFailed
 RUN_COMPLETED = "eval_run.completed"
 RUN_FAILED = "eval_run.failed"
 AGENT_VERSION_CREATED = "agent.version_created"
-REGISTERED_EVENTS = frozenset({RUN_COMPLETED, RUN_FAILED, AGENT_VERSION_CREATED})
+#: A staged rollout was set, promoted or aborted (``engine/releases.py``).
+RELEASE_EVENTS = ("agents.release.set", "agents.release.promoted", "agents.release.aborted")
+REGISTERED_EVENTS = frozenset({RUN_COMPLETED, RUN_FAILED, AGENT_VERSION_CREATED, *RELEASE_EVENTS})
 NAMESPACES = frozenset(name.split(".", 1)[0] for name in REGISTERED_EVENTS)
 
 #: Every pattern that matches at least one registered event (and SOAT's ``eval_runs.``

@@ -1,8 +1,10 @@
 """What a trigger may target (an eval, in pawl) and what its input may carry.
 
-An eval target forwards ``input.agent_version`` (a version number, or ``"latest"``: the
-agent's current version at fire time) and ``input.baseline_run_id`` (a run id, or
-``"latest"``: the eval's newest completed run at fire time, none when it has none);
+An eval target forwards ``input.agent_version`` (a version number, ``"latest"``: the
+agent's current version at fire time, or ``"canary"``: its active release's canary at
+fire time, which fails the firing when no release is active) and ``input.baseline_run_id``
+(a run id, or ``"latest"``: the eval's newest completed run at fire time, none when it has
+none);
 every other key is ignored. Their *shape* is checked when a trigger is written and again
 at fire time (a webhook body may override them); whether they still name something is
 only known at fire time, where a stale value fails the firing.
@@ -20,6 +22,7 @@ from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.store import evals
 
 LATEST = "latest"
+CANARY = "canary"
 
 
 @dataclass(frozen=True)
@@ -38,13 +41,13 @@ def eval_input(effective: dict[str, Any] | None) -> EvalInput:
     """The eval options of an input, or 400 ``TRIGGER_INPUT_INVALID`` naming the bad key."""
     given = effective or {}
     version = given.get("agent_version")
-    valid_version = version is None or version == LATEST
+    valid_version = version is None or version in (LATEST, CANARY)
     valid_version = valid_version or (
         isinstance(version, int) and not isinstance(version, bool) and version >= 1
     )
     if not valid_version:
         raise _input_invalid(
-            'input.agent_version must be a version number (>= 1) or "latest"',
+            'input.agent_version must be a version number (>= 1), "latest" or "canary"',
             "input.agent_version",
         )
     baseline = given.get("baseline_run_id")
