@@ -23,7 +23,7 @@ from chalicelib.engine.start import BASELINE_REFUSAL, StartOptions, start_run
 from chalicelib.errors import ValidationFailed, not_found
 from chalicelib.iam.references import Reference, ReferenceField
 from chalicelib.ids import DatasetItemId, EvalRunId
-from chalicelib.store import datasets, evals, result_refine, results, runs
+from chalicelib.store import datasets, evals, result_refine, results, run_lists, runs
 
 bp = Blueprint(__name__)
 
@@ -67,6 +67,16 @@ class StartRun(RequestBody):
     max_cost_usd: CostLimit | None = None
 
 
+class RunsQuery(ListQuery):
+    """The runs list's window, and ``view`` (a pawl addition): ``summary`` answers each run
+    whole but for ``aggregate_scores``, which holds only its headline figures (pass rate,
+    its interval, the baseline delta and p), about a tenth of a full run."""
+
+    view: Literal["full", "summary"] = Field(
+        "full", description="summary: aggregate_scores holds only the headline figures"
+    )
+
+
 def start_references() -> list[ReferenceField]:
     return route("POST", "/api/v1/evals/{eval_id}/runs").references()
 
@@ -81,9 +91,14 @@ def authorize_start(call: Call[StartRun, Any], evaluation: Eval) -> None:
 
 
 def _visible_eval(call: Call[Any, Any]) -> Eval:
-    evaluation = evals.get_eval(call.path["eval_id"])
+    return _visible_counted_eval(call)[0]
+
+
+def _visible_counted_eval(call: Call[Any, Any]) -> tuple[Eval, int | None]:
+    """The path's eval the caller may see, and its run count (None: not counted)."""
+    evaluation, run_count = evals.get_eval_and_run_count(call.path["eval_id"])
     call.caller.check_visible(evaluation.project_id, "eval", evaluation.id)
-    return evaluation
+    return evaluation, run_count
 
 
 def _run_of(call: Call[Any, Any]) -> RunState:
@@ -128,15 +143,17 @@ def create_run(call: Call[StartRun, Any]) -> EvalRun:
     "/api/v1/evals/{eval_id}/runs",
     "GET",
     access=on("evaluations:ListEvals", "eval_id"),
-    query=ListQuery,
+    query=RunsQuery,
     response=Page[EvalRun],
     tag=TAG,
     operation_id="listEvalRuns",
 )
-def list_runs(call: Call[Any, ListQuery]) -> dict[str, Any]:
-    """List an eval's runs, newest first."""
-    evaluation = _visible_eval(call)
-    return page(runs.list_runs(evaluation.id, call.query.window()))
+def list_runs(call: Call[Any, RunsQuery]) -> dict[str, Any]:
+    """List an eval's runs, newest first (``view=summary``: each run's headline figures
+    for its ``aggregate_scores``)."""
+    evaluation, run_count = _visible_counted_eval(call)
+    listed = run_lists.list_run_summaries if call.query.view == "summary" else run_lists.list_runs
+    return page(listed(evaluation.id, call.query.window(), run_count))
 
 
 @endpoint(

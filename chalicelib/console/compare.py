@@ -131,9 +131,7 @@ def figure_rows(comparison: dict[str, Any]) -> dict[str, Any]:
 
 
 def _runs_of(visit: Visit, eval_id: str) -> list[dict[str, Any]]:
-    listed = reads.get(
-        visit.caller, "/api/v1/evals/{eval_id}/runs", {"limit": "50"}, eval_id=eval_id
-    )
+    listed = reads.run_summaries(visit.caller, eval_id, 50)
     return [figures.run_row(run) for run in listed["data"]]
 
 

@@ -88,9 +88,7 @@ def console_item_history(visit: Visit, eval_id: str, item_id: str) -> Response:
     """One dataset item across the eval's last :data:`HISTORY_RUNS` runs, newest first."""
     caller = visit.caller
     evaluation = reads.get(caller, "/api/v1/evals/{eval_id}", eval_id=eval_id)
-    runs = reads.get(
-        caller, "/api/v1/evals/{eval_id}/runs", {"limit": str(HISTORY_RUNS)}, eval_id=eval_id
-    )["data"]
+    runs = reads.run_summaries(caller, eval_id, HISTORY_RUNS)["data"]
     rows = [history_row(run, _trials(caller, eval_id, run["id"], item_id)) for run in runs]
     return visit.page(
         "history.html",

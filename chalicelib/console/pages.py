@@ -23,12 +23,7 @@ def project_page(visit: Visit) -> Response:
     listed = reads.get(caller, "/api/v1/evals", reads.listing_query(caller, project_id))
     rows = []
     for evaluation in listed["data"]:
-        latest = reads.get(
-            caller,
-            "/api/v1/evals/{eval_id}/runs",
-            {"limit": str(charts.SPARK_RUNS)},
-            eval_id=evaluation["id"],
-        )["data"]
+        latest = reads.run_summaries(caller, evaluation["id"], charts.SPARK_RUNS)["data"]
         rows.append(
             {
                 "eval": evaluation,

@@ -17,6 +17,8 @@ from chalicelib.api.auth import Caller
 
 #: How many rows a console table shows per page (the API's own maximum is 100).
 PAGE_SIZE = 50
+#: An eval's runs list.
+RUNS = "/api/v1/evals/{eval_id}/runs"
 
 
 def as_json(result: Any) -> Any:
@@ -45,3 +47,14 @@ def listing_query(
     if cursor:
         query["cursor"] = cursor
     return query
+
+
+def run_summaries(
+    caller: Caller, eval_id: str, limit: int, cursor: str | None = None
+) -> dict[str, Any]:
+    """A page of the eval's runs, newest first, as ``list-eval-runs?view=summary`` answers
+    it (each run whole but for ``aggregate_scores``: its headline figures, what a runs
+    table, a chart and a progress row show)."""
+    query = {"limit": str(limit), "view": "summary", **({"cursor": cursor} if cursor else {})}
+    listed: dict[str, Any] = get(caller, RUNS, query, eval_id=eval_id)
+    return listed

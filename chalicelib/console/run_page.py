@@ -185,9 +185,7 @@ def runs_in_progress(caller: Caller, evaluations: list[dict[str, Any]]) -> list[
     each with its progress and the URL its row polls."""
     rows = []
     for evaluation in evaluations:
-        listed = reads.get(
-            caller, "/api/v1/evals/{eval_id}/runs", {"limit": "10"}, eval_id=evaluation["id"]
-        )["data"]
+        listed = reads.run_summaries(caller, evaluation["id"], 10)["data"]
         for run in listed:
             if run.get("status") in figures.IN_PROGRESS:
                 rows.append(

@@ -94,6 +94,26 @@ class EvalRun(Resource):
         return status_on_wire(status)
 
 
+#: The figures of a run's ``aggregate_scores`` a list of runs shows (its headline).
+HEADLINE_FIGURES = ("pass_rate", "pass_rate_interval")
+#: ... and of its ``baseline`` comparison.
+HEADLINE_BASELINE_FIGURES = ("pass_rate_delta", "p_value")
+
+
+def headline_of(aggregate: dict[str, Any] | None) -> dict[str, Any]:
+    """The part of ``aggregate`` a runs table and chart read: the pass rate, its interval
+    and, with a baseline, the delta and its p (``{}`` for a run without aggregates)."""
+    if not isinstance(aggregate, dict):
+        return {}
+    headline = {name: aggregate[name] for name in HEADLINE_FIGURES if name in aggregate}
+    baseline = aggregate.get("baseline")
+    if isinstance(baseline, dict):
+        headline["baseline"] = {
+            name: baseline[name] for name in HEADLINE_BASELINE_FIGURES if name in baseline
+        }
+    return headline
+
+
 def status_on_wire(status: str) -> str:
     """A run status as ``/api/v1`` spells it (``cancelled`` is SOAT's ``canceled``)."""
     return WIRE_CANCELED if status == CANCELLED else status

@@ -218,7 +218,7 @@ def start_run(evaluation: Eval, options: StartOptions) -> EvalRun:
         try:
             messages.send_fanout(messages.FanoutMessage(run_id=state.id))
         except Exception:
-            runs.withdraw_run(state.id)
+            runs.withdraw_run(state.id, state.run.eval_id)
             raise
         return state.run
     runs.create_run(state, plan.items)

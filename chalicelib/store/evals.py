@@ -69,8 +69,18 @@ def _row(eval_id: str, project_id: str, spec: EvalSpec) -> EvalModel:
         created_at=created_at,
         updated_at=created_at,
         created_key=created_key,
+        run_count=0,
+        runs_counted=True,
         **spec.model_dump(),
     )
+
+
+def _run_count(model: EvalModel) -> int | None:
+    """The eval's run rows, as its counter keeps them; None: created before the counter
+    (its count is partial), so a list counts the runs instead."""
+    if not model.runs_counted:
+        return None
+    return int(model.run_count or 0)
 
 
 def _spec_actions(spec: EvalSpec, now: str) -> list[Any]:
@@ -85,6 +95,13 @@ def _spec_actions(spec: EvalSpec, now: str) -> list[Any]:
 def get_eval(eval_id: str) -> Eval:
     """The eval, or NotFound."""
     return _eval(project_scoped.get_or_404(EvalModel, KIND, eval_id))
+
+
+def get_eval_and_run_count(eval_id: str) -> tuple[Eval, int | None]:
+    """The eval and how many runs it has (None: not counted, see :func:`_run_count`), from
+    one read of its row; NotFound when there is none."""
+    model = project_scoped.get_or_404(EvalModel, KIND, eval_id)
+    return _eval(model), _run_count(model)
 
 
 def list_evals(project_id: str, window: Window) -> Listing[Eval]:

@@ -213,6 +213,11 @@ class EvalModel(ProjectScoped, IdModel):
     max_concurrency = NumberAttribute(null=True)  # absent on evals created before it existed
     max_cost_usd = NumberAttribute(null=True)
     updated_at = UnicodeAttribute()
+    #: The eval's run rows, added in the write that creates (or withdraws) a run: the
+    #: runs list's ``total``. Read only when ``runs_counted`` (an eval created before the
+    #: counter has it partial or absent; its total is a COUNT query).
+    run_count = NumberAttribute(null=True)
+    runs_counted = BooleanAttribute(null=True)
     by_dataset = _EvalsByDataset()
     by_agent = _EvalsByAgent()
 
@@ -285,6 +290,10 @@ class RunModel(IdModel):
     spent_usd = NumberAttribute(default=0)
     fanout_done = BooleanAttribute(default=False)
     aggregate_scores = JSONAttribute(null=True)
+    #: The figures of ``aggregate_scores`` a list of runs shows (pass rate, its interval,
+    #: the baseline delta and p), written beside it at settle (``{}`` when it is null), so a
+    #: summary list never reads the whole aggregate. Absent: settled before it existed.
+    headline = JSONAttribute(null=True)
     passed = BooleanAttribute(null=True)
     verdict_reasons = JSONAttribute(null=True)
     failure_reason = UnicodeAttribute(null=True)

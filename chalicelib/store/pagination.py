@@ -130,6 +130,9 @@ class Partition:
     only: Any = None
     #: A condition on the range key (``begins_with``): rows outside it are never read.
     within: Any = None
+    #: The attributes a page reads (a ProjectionExpression; the keys are always read);
+    #: None: every attribute the table or index holds.
+    projected: frozenset[str] | None = None
 
     @property
     def scope(self) -> str:
@@ -145,8 +148,13 @@ class Partition:
             scan_index_forward=self.forward,
             consistent_read=self.consistent,
             filter_condition=self.only,
-            attributes_to_get=sorted(self.key_attrs) if keys_only else None,
+            attributes_to_get=self._attributes(keys_only),
         )
+
+    def _attributes(self, keys_only: bool) -> list[str] | None:
+        if keys_only:
+            return sorted(self.key_attrs)
+        return None if self.projected is None else sorted(self.projected | self.key_attrs)
 
     def count(self) -> int:
         return int(
@@ -187,19 +195,29 @@ def _name_of(target: Any) -> str:
     return str(getattr(target, "__name__", None) or type(target).__name__)
 
 
-def page_of(source: Source, window: Window, convert: Callable[[Any], D]) -> Listing[D]:
+def page_of(
+    source: Source,
+    window: Window,
+    convert: Callable[[Any], D],
+    known_total: int | None = None,
+) -> Listing[D]:
     """One window of ``source``: skip ``offset`` rows (keys only), then read ``limit``.
 
     DynamoDB may return fewer items than asked with a next key; reading continues until
     the page is full or the range is exhausted, so a page is never short without being the
-    last one.
+    last one. ``known_total``: how many rows the source holds, kept by the caller (a
+    counter written with the rows); a counted window then reads no COUNT.
     """
+
+    def count() -> int:
+        return source.count() if known_total is None else known_total
+
     position = decode_cursor(window.cursor, source.key_attrs, source.scope)
     if position is not None and position.total is None and window.counted:
         # A cursor from a reader that did not count: count now, once.
-        position = Position(position.last_key, position.offset, source.count())
+        position = Position(position.last_key, position.offset, count())
     if position is None:
-        total = source.count() if window.counted else None
+        total = count() if window.counted else None
         position = Position(None, 0, total)
         if window.offset:
             skipped, last_key = _read(source, None, window.offset, keys_only=True)

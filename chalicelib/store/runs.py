@@ -16,10 +16,12 @@ event was handed to the sinks, so the reaper can hand over an event a crash inte
 from __future__ import annotations
 
 import json
+import random
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist, PutError
+from pynamodb.exceptions import DoesNotExist
 
 from chalicelib import clock
 from chalicelib.domain.runs import (
@@ -31,25 +33,27 @@ from chalicelib.domain.runs import (
     EvalSnapshot,
     FrozenItem,
     RunState,
+    headline_of,
 )
-from chalicelib.errors import not_found
-from chalicelib.store.base import CONDITION_FAILED, serialized_writes, transaction
-from chalicelib.store.models import DatasetItemModel, FrozenItemModel, RunModel
-from chalicelib.store.pagination import Listing, Partition, Window, page_of
+from chalicelib.errors import ConcurrentUpdate, not_found
+from chalicelib.store.base import serialized_writes
+from chalicelib.store.models import DatasetItemModel, EvalModel, FrozenItemModel, RunModel
+from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
 ACTIVE_MARK = "1"
 #: The range key prefix of a frozen page row (item ids start with their type prefix).
 FROZEN_PAGE_PREFIX = "page#"
 #: A frozen page row closes before its items' JSON passes this (DynamoDB's limit: 400 KB).
 FROZEN_PAGE_BYTES = 300 * 1024
-_EVAL_INDEX_KEYS = frozenset({"id", "eval_id", "created_key"})
+#: How many times a run create that lost a race on its eval's row is tried.
+CREATE_ATTEMPTS = 4
 _BATCH_GET = 100
 
 
 # --- conversion -------------------------------------------------------------------------------
 
 
-def _public(model: RunModel) -> EvalRun:
+def run_from_row(model: RunModel) -> EvalRun:
     return EvalRun(
         id=model.id,
         eval_id=model.eval_id,
@@ -75,7 +79,7 @@ def _public(model: RunModel) -> EvalRun:
 
 def state_from_row(model: RunModel) -> RunState:
     return RunState(
-        run=_public(model),
+        run=run_from_row(model),
         snapshot=EvalSnapshot.model_validate(model.eval_snapshot),
         tool_context=dict(model.tool_context or {}),
         causation=list(model.causation or []),
@@ -187,31 +191,51 @@ def _expand(model: FrozenItemModel) -> list[FrozenItem]:
 
 
 def create_run(state: RunState, items: list[FrozenItem] | None = None) -> None:
-    """Write a new run; with ``items`` (a sync run) its frozen set, in the same transaction."""
+    """Write a new run and count it on its eval's row, in one transaction; with ``items``
+    (a sync run) its frozen set too.
+
+    404 when the eval is gone by then (nothing is written). A transaction that lost a race
+    with another write of the eval row (a run started beside it, an eval update) is tried
+    again: it either applied whole or not at all.
+    """
     row = _row(state)
-    if not items:
+    for attempt in range(CREATE_ATTEMPTS):
         try:
-            with serialized_writes():
-                row.save(condition=RunModel.id.does_not_exist())
-        except PutError as exc:
-            if not _landed_on_retry(exc, row):
+            _create_counted(row, state, items or [])
+            return
+        except TxnRefused as exc:
+            if "eval" in exc.labels:
+                raise not_found("eval", state.run.eval_id) from exc
+            if _landed_on_retry(row):
+                return
+            raise
+        except ConcurrentUpdate:
+            if attempt == CREATE_ATTEMPTS - 1:
                 raise
-        return
-    with transaction() as txn:
-        txn.save(row, condition=RunModel.id.does_not_exist())
+            time.sleep(random.uniform(0.005, 0.02) * 2**attempt)
+
+
+def _create_counted(row: RunModel, state: RunState, items: list[FrozenItem]) -> None:
+    with labelled_transaction() as txn:
+        txn.save("run", row, condition=RunModel.id.does_not_exist())
+        txn.update(
+            "eval",
+            EvalModel(id=state.run.eval_id),
+            actions=[EvalModel.run_count.add(1)],
+            condition=EvalModel.id.exists(),
+        )
         for item in items:
-            txn.save(_run_item_row(state.id, item))
+            txn.save("item", _run_item_row(state.id, item))
 
 
-def _landed_on_retry(exc: PutError, row: RunModel) -> bool:
+def _landed_on_retry(row: RunModel) -> bool:
     """Whether a refused create is our own first attempt, landed before botocore retried.
 
-    A retried PutItem (a timeout or 5xx after the write applied) meets its own row and
-    fails ``does_not_exist``; the row's ``created_key`` (a stamp made per attempt) tells
-    ours from another writer's run of the same id.
+    A retried TransactWriteItems (a timeout or 5xx after the write applied) meets its own
+    row and fails ``does_not_exist``; the row's ``created_key`` (a stamp made per attempt)
+    tells ours from another writer's run of the same id. The eval's count was added once,
+    by the attempt that landed.
     """
-    if exc.cause_response_code != CONDITION_FAILED:
-        return False
     try:
         existing = RunModel.get(row.id, consistent_read=True)
     except DoesNotExist:
@@ -219,10 +243,24 @@ def _landed_on_retry(exc: PutError, row: RunModel) -> bool:
     return bool(existing.created_key == row.created_key)
 
 
-def withdraw_run(run_id: str) -> None:
-    """Delete a queued run whose fan-out could not be sent: nothing of it ever ran."""
-    with serialized_writes():
-        RunModel(id=run_id).delete(condition=RunModel.status == QUEUED)
+def withdraw_run(run_id: str, eval_id: str) -> None:
+    """Delete a queued run whose fan-out could not be sent (nothing of it ever ran), and
+    take it off its eval's count in the same transaction (the run alone when the eval is
+    gone)."""
+    try:
+        with labelled_transaction() as txn:
+            txn.delete("run", RunModel(id=run_id), condition=RunModel.status == QUEUED)
+            txn.update(
+                "eval",
+                EvalModel(id=eval_id),
+                actions=[EvalModel.run_count.add(-1)],
+                condition=EvalModel.id.exists(),
+            )
+    except TxnRefused as exc:
+        if exc.labels != {"eval"}:
+            raise
+        with serialized_writes():
+            RunModel(id=run_id).delete(condition=RunModel.status == QUEUED)
 
 
 def find_run(run_id: str) -> RunState | None:
@@ -250,12 +288,6 @@ def get_run(run_id: str) -> RunState:
     if state is None:
         raise not_found("eval_run", run_id)
     return state
-
-
-def list_runs(eval_id: str, window: Window) -> Listing[EvalRun]:
-    """Runs of one eval, newest first."""
-    newest_first = Partition(RunModel.by_eval, eval_id, _EVAL_INDEX_KEYS, forward=False)
-    return page_of(newest_first, window, _public)
 
 
 # --- transitions ------------------------------------------------------------------------------
@@ -363,6 +395,7 @@ def settle(
         RunModel.aggregate_scores.set(aggregate_scores)
         if aggregate_scores is not None
         else RunModel.aggregate_scores.remove(),
+        RunModel.headline.set(headline_of(aggregate_scores)),
         RunModel.passed.set(passed) if passed is not None else RunModel.passed.remove(),
         RunModel.verdict_reasons.set(verdict_reasons)
         if verdict_reasons is not None

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from markupsafe import escape
 
-from chalicelib.console import reads
+from chalicelib.console import eval_page, reads
 from chalicelib.store import tenancy
 from tests.api.test_authorization import allow, key_with
 from tests.support.console import Browser, Page
@@ -76,7 +76,7 @@ def test_the_eval_page_charts_its_runs_with_bands_baseline_links_and_versions(
     assert 'style="' not in page.text  # CSP: style-src 'self' allows no style attribute
 
 
-def test_the_chart_plots_the_runs_of_the_tables_page(
+def test_the_chart_plots_the_tables_page_and_the_runs_before_it(
     api: Any,
     browser: Browser,
     project_key: str,
@@ -87,13 +87,16 @@ def test_the_chart_plots_the_runs_of_the_tables_page(
     for _ in range(3):
         api.post(suite.runs_path, {"wait": True})
     monkeypatch.setattr(reads, "PAGE_SIZE", 3)  # five runs: a page of three, then two
+    monkeypatch.setattr(eval_page, "CHART_RUNS", 4)
     page = signed_in_eval_page(browser, project_key, suite)
-    assert page.text.count('<circle class="run') == 3
-    assert "3 scored of the 3 runs in the table below" in page.text
+    assert page.text.count('<circle class="run') == 4
+    assert page.text.split("<tbody>")[1].count("<tr>") == 3  # the table: its page only
+    assert "4 scored of 4 runs: the 3 in the table below and the 1 before them" in page.text
     older = re.search(r'href="\?cursor=([^"]+)">Older runs', page.text)
     assert older is not None, "the table links its next page"
     page = browser.get(f"{eval_path(suite)}?cursor={html.unescape(older.group(1))}")
     assert page.status == 200 and page.text.count('<circle class="run') == 2
+    assert "2 scored of 2 runs: the 2 in the table below" in page.text
 
 
 def test_the_project_page_has_a_sparkline_per_eval(

@@ -33,7 +33,7 @@ from chalicelib.domain.triggers import (
 from chalicelib.engine.start import StartOptions, start_run
 from chalicelib.engine.triggers import targets
 from chalicelib.errors import ConcurrentUpdate, PawlError, ValidationFailed
-from chalicelib.store import agents, runs
+from chalicelib.store import agents, run_lists, runs
 from chalicelib.store import triggers as store
 from chalicelib.store.pagination import Window
 
@@ -202,7 +202,7 @@ def _latest_baseline(eval_id: str) -> str | None:
     cursor: str | None = None
     seen = 0
     while True:
-        found = runs.list_runs(eval_id, Window(limit=100, cursor=cursor))
+        found = run_lists.list_run_summaries(eval_id, Window(limit=100, cursor=cursor))
         for run in found.items:
             if run.status == COMPLETED:
                 return run.id
