@@ -13,6 +13,7 @@ from chalice import Response
 from chalicelib.api.auth import authenticate
 from chalicelib.console import (
     compare,
+    compare_pick,
     datasets,
     eval_page,
     pages,
