@@ -180,11 +180,12 @@ def picker_options(
 
 
 def picker_links(filters: dict[str, str], runs_cursor: str | None, page: dict[str, Any]) -> Any:
-    """The picker's paging links: older runs (the API's next cursor) and back to the newest."""
+    """The picker's paging links (query strings): older runs (the API's next cursor), and
+    back to the newest when the picker shows a later page."""
     older = page["next_cursor"]
     return {
-        "older": urlencode({**filters, "runs_cursor": older}) if older else None,
-        "newest": urlencode(filters) if runs_cursor else None,
+        "older": "?" + urlencode({**filters, "runs_cursor": older}) if older else None,
+        "newest": "?" + urlencode(filters) if runs_cursor else None,
     }
 
 
