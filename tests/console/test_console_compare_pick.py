@@ -127,7 +127,7 @@ def test_the_picker_pages_through_every_run_of_the_eval(
     assert forged.status == 400  # the API's own cursor check
 
 
-# --- several trials ---------------------------------------------------------------------------------
+# --- several trials ----------------------------------------------------------------------------
 
 
 def test_several_trials_show_each_trials_output_beside_the_reduced_outcome(
