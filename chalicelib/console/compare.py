@@ -23,6 +23,8 @@ from chalicelib.console.visit import Visit, bp, html_errors, query_value, signed
 
 #: Items a compare page shows (each holds two outputs whole).
 PAGE_SIZE = 20
+#: The fewest a page shows when an item runs several times (see :func:`page_size`).
+MIN_PAGE_SIZE = 5
 #: Runs the picker lists a page (the API's ``list-eval-runs`` page, followed by cursor).
 PICKER_SIZE = 50
 #: The page's query fields and the API's names for them.
@@ -44,9 +46,19 @@ def filters_given() -> dict[str, str]:
     return {name: value for name, value in given.items() if value is not None}
 
 
-def api_query(filters: dict[str, str], cursor: str | None = None) -> dict[str, str]:
+def page_size(evaluation: dict[str, Any]) -> int:
+    """Items a page lists: :data:`PAGE_SIZE`, fewer when the eval runs each item several
+    times (every trial's output is shown and read: about ``PAGE_SIZE`` outputs a side)."""
+    trials = evaluation.get("trials")
+    trials = trials if isinstance(trials, int) and trials > 1 else 1
+    return max(MIN_PAGE_SIZE, PAGE_SIZE // trials)
+
+
+def api_query(
+    filters: dict[str, str], cursor: str | None = None, limit: int = PAGE_SIZE
+) -> dict[str, str]:
     query = {FILTERS[name]: value for name, value in filters.items()}
-    query["limit"] = str(PAGE_SIZE)
+    query["limit"] = str(limit)
     if cursor:
         query["cursor"] = cursor
     return query
@@ -209,7 +221,8 @@ def console_compare(visit: Visit, eval_id: str, eval_run_id: str) -> Response:
     if (filters.get("with") or run.get("baseline_run_id")) is None:
         runs = picker_options(picker, run["id"], None)
         return visit.page("compare.html", answer=None, runs=runs, **context)
-    answer = reads.get(caller, COMPARISON, api_query(filters, query_value("cursor")), **path)
+    query = api_query(filters, query_value("cursor"), page_size(evaluation))
+    answer = reads.get(caller, COMPARISON, query, **path)
     other = reads.get(caller, RUN, eval_id=eval_id, eval_run_id=answer["baseline_run_id"])
     next_cursor = answer["items"].get("next_cursor")
     return visit.page(
@@ -222,7 +235,7 @@ def console_compare(visit: Visit, eval_id: str, eval_run_id: str) -> Response:
         items=[item_view(item) for item in answer["items"]["data"]],
         added=[item_view(item) for item in answer["added"]["data"]],
         removed=[item_view(item) for item in answer["removed"]["data"]],
-        json_query=urlencode(api_query(filters, query_value("cursor"))),
+        json_query=urlencode(query),
         next_query=urlencode({**kept, "cursor": next_cursor}) if next_cursor else None,
         pass_rates=(figures.run_row(run)["pass_rate"], figures.run_row(other)["pass_rate"]),
         **context,

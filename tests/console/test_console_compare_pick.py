@@ -148,6 +148,14 @@ def test_several_trials_show_each_trials_output_beside_the_reduced_outcome(
     assert other_run.count('<pre class="text">yes</pre>') == 1
     assert '<span class="outcome-word-passed">passed</span>' in other_run
     assert "diff (trial 1)" in section or "The same output in both runs (trial 1)." in section
+    assert f'{current["id"]}/comparison?limit=6"' in page.text  # 20 // 3 trials an item
+
+
+def test_a_page_lists_fewer_items_the_more_trials_each_has() -> None:
+    assert compare.page_size({"trials": 1}) == compare.PAGE_SIZE == 20
+    assert compare.page_size({}) == 20
+    assert compare.page_size({"trials": 3}) == 6
+    assert compare.page_size({"trials": 10}) == compare.MIN_PAGE_SIZE == 5
 
 
 # --- another tenant's run by URL ----------------------------------------------------------------
