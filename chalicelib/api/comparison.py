@@ -65,15 +65,30 @@ class ScorerVerdict(BaseModel):
     passed: bool
 
 
+class TrialOutput(BaseModel):
+    """One trial of an item in one run, as recorded (its output whole)."""
+
+    trial: int
+    #: None: no scorer decided a pass.
+    outcome: Literal["passed", "failed", "errored"] | None = None
+    scores: dict[str, ScorerVerdict]
+    output: str | None = None
+    error: dict[str, Any] | None = None
+
+
 class SideOutcome(BaseModel):
-    """One run's side of an item: its reduced outcome and its first trial's output."""
+    """One run's side of an item: its outcome as the run's ``trial_reducer`` reduced its
+    trials (what the comparison compares), its first trial's output, and every trial."""
 
     outcome: Literal["passed", "failed", "errored"]
     scores: dict[str, ScorerVerdict]
     trial_count: int
+    trial_reducer: str
     flaky: bool
     output: str | None = None
     error: dict[str, Any] | None = None
+    #: Every trial of a listed item in trial order (an item of one run only: the first).
+    trials: list[TrialOutput] = Field(default_factory=list)
 
 
 class ComparedItem(BaseModel):
@@ -146,32 +161,52 @@ def _position(cursor: str | None, scope: str) -> tuple[tuple[int, str] | None, i
     return (rank, item_id), offset
 
 
-def _side(outcome: ItemOutcome | None, trial: EvalResult | None) -> SideOutcome | None:
+def _trial(result: EvalResult) -> TrialOutput:
+    outcome = None
+    if result.error is not None:
+        outcome = "errored"
+    elif result.passed is not None:
+        outcome = "passed" if result.passed else "failed"
+    return TrialOutput(
+        trial=result.trial,
+        outcome=outcome,  # type: ignore[arg-type]
+        scores={s.scorer: ScorerVerdict(score=s.score, passed=s.passed) for s in result.scores},
+        output=result.output,
+        error=result.error.model_dump(mode="json") if result.error else None,
+    )
+
+
+def _side(
+    outcome: ItemOutcome | None, trials: list[EvalResult], reducer: str
+) -> SideOutcome | None:
     if outcome is None:
         return None
+    trial = trials[0] if trials else None
     return SideOutcome(
         outcome="errored" if outcome.errored else ("passed" if outcome.passed else "failed"),
         scores={
             key: ScorerVerdict(score=s.score, passed=s.passed) for key, s in outcome.scores.items()
         },
         trial_count=outcome.trial_count,
+        trial_reducer=reducer,
         flaky=outcome.flaky,
         output=trial.output if trial is not None else None,
         error=trial.error.model_dump(mode="json") if trial and trial.error else None,
+        trials=[_trial(result) for result in trials],
     )
 
 
-def _item(entry: Entry) -> ComparedItem:
-    current, baseline = entry.trials.get("current"), entry.trials.get("baseline")
-    shown = current if current is not None else baseline
+def _item(entry: Entry, reducers: tuple[str, str]) -> ComparedItem:
+    current, baseline = entry.trials.get("current", []), entry.trials.get("baseline", [])
+    shown = (current or baseline or [None])[0]
     return ComparedItem(
         dataset_item_id=entry.dataset_item_id,
         kind=entry.kind,  # type: ignore[arg-type]
         group=entry.group,
         input=list(shown.input) if shown is not None else [],
         expected_output=shown.expected_output if shown is not None else None,
-        current=_side(entry.current, current),
-        baseline=_side(entry.baseline, baseline),
+        current=_side(entry.current, current, reducers[0]),
+        baseline=_side(entry.baseline, baseline, reducers[1]),
     )
 
 
@@ -212,6 +247,7 @@ def compare_runs(call: Call[Any, ComparisonQuery]) -> RunComparison:
     selection = Selection(query.changed, query.group, query.scorer, query.limit, after)
     found = compare(current, baseline, selection)
     total = sum(found.counts[kind] for kind in CHANGED[query.changed])
+    reducers = current.snapshot.trial_reducer, baseline.snapshot.trial_reducer
     return RunComparison(
         eval_id=evaluation.id,
         eval_run_id=current.id,
@@ -223,14 +259,16 @@ def compare_runs(call: Call[Any, ComparisonQuery]) -> RunComparison:
         comparison=found.figures,
         counts=found.counts,
         items=ItemPage(
-            data=[_item(entry) for entry in found.page],
+            data=[_item(entry, reducers) for entry in found.page],
             total=total,
             limit=query.limit,
             offset=offset,
             next_cursor=_next_cursor(found, offset, scope),
         ),
-        added=OneSided(data=[_item(e) for e in found.added], total=found.counts["added"]),
-        removed=OneSided(data=[_item(e) for e in found.removed], total=found.counts["removed"]),
+        added=OneSided(data=[_item(e, reducers) for e in found.added], total=found.counts["added"]),
+        removed=OneSided(
+            data=[_item(e, reducers) for e in found.removed], total=found.counts["removed"]
+        ),
         groups=found.groups,
         scorers=found.scorers,
     )

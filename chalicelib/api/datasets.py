@@ -55,14 +55,15 @@ class UpdateItem(RequestBody):
 
 class ItemsQuery(ListQuery):
     """pawl adds ``q`` to SOAT's list: only the items whose input or expected output
-    contains that text (case-sensitive; a pawl addition)."""
+    contains that text, in any case (a pawl addition; ``store.datasets.search_text``)."""
 
     q: str | None = Field(
         None,
         min_length=1,
         max_length=200,
-        description="only items whose input or expected output contains this text "
-        "(case-sensitive; a pawl addition)",
+        description="only items whose input or expected output contains this text, in "
+        "any case (a pawl addition; an item written before search was case-insensitive, "
+        "until it is next updated, or whose text passes 32 KiB is matched case-sensitively)",
     )
 
 

@@ -5,7 +5,9 @@ read through :mod:`.reads` as the signed-in key: the figures, the flipped items 
 outputs side by side and a word diff (:mod:`.diff`), the filters and the pager all are the
 API's. ``?with=`` names the other run (the API's ``baseline_run_id``); ``changed``,
 ``group``, ``scorer`` and ``cursor`` pass through as the API's own query fields, so a bad
-one is the API's 400.
+one is the API's 400. ``?runs_cursor=`` pages the picker through the eval's runs (the
+API's ``list-eval-runs`` cursor), so any run of the eval can be chosen. An item run several
+times shows each side's reduced outcome (the one compared) and every trial's output.
 """
 
 from __future__ import annotations
@@ -21,8 +23,14 @@ from chalicelib.console.visit import Visit, bp, html_errors, query_value, signed
 
 #: Items a compare page shows (each holds two outputs whole).
 PAGE_SIZE = 20
+#: The fewest a page shows when an item runs several times (see :func:`page_size`).
+MIN_PAGE_SIZE = 5
+#: Runs the picker lists a page (the API's ``list-eval-runs`` page, followed by cursor).
+PICKER_SIZE = 50
 #: The page's query fields and the API's names for them.
 FILTERS = {"with": "baseline_run_id", "changed": "changed", "group": "group", "scorer": "scorer"}
+RUN = "/api/v1/evals/{eval_id}/runs/{eval_run_id}"
+COMPARISON = RUN + "/comparison"
 KIND_WORDS = {
     "regressed": "regression",
     "improved": "improvement",
@@ -38,9 +46,19 @@ def filters_given() -> dict[str, str]:
     return {name: value for name, value in given.items() if value is not None}
 
 
-def api_query(filters: dict[str, str], cursor: str | None = None) -> dict[str, str]:
+def page_size(evaluation: dict[str, Any]) -> int:
+    """Items a page lists: :data:`PAGE_SIZE`, fewer when the eval runs each item several
+    times (every trial's output is shown and read: about ``PAGE_SIZE`` outputs a side)."""
+    trials = evaluation.get("trials")
+    trials = trials if isinstance(trials, int) and trials > 1 else 1
+    return max(MIN_PAGE_SIZE, PAGE_SIZE // trials)
+
+
+def api_query(
+    filters: dict[str, str], cursor: str | None = None, limit: int = PAGE_SIZE
+) -> dict[str, str]:
     query = {FILTERS[name]: value for name, value in filters.items()}
-    query["limit"] = str(PAGE_SIZE)
+    query["limit"] = str(limit)
     if cursor:
         query["cursor"] = cursor
     return query
@@ -57,20 +75,40 @@ def _verdict(score: dict[str, Any]) -> str:
     return "pass" if score.get("passed") else "fail"
 
 
+def _error_text(error: Any) -> str:
+    return figures.as_text(error.get("message")) if isinstance(error, dict) else ""
+
+
+def _scores_text(scores: Any) -> str:
+    return ", ".join(
+        f"{key}: {figures.p_value(value.get('score'))} {_verdict(value)}"
+        for key, value in sorted((scores or {}).items())
+    )
+
+
+def trial_view(trial: dict[str, Any]) -> dict[str, Any]:
+    """One trial of one side: its outcome, output, error and scores, as text."""
+    return {
+        "trial": trial.get("trial"),
+        "outcome": trial.get("outcome") or "unscored",
+        "output": trial.get("output") or "",
+        "error": _error_text(trial.get("error")),
+        "scores": _scores_text(trial.get("scores")),
+    }
+
+
 def side_view(side: dict[str, Any] | None) -> dict[str, Any] | None:
     if side is None:
         return None
-    error = side.get("error") or {}
     return {
         "outcome": side.get("outcome"),
         "output": side.get("output") or "",
-        "error": figures.as_text(error.get("message")) if isinstance(error, dict) else "",
-        "scores": ", ".join(
-            f"{key}: {figures.p_value(value.get('score'))} {_verdict(value)}"
-            for key, value in sorted((side.get("scores") or {}).items())
-        ),
-        "trials": side.get("trial_count"),
+        "error": _error_text(side.get("error")),
+        "scores": _scores_text(side.get("scores")),
+        "trial_count": side.get("trial_count") or 1,
+        "reducer": side.get("trial_reducer") or "",
         "flaky": bool(side.get("flaky")),
+        "trials": [trial_view(trial) for trial in side.get("trials") or []],
     }
 
 
@@ -92,6 +130,7 @@ def item_view(item: dict[str, Any]) -> dict[str, Any]:
         "baseline": baseline,
         "diff": None if same else segments,
         "same_output": same,
+        "several_trials": any(side and side["trial_count"] > 1 for side in (current, baseline)),
     }
 
 
@@ -130,9 +169,35 @@ def figure_rows(comparison: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _runs_of(visit: Visit, eval_id: str) -> list[dict[str, Any]]:
-    listed = reads.run_summaries(visit.caller, eval_id, 50)
-    return [figures.run_row(run) for run in listed["data"]]
+def picker_runs(visit: Visit, eval_id: str, runs_cursor: str | None) -> dict[str, Any]:
+    """A page of the eval's runs for the picker (newest first; ``runs_cursor`` the API's
+    cursor of a later page; a forged one is the API's 400) and the next page's cursor."""
+    listed = reads.run_summaries(visit.caller, eval_id, PICKER_SIZE, runs_cursor)
+    return {
+        "rows": [figures.run_row(run) for run in listed["data"]],
+        "next_cursor": listed.get("next_cursor"),
+    }
+
+
+def picker_options(
+    page: dict[str, Any], run_id: str, chosen: dict[str, Any] | None
+) -> list[dict[str, Any]]:
+    """The picker's runs: the page's but this run, and the chosen one even when it is on
+    another page (so the select shows what is compared)."""
+    options = [row for row in page["rows"] if row["id"] != run_id]
+    if chosen is not None and all(row["id"] != chosen["id"] for row in options):
+        options.insert(0, figures.run_row(chosen))
+    return options
+
+
+def picker_links(filters: dict[str, str], runs_cursor: str | None, page: dict[str, Any]) -> Any:
+    """The picker's paging links (query strings): older runs (the API's next cursor), and
+    back to the newest when the picker shows a later page."""
+    older = page["next_cursor"]
+    return {
+        "older": "?" + urlencode({**filters, "runs_cursor": older}) if older else None,
+        "newest": "?" + urlencode(filters) if runs_cursor else None,
+    }
 
 
 @bp.route("/console/evals/{eval_id}/runs/{eval_run_id}/compare", methods=["GET"])
@@ -142,36 +207,35 @@ def console_compare(visit: Visit, eval_id: str, eval_run_id: str) -> Response:
     caller, path = visit.caller, {"eval_id": eval_id, "eval_run_id": eval_run_id}
     evaluation = reads.get(caller, "/api/v1/evals/{eval_id}", eval_id=eval_id)
     run = reads.get(caller, "/api/v1/evals/{eval_id}/runs/{eval_run_id}", **path)
-    filters = filters_given()
-    others = [r for r in _runs_of(visit, eval_id) if r["id"] != run["id"]]
-    context: dict[str, Any] = {"eval": evaluation, "run": run, "runs": others, "filters": filters}
-    with_id = filters.get("with") or run.get("baseline_run_id")
-    if with_id is None:
-        return visit.page("compare.html", answer=None, **context)
-    answer = reads.get(
-        caller,
-        "/api/v1/evals/{eval_id}/runs/{eval_run_id}/comparison",
-        api_query(filters, query_value("cursor")),
-        **path,
-    )
-    other = reads.get(
-        caller,
-        "/api/v1/evals/{eval_id}/runs/{eval_run_id}",
-        eval_id=eval_id,
-        eval_run_id=answer["baseline_run_id"],
-    )
+    filters, runs_cursor = filters_given(), query_value("runs_cursor")
+    picker = picker_runs(visit, eval_id, runs_cursor)
+    kept = {**filters, **({"runs_cursor": runs_cursor} if runs_cursor else {})}
+    context: dict[str, Any] = {
+        "eval": evaluation,
+        "run": run,
+        "filters": filters,
+        "runs_cursor": runs_cursor,
+        "picker": picker_links(filters, runs_cursor, picker),
+    }
+    if (filters.get("with") or run.get("baseline_run_id")) is None:
+        runs = picker_options(picker, run["id"], None)
+        return visit.page("compare.html", answer=None, runs=runs, **context)
+    query = api_query(filters, query_value("cursor"), page_size(evaluation))
+    answer = reads.get(caller, COMPARISON, query, **path)
+    other = reads.get(caller, RUN, eval_id=eval_id, eval_run_id=answer["baseline_run_id"])
     next_cursor = answer["items"].get("next_cursor")
     return visit.page(
         "compare.html",
         answer=answer,
         other=other,
+        runs=picker_options(picker, run["id"], other),
         with_id=answer["baseline_run_id"],
         figures=figure_rows(answer["comparison"]),
         items=[item_view(item) for item in answer["items"]["data"]],
         added=[item_view(item) for item in answer["added"]["data"]],
         removed=[item_view(item) for item in answer["removed"]["data"]],
-        json_query=urlencode(api_query(filters, query_value("cursor"))),
-        next_query=urlencode({**filters, "cursor": next_cursor}) if next_cursor else None,
+        json_query=urlencode(query),
+        next_query=urlencode({**kept, "cursor": next_cursor}) if next_cursor else None,
         pass_rates=(figures.run_row(run)["pass_rate"], figures.run_row(other)["pass_rate"]),
         **context,
     )

@@ -13,6 +13,7 @@ from chalice import Response
 from chalicelib.api.auth import authenticate
 from chalicelib.console import (
     compare,
+    compare_pick,
     datasets,
     eval_page,
     pages,
@@ -40,7 +41,7 @@ from chalicelib.console.visit import (
 )
 from chalicelib.errors import PawlError, Unauthorized
 
-__all__ = ["bp", "compare", "datasets", "eval_page", "pages", "run_page"]
+__all__ = ["bp", "compare", "compare_pick", "datasets", "eval_page", "pages", "run_page"]
 
 
 @bp.route("/console", methods=["GET"])

@@ -36,7 +36,8 @@ FILTER_FIELDS = ("outcome", "group", "scorer", "min_score", "max_score", "text",
 SORTS = {"score_desc": "score, high to low", "score_asc": "score, low to high"}
 RUN_PATH = "/api/v1/evals/{eval_id}/runs/{eval_run_id}"
 RESULTS_PATH = RUN_PATH + "/results"
-#: The most recorded results a poll counts the passed ones of (see :func:`passed_so_far`).
+#: The most recorded results a poll counts the passed ones of, for a run without its
+#: ``passed_count`` counter (see :func:`passed_so_far`).
 PASS_RATE_SO_FAR_MAX_RESULTS = 2000
 #: The most flaky items the page lists (one page of the API's flaky filter).
 FLAKY_LIMIT = 100
@@ -50,12 +51,17 @@ def progress_url(eval_id: str, run_id: str) -> str:
 
 
 def passed_so_far(caller: Caller, run: dict[str, Any]) -> int | None:
-    """While a run is in progress: how many results passed (the API's ``outcome=passed``
-    total: one COUNT query, billed on every row of the run). Past
-    :data:`PASS_RATE_SO_FAR_MAX_RESULTS` recorded results it is not read (None): a poll
-    every 2 s must not read a big run whole."""
+    """While a run is in progress: how many results passed. The run's own ``passed_count``
+    (a counter on its row, kept by the transaction that records the results: free at any
+    size). A run recorded before the counters has none (null): then the API's
+    ``outcome=passed`` total, one COUNT query billed on every row of the run, read only up
+    to :data:`PASS_RATE_SO_FAR_MAX_RESULTS` recorded results (None past it): a poll every
+    2 s must not read a big run whole."""
     if run.get("status") not in figures.IN_PROGRESS:
         return None
+    counted = run.get("passed_count")
+    if isinstance(counted, int):
+        return counted
     recorded = int(run.get("completed_count") or 0) + int(run.get("errored_count") or 0)
     if recorded > PASS_RATE_SO_FAR_MAX_RESULTS:
         return None

@@ -79,6 +79,10 @@ class EvalRun(Resource):
     item_count: int = 0
     completed_count: int = 0
     errored_count: int = 0
+    #: Result rows (trials) recorded passed / failed so far, counted with the rows (pawl's
+    #: own, beside SOAT's counts); null for a run recorded before these counters existed.
+    passed_count: int | None = None
+    failed_count: int | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     started_at: str | None = None
     finished_at: str | None = None

@@ -54,14 +54,15 @@ class Selection:
 
 @dataclass
 class Entry:
-    """One item of the answer: both sides' outcomes and, once read, their first trials."""
+    """One item of the answer: both sides' outcomes and, once read, their trials in order
+    (every trial for a listed item, the first for an item of one run only)."""
 
     dataset_item_id: str
     kind: str
     group: str | None
     current: ItemOutcome | None
     baseline: ItemOutcome | None
-    trials: dict[str, Any] = field(default_factory=dict)
+    trials: dict[str, list[Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -176,8 +177,10 @@ def compare(current: RunState, baseline: RunState, selection: Selection) -> Comp
             assert side is not None
             lists.add(Entry(side.dataset_item_id, kind, label, here, there))
     page, more = lists.page()
-    shown = [*page, *lists.edges["added"], *lists.edges["removed"]]
-    _attach_first_trials(current.id, baseline.id, shown)
+    edges = [*lists.edges["added"], *lists.edges["removed"]]
+    sides = (current.id, current.snapshot.trials), (baseline.id, baseline.snapshot.trials)
+    _attach_trials(sides, page)
+    _attach_trials(((current.id, 1), (baseline.id, 1)), edges)
     return Comparison(
         figures=comparator.result(),
         page=page,
@@ -190,25 +193,28 @@ def compare(current: RunState, baseline: RunState, selection: Selection) -> Comp
     )
 
 
-def _attach_first_trials(current_id: str, baseline_id: str, entries: list[Entry]) -> None:
-    """Each shown item's first trial on each side (its output whole), in BatchGetItems."""
+def _attach_trials(sides: tuple[tuple[str, int], tuple[str, int]], entries: list[Entry]) -> None:
+    """Each entry's trials on each side (outputs whole, in trial order), in BatchGetItems:
+    ``sides`` is ``((current run id, trials), (baseline run id, trials))``, the trials a
+    run's snapshot asked for (1-10; a trial with no row is simply absent)."""
+    named = (("current", *sides[0]), ("baseline", *sides[1]))
     wanted = list(
         dict.fromkeys(
-            (run_id, entry.dataset_item_id)
+            (run_id, result_key(entry.dataset_item_id, trial))
             for entry in entries
-            for run_id, side in ((current_id, entry.current), (baseline_id, entry.baseline))
-            if side is not None
+            for name, run_id, trials in named
+            if getattr(entry, name) is not None
+            for trial in range(1, max(1, trials) + 1)
         )
     )
-    found: dict[tuple[str, str], Any] = {}
+    found: dict[tuple[str, str], list[Any]] = {}
     for start in range(0, len(wanted), _BATCH_GET):
-        keys = [
-            (run_id, result_key(item, 1)) for run_id, item in wanted[start : start + _BATCH_GET]
-        ]
-        for model in ResultModel.batch_get(keys, consistent_read=True):
-            found[(model.run_id, model.dataset_item_id)] = from_model(model)
+        for model in ResultModel.batch_get(
+            wanted[start : start + _BATCH_GET], consistent_read=True
+        ):
+            found.setdefault((model.run_id, model.dataset_item_id), []).append(from_model(model))
     for entry in entries:
-        for side, run_id in (("current", current_id), ("baseline", baseline_id)):
-            trial = found.get((run_id, entry.dataset_item_id))
-            if trial is not None:
-                entry.trials[side] = trial
+        for name, run_id, _ in named:
+            trials = sorted(found.get((run_id, entry.dataset_item_id), []), key=lambda t: t.trial)
+            if trials:
+                entry.trials[name] = trials

@@ -174,6 +174,8 @@ def _new_state(
         baseline_run_id=options.baseline_run_id,
         trigger_id=options.trigger_id,
         metadata=options.metadata,
+        passed_count=0,  # the row's counters start at 0 (store.runs writes them)
+        failed_count=0,
         started_at=now if options.wait else None,
         created_at=now,
     )

@@ -36,6 +36,9 @@ MAX_ITEM_CONTENT_BYTES = 350_000
 #: TransactWriteItems holds 100 operations: the items and the dataset's existence check.
 MAX_ITEMS_PER_TRANSACTION = 99
 _BATCH_GET = 100
+#: The largest search field an item keeps (UTF-8): with its content (at most
+#: MAX_ITEM_CONTENT_BYTES) the row stays under DynamoDB's 400 KB.
+SEARCH_TEXT_MAX_BYTES = 32 * 1024
 
 
 class _Unset:
@@ -140,6 +143,19 @@ def _item(model: DatasetItemModel) -> DatasetItem:
     )
 
 
+def search_text(input: list[dict[str, Any]], expected_output: str | None) -> str | None:
+    """What ``?q=`` matches case-insensitively: each input message's content and the
+    expected output, one a line, case-folded (``str.casefold``, so ``Zürich`` and
+    ``ZÜRICH`` match, as ``Straße`` and ``STRASSE`` do). None when it would pass
+    :data:`SEARCH_TEXT_MAX_BYTES`: such an item is matched as an old one is (see
+    :func:`_containing`)."""
+    parts = [str(message.get("content", "")) for message in input]
+    if expected_output is not None:
+        parts.append(expected_output)
+    text = "\n".join(parts).casefold()
+    return text if len(text.encode()) <= SEARCH_TEXT_MAX_BYTES else None
+
+
 def check_item_content(
     input: list[dict[str, Any]], expected: str | None, meta: dict[str, Any]
 ) -> None:
@@ -170,6 +186,7 @@ def create_item(
         expected_output=expected_output,
         metadata=metadata,
         source_generation_id=source_generation_id,
+        search_text=search_text(input, expected_output),
         created_at=now,
         updated_at=now,
         created_key=created_key,
@@ -216,6 +233,7 @@ def create_items(dataset_id: str, project_id: str, new_items: list[NewItem]) -> 
                 input=item.input,
                 expected_output=item.expected_output,
                 metadata=item.metadata,
+                search_text=search_text(item.input, item.expected_output),
                 created_at=now,
                 updated_at=now,
                 created_key=created_key,
@@ -245,21 +263,27 @@ def get_item(dataset_id: str, item_id: str) -> DatasetItem:
 
 def list_items(dataset_id: str, window: Window, text: str | None = None) -> Listing[DatasetItem]:
     """One page of the dataset's items, oldest first; ``text``: only the items whose input
-    messages or expected output contain it (a filter after the key range: the rows it drops
-    are still read; the cursor is bound to the text)."""
+    messages or expected output contain it, in any case (a filter after the key range: the
+    rows it drops are still read; the cursor is bound to the text)."""
     only = _containing(text) if text else None
     items = Partition(DatasetItemModel.by_dataset, dataset_id, _DATASET_INDEX_KEYS, only=only)
     return page_of(items, window, _item)
 
 
 def _containing(text: str) -> Any:
-    """``contains`` on the expected output, and on the input as stored: a JSON document,
-    in which ``text`` appears as its JSON string form does (quotes, backslashes and
-    non-ASCII escaped as :func:`json.dumps` escapes them)."""
+    """``contains`` on the item's case-folded search field (:func:`search_text`). An item
+    without one (written before it existed, or too big to keep one) is matched as before,
+    case-sensitively: ``contains`` on the expected output, and on the input as stored, a
+    JSON document, in which ``text`` appears as its JSON string form does (quotes,
+    backslashes and non-ASCII escaped as :func:`json.dumps` escapes them)."""
     in_json = json.dumps(text)[1:-1]
     # A bare path: the JSON attribute would serialize the text as a JSON document (quoted).
     stored_input = Path(DatasetItemModel.input.attr_name)
-    return DatasetItemModel.expected_output.contains(text) | stored_input.contains(in_json)
+    case_sensitive = DatasetItemModel.expected_output.contains(text) | stored_input.contains(
+        in_json
+    )
+    folded = DatasetItemModel.search_text.contains(text.casefold())
+    return folded | (DatasetItemModel.search_text.does_not_exist() & case_sensitive)
 
 
 def iter_item_pages(dataset_id: str, page_size: int = 100) -> Iterator[list[DatasetItem]]:
@@ -310,7 +334,11 @@ def update_item(
     check_item_content(new_input, new_expected, new_metadata)
     now = clock.now_iso()
     model = DatasetItemModel(id=current.id)
+    searched = search_text(new_input, new_expected)
     actions = [
+        DatasetItemModel.search_text.set(searched)
+        if searched is not None
+        else DatasetItemModel.search_text.remove(),
         DatasetItemModel.input.set(new_input),
         DatasetItemModel.expected_output.set(new_expected)
         if new_expected is not None

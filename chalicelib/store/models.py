@@ -174,6 +174,10 @@ class DatasetItemModel(IdModel):
     expected_output = UnicodeAttribute(null=True)
     metadata = JSONAttribute()
     source_generation_id = UnicodeAttribute(null=True)
+    #: The input messages' contents and the expected output, case-folded, for ``?q=``
+    #: (``store.datasets.search_text``); absent on an item written before it existed or
+    #: whose text passes ``SEARCH_TEXT_MAX_BYTES`` (those are matched case-sensitively).
+    search_text = UnicodeAttribute(null=True)
     created_at = UnicodeAttribute()
     updated_at = UnicodeAttribute()
     created_key = UnicodeAttribute()

@@ -70,6 +70,8 @@ def run_from_row(model: RunModel) -> EvalRun:
         item_count=int(model.item_count or 0),
         completed_count=int(model.completed_count or 0),
         errored_count=int(model.errored_count or 0),
+        passed_count=int(model.passed_count or 0) if model.outcomes_counted else None,
+        failed_count=int(model.failed_count or 0) if model.outcomes_counted else None,
         metadata=dict(model.metadata or {}),
         started_at=model.started_at,
         finished_at=model.finished_at,

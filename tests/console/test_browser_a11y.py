@@ -25,8 +25,8 @@ pytestmark = pytest.mark.slow
 def walked_suite(api: Any, project: Any, plugins: Plugins) -> tuple[Suite, dict[str, Any]]:
     cases = [("echo:4", "4"), ("echo:5", "4"), ("fail", "x"), ("echo:<b>bold</b>", "<b>")]
     suite = make_suite(api, project, cases, name="checkout flow", pass_threshold=0.5)
-    api.post(suite.runs_path, {"wait": True})
-    run = api.post(suite.runs_path, {"wait": True}).json
+    first = api.post(suite.runs_path, {"wait": True}).json
+    run = api.post(suite.runs_path, {"wait": True, "baseline_run_id": first["id"]}).json
     return suite, run
 
 
@@ -47,6 +47,7 @@ def test_every_console_page_has_no_serious_accessibility_violation(
         "run": (run_path, "table.results tbody tr"),
         "run-filtered": (f"{run_path}?outcome=failed", "table.results tbody tr"),
         "item": (f"{run_path}/items/{suite.items[0]['id']}", "section.trial"),
+        "compare": (f"{run_path}/compare?changed=all", "section.compared"),
         "error (the API's 404)": ("/console/evals/eval_0000000000000000", "h1:text('Not found')"),
         "not found": ("/console/static/missing.css", "h1:text('Not found')"),
     }

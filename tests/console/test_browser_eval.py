@@ -88,7 +88,7 @@ def test_a_browser_starts_a_run_from_the_eval_page_and_cancels_it(
             assert agents.wait_until_blocked(suite.items[-1]["id"])  # executing in the agent
             page.goto(base + eval_path)
             row = page.locator("tbody tr", has_text=run_id)
-            assert row.locator("td").nth(1).inner_text().split() == ["running", "Cancel"]
+            assert row.locator("td").nth(2).inner_text().split() == ["running", "Cancel"]
             for width in WIDTHS:  # the running run with its Cancel button
                 page.set_viewport_size({"width": width, "height": 900})
                 page.goto(base + eval_path)
@@ -101,7 +101,7 @@ def test_a_browser_starts_a_run_from_the_eval_page_and_cancels_it(
             row.locator("button", has_text="Cancel").click()
             page.wait_for_url(base + eval_path)
             row = page.locator("tbody tr", has_text=run_id)
-            assert row.locator("td").nth(1).inner_text() == "canceled"
+            assert row.locator("td").nth(2).inner_text() == "canceled"
             assert row.locator("button").count() == 0
         finally:
             agents.RELEASE.set()

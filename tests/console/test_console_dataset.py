@@ -55,7 +55,10 @@ def test_the_dataset_page_pages_on_the_server_and_searches_through_the_api(
     assert "echo:plain" not in found.text
     item = suite.items[52]["id"]
     assert f'href="/console/evals/{eval_id}/items/{item}"' in found.text
-    assert "contain that text" in browser.get(f"{link}&q=Needle").text  # case-sensitive
+    shouted = browser.get(f"{link}&q=NEEDLE")  # any case
+    assert "Items containing “NEEDLE” (2)" in shouted.text
+    assert "echo:a needle here" in shouted.text and "needle in expected" in shouted.text
+    assert "contain that text (in any case)" in browser.get(f"{link}&q=absent").text
     assert browser.get(f"{link}&q={'x' * 201}").status == 400  # the API's own refusal
 
 

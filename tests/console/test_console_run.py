@@ -236,7 +236,58 @@ def test_the_progress_script_is_served_as_javascript(browser: Browser) -> None:
     assert browser.get("/console/static/other.js").status == 404
 
 
-def test_the_pass_rate_so_far_is_counted_only_up_to_its_limit(
+def _results_reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, str]]]:
+    """Each API read the console makes from here on (path template, query), in order."""
+    from chalicelib.console import reads
+
+    seen: list[tuple[str, dict[str, str]]] = []
+    real_get = reads.get
+
+    def spying(caller: Any, path: str, query: Any = None, /, **params: str) -> Any:
+        seen.append((path, dict(query or {})))
+        return real_get(caller, path, query, **params)
+
+    monkeypatch.setattr(reads, "get", spying)
+    return seen
+
+
+def test_the_pass_rate_so_far_is_the_runs_counter_at_any_size(
+    api: Any,
+    browser: Browser,
+    project: Any,
+    project_key: str,
+    plugins: Plugins,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from chalicelib.store.models import RunModel
+
+    suite, run = _queued(api, project)
+    assert (run["passed_count"], run["failed_count"]) == (0, 0)
+    # The run as if mid-way through 100,000 results: its row's counters, as recording
+    # keeps them (nothing drained: no result row exists to count).
+    RunModel.get(run["id"]).update(
+        actions=[
+            RunModel.status.set("running"),
+            RunModel.item_count.set(200_000),
+            RunModel.completed_count.set(90_000),
+            RunModel.errored_count.set(10_000),
+            RunModel.passed_count.set(81_000),
+            RunModel.failed_count.set(9_000),
+        ]
+    )
+    seen = _results_reads(monkeypatch)
+    browser.sign_in(project_key)
+    page_path = f"/console/evals/{suite.eval['id']}/runs/{run['id']}"
+    progress = browser.get(f"{page_path}/progress.json")
+    assert progress.status == 200
+    figures = json.loads(progress.text)
+    assert figures["pass_rate"] == "90.0%" and figures["recorded"] == "100000/200000"
+    assert '<span data-field="pass_rate">90.0%</span>' in browser.get(page_path).text
+    counted = [query for path, query in seen if "outcome" in query]
+    assert counted == [], seen  # no outcome=passed read (its COUNT), neither poll nor page
+
+
+def test_a_run_without_counters_is_counted_only_up_to_the_limit(
     api: Any,
     app: Any,
     project: Any,
@@ -246,18 +297,25 @@ def test_the_pass_rate_so_far_is_counted_only_up_to_its_limit(
 ) -> None:
     from chalicelib.api.auth import authenticate
     from chalicelib.console import figures, run_page
+    from chalicelib.store.models import RunModel
 
     suite, run = _queued(api, project)
     drain_queues(app)
-    # The run as a poll would read it mid-run: three results recorded, two of them passed.
-    running = {**api.get(suite.run_path(run["id"])).json, "status": "running"}
-    running["aggregate_scores"] = None
+    answer = api.get(suite.run_path(run["id"])).json
+    assert (answer["passed_count"], answer["failed_count"]) == (2, 1)  # the API's own counts
+    # A run recorded before the counters existed: its row has no ``outcomes_counted``.
+    RunModel.get(run["id"]).update(actions=[RunModel.outcomes_counted.remove()])
+    old = {**api.get(suite.run_path(run["id"])).json, "status": "running"}
+    assert old["passed_count"] is None and old["failed_count"] is None
+    old["aggregate_scores"] = None
     caller = authenticate({"authorization": f"Bearer {project_key}"})
-    assert run_page.passed_so_far(caller, running) == 2
-    assert figures.progress(running, 2)["pass_rate"] == "66.7%"
+    seen = _results_reads(monkeypatch)
+    assert run_page.passed_so_far(caller, old) == 2  # the API's outcome=passed total
+    assert seen == [(run_page.RESULTS_PATH, {"outcome": "passed", "limit": "1"})]
+    assert figures.progress(old, 2)["pass_rate"] == "66.7%"
     monkeypatch.setattr(run_page, "PASS_RATE_SO_FAR_MAX_RESULTS", 2)  # 3 recorded: past it
-    assert run_page.passed_so_far(caller, running) is None
-    assert figures.progress(running, None)["pass_rate"] == "—"
+    assert run_page.passed_so_far(caller, old) is None
+    assert figures.progress(old, None)["pass_rate"] == "—"
 
 
 def test_a_big_runs_flaky_items_are_a_link_not_a_read(
