@@ -57,8 +57,13 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+# Two workers (the machine's 2 cores); --dist loadgroup keeps a module that shares a
+# module-scoped runtime on one worker (tests/conftest.py groups them; files with slow
+# tests are scheduled first). docs/testing.md.
+PYTEST_XDIST := -n 2 --dist loadgroup
+
 unit: install test-tools
-	$(BIN)/pytest -n 2
+	$(BIN)/pytest $(PYTEST_XDIST)
 
 test: install test-tools lint typecheck unit
 
@@ -66,7 +71,7 @@ test: install test-tools lint typecheck unit
 # end-to-end runs, no browser). `make test` runs everything.
 check: install
 	$(BIN)/ruff check .
-	$(BIN)/pytest -n 2 -m 'not slow'
+	$(BIN)/pytest $(PYTEST_XDIST) -m 'not slow'
 
 demo: install-base
 	$(BIN)/pawl demo

@@ -70,7 +70,8 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """moto in-process with every pawl table, queue and bucket created."""
     with mock_aws():
         reset_process_state()
-        from chalicelib.bootstrap import ensure_resources
+        # bootstrap.ensure_resources, from a pickle after this process's first test.
+        from tests.support.moto_resources import ensure_resources
 
         ensure_resources()
         yield
@@ -185,3 +186,31 @@ def app() -> Any:
     from app import app as chalice_app
 
     return chalice_app
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Files with slow tests first, and a module's tests on one worker when they share a
+    module fixture.
+
+    Under ``pytest -n 2 --dist loadgroup`` (``make test``) the minutes-long end-to-end
+    tests then start while the many short ones fill the other worker around them, instead
+    of one of them starting last and running alone; and a module-scoped runtime or server
+    starts once, on one worker, not once on each. The order within each part is the
+    collection order. docs/testing.md.
+    """
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)  # stable: files stay whole
+    for item in items:
+        if _uses_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+def _uses_a_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(
+        definition.scope == "module"
+        for definitions in info.name2fixturedefs.values()
+        for definition in definitions
+    )
