@@ -2,7 +2,7 @@
 
 ``bootstrap.ensure_resources`` creates 29 tables (each a CreateTable, a DescribeTable for
 the waiter and for some an UpdateTimeToLive), 3 queues with their DLQs and the bucket
-through botocore into moto: 0.7 s a test on an idle 2-core machine, 3-6 s on a busy one,
+through botocore into moto: ~0.5 s of CPU a test, 3-6 s of wall time on a busy machine,
 paid by every test that takes the ``api`` fixture. The first call in a process does
 exactly that and keeps a pickle of what it made in moto's DynamoDB, SQS and S3 models;
 every later call (in a fresh ``mock_aws``, whose models are empty) loads that pickle into
