@@ -57,13 +57,8 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-# Two workers (the machine's 2 cores); --dist loadgroup keeps a module that shares a
-# module-scoped runtime on one worker (tests/conftest.py groups them; files with slow
-# tests are scheduled first). docs/testing.md.
-PYTEST_XDIST := -n 2 --dist loadgroup
-
 unit: install test-tools
-	$(BIN)/pytest $(PYTEST_XDIST)
+	$(BIN)/pytest -n 2
 
 test: install test-tools lint typecheck unit
 
@@ -71,7 +66,7 @@ test: install test-tools lint typecheck unit
 # end-to-end runs, no browser). `make test` runs everything.
 check: install
 	$(BIN)/ruff check .
-	$(BIN)/pytest $(PYTEST_XDIST) -m 'not slow'
+	$(BIN)/pytest -n 2 -m 'not slow'
 
 demo: install-base
 	$(BIN)/pawl demo

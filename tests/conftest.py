@@ -189,28 +189,11 @@ def app() -> Any:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Files with slow tests first, and a module's tests on one worker when they share a
-    module- or class-scoped fixture.
+    """Files holding slow tests first (each file kept whole, in collection order).
 
-    Under ``pytest -n 2 --dist loadgroup`` (``make test``) the minutes-long end-to-end
-    tests then start while the many short ones fill the other worker around them, instead
-    of one of them starting last and running alone; and a module- or class-scoped runtime
-    or server starts once, on one worker, not once on each. The order within each part is the
-    collection order. docs/testing.md.
+    Under ``pytest -n 2`` (``make test``) the minutes-long end-to-end tests then start
+    while the many short ones fill the other worker around them, instead of one of them
+    starting last and running alone. docs/testing.md.
     """
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.path not in slow_files)  # stable: files stay whole
-    for item in items:
-        if _uses_a_module_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-
-
-def _uses_a_module_fixture(item: pytest.Item) -> bool:
-    info = getattr(item, "_fixtureinfo", None)
-    if info is None:
-        return False
-    return any(
-        definition.scope in ("module", "class")
-        for definitions in info.name2fixturedefs.values()
-        for definition in definitions
-    )
