@@ -70,7 +70,8 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """moto in-process with every pawl table, queue and bucket created."""
     with mock_aws():
         reset_process_state()
-        from chalicelib.bootstrap import ensure_resources
+        # bootstrap.ensure_resources, from a pickle after this process's first test.
+        from tests.support.moto_resources import ensure_resources
 
         ensure_resources()
         yield
@@ -185,3 +186,14 @@ def app() -> Any:
     from app import app as chalice_app
 
     return chalice_app
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Files holding slow tests first (each file kept whole, in collection order).
+
+    Under ``pytest -n 2`` (``make test``) the minutes-long end-to-end tests then start
+    while the many short ones fill the other worker around them, instead of one of them
+    starting last and running alone. docs/testing.md.
+    """
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)  # stable: files stay whole

@@ -23,7 +23,7 @@ def moto_with_resources() -> Iterator[None]:
     """moto in-process with every pawl table, queue and bucket created."""
     with mock_aws():
         reset_process_state()
-        from chalicelib.bootstrap import ensure_resources
+        from tests.support.moto_resources import ensure_resources
 
         ensure_resources()
         yield
