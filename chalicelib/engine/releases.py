@@ -29,7 +29,7 @@ from chalicelib.domain.runs import COMPLETED
 from chalicelib.engine import bus
 from chalicelib.errors import Conflict, NotFound, ValidationFailed
 from chalicelib.plugins.manager import plugins
-from chalicelib.store import agents, evals, releases, runs
+from chalicelib.store import agents, evals, releases, run_lists
 from chalicelib.store.evals import run_with_retry
 from chalicelib.store.pagination import Window
 
@@ -90,7 +90,7 @@ def find_evidence(eval_id: str, canary: int) -> str | None:
     cursor: str | None = None
     seen = 0
     while seen < EVIDENCE_SCAN:
-        page = runs.list_runs(eval_id, Window(limit=100, cursor=cursor))
+        page = run_lists.list_runs(eval_id, Window(limit=100, cursor=cursor))
         for run in page.items:
             if run.status == COMPLETED and run.passed is True and run.agent_version == canary:
                 return run.id
