@@ -3,10 +3,20 @@
 One pass over both runs in ``dataset_item_id`` order, as settle compares a run with its
 baseline: each run's items come from its outcome digest when it has a complete one, else
 from its result rows (``engine.settled_outcomes.baseline_items``), are merge-joined
-(``stats.merge_join``), labelled in pages from the items' *current* metadata and reduced
-with each run's own trial reducer. :class:`~chalicelib.stats.BaselineComparator` works out
-the figures; beside it this module keeps, per kind of item, only the page being asked for
-(``limit + 1`` entries after the cursor), so memory stays bounded whatever the runs' size.
+(``stats.merge_join``), labelled and reduced with each run's own trial reducer.
+
+Labels: an item of the current run is labelled as that run's settle labelled it, from the
+run's outcome digest (format 2 on, written under the eval's ``group_by``), so the groups
+are the ones its stored aggregate counted and a later edit of an item's metadata does not
+move it. Only an item of the baseline alone (removed), or every item when the current run
+has no such digest (settled before labels were kept, or under another ``group_by``), is
+labelled from its *current* metadata, a page (BatchGetItem) at a time, as settle labels
+it. So a comparison of two digested runs reads metadata only for its removed items
+(decisions.md, "Comparison labels are settle-time").
+
+:class:`~chalicelib.stats.BaselineComparator` works out the figures; beside it this
+module keeps, per kind of item, only the page being asked for (``limit + 1`` entries after
+the cursor), so memory stays bounded whatever the runs' size.
 
 Kinds: ``regressed`` (passed in the baseline, not now), ``improved``, ``unchanged`` (the
 items compared), ``added`` and ``removed`` (scorable in one run only, as the comparator
@@ -23,11 +33,17 @@ from itertools import islice
 from typing import Any
 
 from chalicelib.domain.runs import RunState, result_key
-from chalicelib.engine.settled_outcomes import BaselineItem, baseline_items, baseline_outcome
+from chalicelib.engine.settled_outcomes import (
+    BaselineItem,
+    baseline_items,
+    baseline_outcome,
+    labelled_items,
+)
 from chalicelib.engine.settled_outcomes import item_id as id_of
 from chalicelib.stats import BaselineComparator, ItemOutcome, group_label, merge_join
 from chalicelib.store import outcome_rows
 from chalicelib.store.models import ResultModel
+from chalicelib.store.outcome_digest import DigestEntry
 from chalicelib.store.results import from_model
 
 #: The kinds of compared items, in the order they are listed.
@@ -106,19 +122,43 @@ def _classify(
     return None
 
 
+Pair = tuple[BaselineItem | None, BaselineItem | None]
+
+
 def _labelled(
-    current: Iterator[BaselineItem], baseline: Iterator[BaselineItem], group_by: str | None
+    current: Iterator[BaselineItem],
+    baseline: Iterator[BaselineItem],
+    group_by: str | None,
+    kept: bool,
 ) -> Iterator[tuple[BaselineItem | None, BaselineItem | None, str | None]]:
-    """Both runs' items merge-joined in item order, labelled a page of items at a time."""
+    """Both runs' items merge-joined in item order, labelled a page of items at a time;
+    ``kept``: the current side's digest entries carry their settle-time labels."""
     pairs = merge_join(current, baseline, key=id_of)
     while page := list(islice(pairs, _LABEL_PAGE)):
-        ids = [id_of(here if here is not None else there) for here, there in page]  # type: ignore[arg-type]
-        labels: dict[str, str | None] = {}
-        if group_by is not None:
-            metadata = outcome_rows.batch_get_metadata(ids)
-            labels = {key: group_label(metadata.get(key), group_by) for key in ids}
-        for (here, there), key in zip(page, ids, strict=True):
-            yield here, there, labels.get(key)
+        labels = _page_labels(page, group_by, kept)
+        for (here, there), label in zip(page, labels, strict=True):
+            yield here, there, label
+
+
+def _page_labels(page: list[Pair], group_by: str | None, kept: bool) -> list[str | None]:
+    """Each pair's label: the current side's kept one, else (an item of the baseline only,
+    or none kept) from the items' current metadata, in one BatchGetItem."""
+    labels: list[str | None] = [None] * len(page)
+    if group_by is None:
+        return labels
+    unknown: dict[int, str] = {}
+    for index, (here, there) in enumerate(page):
+        if kept and isinstance(here, DigestEntry):
+            labels[index] = here.group
+        else:
+            side = here if here is not None else there
+            assert side is not None  # merge_join yields no empty pair
+            unknown[index] = id_of(side)
+    if unknown:
+        metadata = outcome_rows.batch_get_metadata(unknown.values())
+        for index, key in unknown.items():
+            labels[index] = group_label(metadata.get(key), group_by)
+    return labels
 
 
 class _Lists:
@@ -159,8 +199,10 @@ def compare(current: RunState, baseline: RunState, selection: Selection) -> Comp
     scorers: set[str] = set()
     here_reducer = current.snapshot.trial_reducer
     there_reducer = baseline.snapshot.trial_reducer
-    streams = baseline_items(current.id, here_reducer), baseline_items(baseline.id, there_reducer)
-    for here_item, there_item, label in _labelled(*streams, group_by):
+    here_items, here_kept = labelled_items(current.id, here_reducer, group_by)
+    there_items = baseline_items(baseline.id, there_reducer)
+    labelled = _labelled(here_items, there_items, group_by, here_kept)
+    for here_item, there_item, label in labelled:
         here = baseline_outcome(here_item, here_reducer, label) if here_item else None
         there = baseline_outcome(there_item, there_reducer, label) if there_item else None
         comparator.add(here, there)

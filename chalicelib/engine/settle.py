@@ -11,8 +11,8 @@ baseline's items (from its outcome digest, or its rows when it has none:
 ``engine.settled_outcomes``), labelled once per item in pages from the items' *current*
 metadata, reduced, and fed to accumulators that keep counters only, so a 100,000-item run
 settles in bounded memory: at most one page of each stream and one page of labels at a
-time. The run's own reduced items go to its outcome digest, part by part, for the runs
-that will name it as their baseline.
+time. The run's own reduced items go to its outcome digest, part by part, with their
+labels, for the runs that will name it as their baseline and for comparisons on request.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def aggregate_and_compare(settlement: Settlement) -> None:
     reducer = snapshot.trial_reducer
     aggregator = RunAggregator(snapshot.group_by)
     spend = SpendTally()
-    digest = DigestWriter(state.id, reducer)
+    digest = DigestWriter(state.id, reducer, snapshot.group_by)
     baseline_id = state.run.baseline_run_id
     comparator: BaselineComparator | None = None
     previous: Iterator[BaselineItem] = iter(())

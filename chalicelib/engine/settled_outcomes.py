@@ -55,10 +55,19 @@ def _tapped(rows: Iterable[OutcomeRow], spend: SpendTally) -> Iterator[OutcomeRo
 def baseline_items(run_id: str, reducer: str) -> Iterator[BaselineItem]:
     """The baseline's items in item order: its digest's entries when it has a complete
     one reduced by ``reducer`` (its own), else its trials from the rows."""
-    parts = outcome_digest.read_parts(run_id, reducer)
-    if parts is None:
-        return item_trials(run_id)
-    return chain.from_iterable(read_ahead(parts))
+    return labelled_items(run_id, reducer, None)[0]
+
+
+def labelled_items(
+    run_id: str, reducer: str, group_by: str | None
+) -> tuple[Iterator[BaselineItem], bool]:
+    """The run's items as :func:`baseline_items`, and whether each one's ``group`` is its
+    label under ``group_by`` as the run's settle read it (a digest of format 2 or later
+    written under that ``group_by``); when not, labels are to be read from metadata."""
+    digest = outcome_digest.open_digest(run_id, reducer)
+    if digest is None:
+        return item_trials(run_id), False
+    return chain.from_iterable(read_ahead(digest.parts)), digest.labelled_by == group_by
 
 
 def item_id(item: BaselineItem) -> str:
@@ -81,7 +90,7 @@ def baseline_outcome(item: BaselineItem, reducer: str, group: str | None) -> Ite
 
 
 def digest_entry(item: ItemOutcome) -> DigestEntry:
-    """What the digest keeps of a reduced item (everything but its label)."""
+    """What the digest keeps of a reduced item: all of it, its settle-time label too."""
     return DigestEntry(
         dataset_item_id=item.dataset_item_id,
         errored=item.errored,
@@ -89,4 +98,5 @@ def digest_entry(item: ItemOutcome) -> DigestEntry:
         scores=tuple(ScorerEntry(s.key, s.score, s.passed) for s in item.scores.values()),
         flaky=item.flaky,
         trial_count=item.trial_count,
+        group=item.group,
     )

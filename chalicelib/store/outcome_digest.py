@@ -11,8 +11,14 @@ Layout, under ``runs/<run_id>/outcomes/``: ``part-00000.jsonl.gz`` ... (gzip JSO
 :data:`PART_ITEMS` items each, in item order), then ``manifest.json``, written last: a
 digest without its manifest, or with a part missing, is not there and the reader says so
 (``None``), so settle falls back to the rows. Keys derive from the run id, so a settle
-that is retried writes the same objects again. Labels are not stored: an item's group is
-read from its *current* metadata at each settle.
+that is retried writes the same objects again.
+
+Since format 2 each line also holds the item's group label as its run's settle read it
+(from the item's metadata then, under the run's ``group_by``, which the manifest names), so
+a comparison of two digested runs reads no dataset metadata (``engine.comparison``). A
+format-1 digest is still read (settle ignores labels); its entries' labels are unknown
+(:attr:`Digest.labelled_by` is :data:`UNLABELLED`), and a reader that needs them reads the
+items' current metadata as before.
 """
 
 from __future__ import annotations
@@ -28,8 +34,12 @@ from chalicelib.store import blobs
 
 #: Items per part: a part is read (and written) whole, so this bounds what one holds.
 PART_ITEMS = 10_000
-#: Bumped when a line's shape changes; a digest of another format is not read.
-FORMAT = 1
+#: Bumped when a line's shape changes; a digest of a format not in :data:`READ_FORMATS`
+#: is not read. 2: a seventh field, the item's group label at settle.
+FORMAT = 2
+READ_FORMATS = (1, 2)
+#: :attr:`Digest.labelled_by` of a digest whose lines hold no labels (format 1).
+UNLABELLED = "\x00unlabelled"
 
 
 class ScorerEntry(NamedTuple):
@@ -47,6 +57,16 @@ class DigestEntry(NamedTuple):
     scores: tuple[ScorerEntry, ...]
     flaky: bool
     trial_count: int
+    #: The group label at the run's settle (None: ungrouped, or a format-1 line).
+    group: str | None = None
+
+
+class Digest(NamedTuple):
+    """A complete digest: its entries a part at a time, and the ``group_by`` its labels
+    were worked out under (:data:`UNLABELLED` for a format-1 digest)."""
+
+    parts: Iterator[list[DigestEntry]]
+    labelled_by: str | None
 
 
 def prefix(run_id: str) -> str:
@@ -71,13 +91,14 @@ def _line(entry: DigestEntry) -> str:
             scores,
             entry.flaky,
             entry.trial_count,
+            entry.group,
         ],
         separators=(",", ":"),
     )
 
 
 def _entry(line: str) -> DigestEntry:
-    item_id, errored, passed, scores, flaky, trial_count = json.loads(line)
+    item_id, errored, passed, scores, flaky, trial_count, *label = json.loads(line)
     return DigestEntry(
         dataset_item_id=item_id,
         errored=errored,
@@ -85,6 +106,7 @@ def _entry(line: str) -> DigestEntry:
         scores=tuple(ScorerEntry(key, float(score), ok) for key, score, ok in scores),
         flaky=flaky,
         trial_count=trial_count,
+        group=label[0] if label else None,
     )
 
 
@@ -92,9 +114,10 @@ class DigestWriter:
     """Feed a run's entries in item order with :meth:`add`, then :meth:`seal` (the
     manifest). Holds one part's lines at a time."""
 
-    def __init__(self, run_id: str, reducer: str) -> None:
+    def __init__(self, run_id: str, reducer: str, group_by: str | None = None) -> None:
         self.run_id = run_id
         self.reducer = reducer
+        self.group_by = group_by
         self._lines: list[str] = []
         self._parts = 0
         self._items = 0
@@ -117,6 +140,7 @@ class DigestWriter:
         manifest = {
             "format": FORMAT,
             "reducer": self.reducer,
+            "group_by": self.group_by,
             "parts": self._parts,
             "item_count": self._items,
         }
@@ -129,16 +153,23 @@ def read_parts(run_id: str, reducer: str) -> Iterator[list[DigestEntry]] | None:
     """The run's entries in item order, a part at a time, or None when there is no
     complete digest of it reduced by ``reducer`` (settled before digests, or an object
     missing)."""
+    digest = open_digest(run_id, reducer)
+    return None if digest is None else digest.parts
+
+
+def open_digest(run_id: str, reducer: str) -> Digest | None:
+    """The run's complete digest reduced by ``reducer``, or None (as :func:`read_parts`)."""
     raw = blobs.get_bytes(manifest_key(run_id))
     if raw is None:
         return None
     manifest: dict[str, Any] = json.loads(raw)
-    if manifest.get("format") != FORMAT or manifest.get("reducer") != reducer:
+    if manifest.get("format") not in READ_FORMATS or manifest.get("reducer") != reducer:
         return None
     parts = [part_key(run_id, number) for number in range(int(manifest["parts"]))]
     if not set(parts) <= _listed(prefix(run_id)):
         return None
-    return _parts(parts)
+    labelled_by = manifest.get("group_by") if manifest["format"] >= 2 else UNLABELLED
+    return Digest(_parts(parts), labelled_by)
 
 
 def _parts(keys: list[str]) -> Iterator[list[DigestEntry]]:
