@@ -3,12 +3,15 @@ of one eval compared item by item, on a constructed pair of runs with known flip
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from typing import Any
 
 import pytest
 
+from chalicelib.engine import comparison as comparison_engine
 from chalicelib.stats import holm_adjust, mcnemar_exact_p
-from chalicelib.store import tenancy
+from chalicelib.store import blobs, outcome_digest, tenancy
 from tests.api.test_authorization import allow, key_with
 from tests.support.runs import Plugins, Suite, make_item, make_suite
 
@@ -224,3 +227,48 @@ def test_a_baseline_the_key_may_not_read_is_the_missing_runs_404(
     assert other_way.status == 404
     nothing = key_with(api, project["id"], allow(["evaluations:ListEvals"], srn))
     assert nothing.get(comparison_path(suite, current["id"])).status == 404
+
+
+def _metadata_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The item ids the comparison reads metadata for (``batch_get_metadata`` counted)."""
+    read: list[str] = []
+    real = comparison_engine.outcome_rows.batch_get_metadata
+
+    def counted(item_ids: Iterable[str]) -> dict[str, dict[str, Any] | None]:
+        wanted = list(item_ids)
+        read.extend(wanted)
+        return real(wanted)
+
+    monkeypatch.setattr(comparison_engine.outcome_rows, "batch_get_metadata", counted)
+    return read
+
+
+def test_a_digested_pair_reads_metadata_only_for_its_removed_item(
+    api: Any, pair: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite, _, current = pair
+    first, sixth = suite.items[0], suite.items[5]
+    # Moved to group b after both runs settled: a settle-time label keeps it in a.
+    items = f"/api/v1/datasets/{suite.dataset['id']}/items"
+    api.put(f"{items}/{first['id']}", {"metadata": {"kind": "b"}})
+    read = _metadata_reads(monkeypatch)
+    answer = _ok(api.get(comparison_path(suite, current["id"])))
+    assert read == [sixth["id"]]  # the removed item only: the current run's are in its digest
+    assert answer["comparison"] == current["aggregate_scores"]["baseline"]
+    grouped = _ok(api.get(comparison_path(suite, current["id"], "group=a")))
+    assert _ids(grouped["items"]) == [first["id"], suite.items[1]["id"]]
+
+
+def test_a_digest_without_labels_falls_back_to_current_metadata(
+    api: Any, pair: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite, _, current = pair
+    key = outcome_digest.manifest_key(current["id"])
+    manifest = json.loads(blobs.get_bytes(key) or b"{}")
+    assert manifest["format"] == 2 and manifest["group_by"] == "kind"
+    blobs.put_bytes(key, json.dumps({**manifest, "format": 1}).encode(), "application/json")
+    read = _metadata_reads(monkeypatch)
+    answer = _ok(api.get(comparison_path(suite, current["id"])))
+    # Every item of both runs (8: one removed, one added), labelled as before.
+    assert len(read) == len(set(read)) == len(suite.items) == 8
+    assert answer["comparison"] == current["aggregate_scores"]["baseline"]
