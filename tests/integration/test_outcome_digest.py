@@ -22,7 +22,7 @@ from chalicelib.settings import get_settings
 from chalicelib.stats import REDUCERS
 from chalicelib.store import outcome_digest, runs
 from chalicelib.store.base import connection
-from chalicelib.store.models import DatasetItemModel, ResultModel, RunModel
+from chalicelib.store.models import DatasetItemModel, EvalModel, ResultModel, RunModel
 
 NOW = "2026-12-02T00:00:00Z"
 #: A trial: None when it errored, else each scorer's (score, passed).
@@ -66,6 +66,7 @@ def _seed_run(
         started_at=NOW,
         created_at=NOW,
     )
+    _ensure_eval(snapshot)
     state = RunState(
         run=run,
         snapshot=snapshot,
@@ -80,6 +81,21 @@ def _seed_run(
                 batch.save(_result(run_id, item_id, number, trial))
     RunModel(id=run_id).update(actions=[RunModel.recorded_count.set(len(outcomes))])
     return state
+
+
+def _ensure_eval(snapshot: EvalSnapshot) -> None:
+    """The eval row a run is counted on (``runs.create_run`` refuses a run of no eval)."""
+    EvalModel(
+        id="eval_digest",
+        project_id=snapshot.project_id,
+        name="digest",
+        agent_id=snapshot.agent_id,
+        dataset_id=snapshot.dataset_id,
+        scorers=snapshot.scorers,
+        created_at=NOW,
+        updated_at=NOW,
+        created_key=f"{NOW}#eval_digest",
+    ).save()
 
 
 def _result(run_id: str, item_id: str, number: int, trial: Trial) -> ResultModel:
