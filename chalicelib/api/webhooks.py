@@ -50,16 +50,17 @@ class _WebhookFields(RequestBody):
     """What create and update share: the checks on ``events`` and ``policy_id``."""
 
     description: str | None = Field(None, max_length=MAX_DESCRIPTION)
-    policy_id: str | None = Field(None, description="Not built: only null is accepted")
+    # Typed ``None`` so the published schema says what is accepted (SOAT's is a string).
+    policy_id: None = Field(None, description="Not built: only null is accepted")
 
     @field_validator("events", check_fields=False)
     @classmethod
     def _unique_events(cls, events: list[EventPattern] | None) -> list[EventPattern] | None:
         return None if events is None else unique_events(events)
 
-    @field_validator("policy_id")
+    @field_validator("policy_id", mode="before")
     @classmethod
-    def _no_policy(cls, policy_id: str | None) -> None:
+    def _no_policy(cls, policy_id: object) -> None:
         if policy_id is not None:
             raise ValueError(POLICY_NOT_BUILT)
         return None

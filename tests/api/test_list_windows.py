@@ -32,14 +32,28 @@ def _is_page(route: routing.RouteSpec) -> bool:
     return isinstance(route.response, type) and issubclass(route.response, Page)
 
 
+#: Lists whose parent is named in the query, not the path: the parameter and its id kind.
+PARENT_QUERIES = {"/api/v1/webhook-deliveries": ("webhook_id", "webhook")}
+
+
 def _concrete(path: str) -> str:
-    """The route's path with a well-formed (missing) id in each parameter."""
+    """The route's path with a well-formed (missing) id in each parameter, and in the
+    query parameter naming its parent where the parent is not in the path; callers join
+    their own query with ``&`` when the answer already holds a ``?``."""
 
     def fill(match: re.Match[str]) -> str:
         kind = ids.PATH_PARAMETER_KINDS.get(match.group(1))
         return ids.new_id(kind) if kind else "1"
 
-    return re.sub(r"{(\w+)}", fill, path)
+    concrete = re.sub(r"{(\w+)}", fill, path)
+    if path in PARENT_QUERIES:
+        name, kind = PARENT_QUERIES[path]
+        concrete += f"?{name}={ids.new_id(kind)}"
+    return concrete
+
+
+def _with(path: str, query: str) -> str:
+    return f"{path}{'&' if '?' in path else '?'}{query}"
 
 
 def test_every_list_route_takes_a_list_query() -> None:
@@ -65,7 +79,7 @@ def test_every_list_route_refuses_a_bad_window(api: Any, query: str, field: str,
     # The query is checked before the handler reads anything: the ids need not exist.
     routes = _list_routes()
     for route in routes:
-        response = api.get(f"{_concrete(route.path)}?{query}")
+        response = api.get(_with(_concrete(route.path), query))
         assert response.status == 400, (route.path, response)
         error = response.json["error"]
         assert error["meta"]["field"] == field, (route.path, error)
