@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.api.test_comparison_trials import trials_pair
-from tests.console.conftest import WIDTHS, screenshots_dir
+from tests.console.conftest import WIDTHS, screenshots_dir, sign_in, signed_in_page, watch
 from tests.support.console import HOSTILE
 from tests.support.http_front import serving
 from tests.support.runs import Plugins, Suite, make_suite
@@ -64,22 +64,9 @@ def test_a_browser_compares_two_runs_and_filters_to_the_changed_items(
 ) -> None:
     suite, current = compared
     shots = screenshots_dir(tmp_path)
-    dialogs: list[str] = []
-    script_errors: list[str] = []
     with serving(app) as server:
         base = f"http://127.0.0.1:{server.server_address[1]}"
-        context = chromium.new_context(viewport={"width": WIDTHS[0], "height": 900})
-        page = context.new_page()
-        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-        page.on("pageerror", lambda error: script_errors.append(str(error)))
-        page.on(
-            "console",
-            lambda message: script_errors.append(message.text) if message.type == "error" else None,
-        )
-        page.goto(f"{base}/console/")
-        page.fill("#key", project_key)
-        page.click("button[type=submit]")
-        page.wait_for_url(f"{base}/console")
+        context, page, dialogs, script_errors = signed_in_page(chromium, base, project_key)
 
         run_path = f"/console/evals/{suite.eval['id']}/runs/{current['id']}"
         page.goto(base + run_path)
@@ -117,13 +104,8 @@ def _signed_in(chromium: Any, base: str, key: str, width: int = WIDTHS[0]) -> An
     context = chromium.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
     errors: list[str] = []
-    page.on("dialog", lambda dialog: (errors.append(dialog.message), dialog.dismiss()))
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.goto(f"{base}/console/")
-    page.fill("#key", key)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/console")
+    watch(page, errors, errors)  # a dialog is as much an error here as a script's
+    sign_in(page, base, key)
     return context, page, errors
 
 

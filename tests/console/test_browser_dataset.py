@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.console.conftest import WIDTHS, screenshots_dir
+from tests.console.conftest import WIDTHS, screenshots_dir, signed_in_page
 from tests.support.console import HOSTILE
 from tests.support.http_front import serving
 from tests.support.runs import Plugins, Suite, make_suite
@@ -52,22 +52,9 @@ def test_a_browser_opens_the_dataset_searches_and_opens_an_items_history(
 ) -> None:
     suite, runs = flipping_suite
     shots = screenshots_dir(tmp_path)
-    dialogs: list[str] = []
-    script_errors: list[str] = []
     with serving(app) as server:
         base = f"http://127.0.0.1:{server.server_address[1]}"
-        context = chromium.new_context(viewport={"width": WIDTHS[0], "height": 900})
-        page = context.new_page()
-        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-        page.on("pageerror", lambda error: script_errors.append(str(error)))
-        page.on(
-            "console",
-            lambda message: script_errors.append(message.text) if message.type == "error" else None,
-        )
-        page.goto(f"{base}/console/")
-        page.fill("#key", project_key)
-        page.click("button[type=submit]")
-        page.wait_for_url(f"{base}/console")
+        context, page, dialogs, script_errors = signed_in_page(chromium, base, project_key)
 
         page.goto(f"{base}/console/evals/{suite.eval['id']}")
         page.click(f"text={suite.dataset['id']}")  # the eval's header links its dataset

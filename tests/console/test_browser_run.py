@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from chalicelib.console import run_page
-from tests.console.conftest import WIDTHS, screenshots_dir
+from tests.console.conftest import WIDTHS, screenshots_dir, sign_in
 from tests.support import agents
 from tests.support.drain import drain_queues
 from tests.support.http_front import serving
@@ -53,13 +53,6 @@ def _watch_errors(page: Any, errors: list[str]) -> None:
         "console",
         lambda message: errors.append(message.text) if message.type == "error" else None,
     )
-
-
-def _sign_in(page: Any, base: str, key: str) -> None:
-    page.goto(f"{base}/console/")
-    page.fill("#key", key)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/console")
 
 
 def _follow_a_running_run(
@@ -127,7 +120,7 @@ def test_a_running_run_updates_in_place_and_the_filters_work(
         context = chromium.new_context(viewport={"width": WIDTHS[0], "height": 900})
         page = context.new_page()
         _watch_errors(page, errors)
-        _sign_in(page, base, project_key)
+        sign_in(page, base, project_key)
         assert page.locator("table.in-progress tbody tr").count() == 1
         # The pass rate so far is the run row's counter: the COUNT a run without one
         # needs is switched off, so a figure on the page can only come from the counter.

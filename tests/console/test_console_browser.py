@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from chalicelib.console.figures import as_text
-from tests.console.conftest import WIDTHS, screenshots_dir
+from tests.console.conftest import WIDTHS, screenshots_dir, signed_in_page
 from tests.support.console import HOSTILE
 from tests.support.http_front import serving
 from tests.support.runs import Plugins, Suite, make_suite
@@ -42,23 +42,9 @@ def test_a_browser_signs_in_walks_the_pages_and_nothing_hostile_runs(
 ) -> None:
     suite, run = hostile_suite
     shots = screenshots_dir(tmp_path)
-    dialogs: list[str] = []
-    script_errors: list[str] = []
     with serving(app) as server:
         base = f"http://127.0.0.1:{server.server_address[1]}"
-        context = chromium.new_context(viewport={"width": WIDTHS[0], "height": 900})
-        page = context.new_page()
-        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-        page.on("pageerror", lambda error: script_errors.append(str(error)))
-        page.on(
-            "console",
-            lambda message: script_errors.append(message.text) if message.type == "error" else None,
-        )
-
-        page.goto(f"{base}/console/")
-        page.fill("#key", project_key)
-        page.click("button[type=submit]")
-        page.wait_for_url(f"{base}/console")
+        context, page, dialogs, script_errors = signed_in_page(chromium, base, project_key)
         assert page.locator("text=checkout flow").count() == 1
 
         page.click("text=checkout flow")
