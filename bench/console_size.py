@@ -369,7 +369,7 @@ def profile_server_side(gateway: Any, cookie: str, path: str, loads: int) -> Non
     """cProfile ``loads`` loads of ``path`` as the gateway serves them, but in this thread
     (the gateway's own threads are invisible to a profiler started here): the same proxy
     event, the same app, the same stand-in; only the socket is skipped."""
-    from chalicelib.local.gateway import build_proxy_event
+    from pawl.local.gateway import build_proxy_event
 
     headers = [("Cookie", f"pawl_console={cookie}"), ("Host", "127.0.0.1")]
     binary_types = list(gateway.app.api.binary_types)
@@ -412,7 +412,7 @@ def main() -> None:
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     # The agent is never called; its loopback URL must still pass the outbound check.
     os.environ.setdefault("PAWL_ALLOW_PRIVATE_URLS", "loopback:9")
-    from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+    from pawl.local.runtime import LocalRuntime, RuntimeConfig
 
     with tempfile.TemporaryDirectory(prefix="pawl-console-bench-") as state_dir:
         config = RuntimeConfig(

@@ -3,7 +3,7 @@
 Starts an in-process local runtime (the AWS stand-in in its own process, the API over
 HTTP; no pollers needed), writes a JSONL file of N items (each a user message of about
 60 characters and a small metadata object), and imports it into a fresh dataset with the
-CLI's own code (:func:`chalicelib.datasets_cli.import_file`), once per ``--parallel``
+CLI's own code (:func:`pawl.cli.datasets.import_file`), once per ``--parallel``
 value. Prints items/s and the wall time of each; checks the dataset holds every item.
 
     .venv/bin/python bench/import_items.py [--items 10000] [--parallel 1 4]
@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from chalicelib.client import PawlClient
-from chalicelib.datasets_cli import import_file
-from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+from pawl.cli.datasets import import_file
+from pawl.local.runtime import LocalRuntime, RuntimeConfig
+from pawl.transport import PawlClient
 
 
 def _write(path: Path, items: int) -> None:

@@ -162,7 +162,7 @@ def main() -> None:
         os.environ.setdefault(name, value)
     os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
     if not args.plain:
-        from chalicelib.local import moto_server_patches
+        from pawl.local import moto_server_patches
 
         assert moto_server_patches.apply(), "moto is not the release the patches know"
     clock = QueryClock()

@@ -3,7 +3,7 @@
 The agent is what many prototypes run on: Python's ``http.server.ThreadingHTTPServer`` as
 it comes (listen backlog 5, HTTP/1.0, so a new connection per call), in its own process
 on 127.0.0.1 (``bench/instant_agent.py --modest``). pawl is an in-process
-``chalicelib.local`` runtime (the AWS stand-in in its own process, SQS pollers calling
+``pawl.local`` runtime (the AWS stand-in in its own process, SQS pollers calling
 the real handlers), as in ``bench/run_throughput.py``. For each round and each
 concurrency it starts a fresh agent, a queued run of N items over one shared dataset,
 waits until the run is terminal, reads every result through the API and prints:
@@ -211,7 +211,7 @@ def _print(round_no: int, figures: Figures) -> None:
 
 @contextmanager
 def runtime(workers: int) -> Iterator[Api]:
-    from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+    from pawl.local.runtime import LocalRuntime, RuntimeConfig
 
     with tempfile.TemporaryDirectory() as state_dir:
         config = RuntimeConfig(

@@ -25,7 +25,7 @@ import httpx
 
 
 def one_round(source: Path) -> tuple[float, dict[str, float], dict[str, float]]:
-    from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+    from pawl.local.runtime import LocalRuntime, RuntimeConfig
 
     with tempfile.TemporaryDirectory() as scratch:
         state_dir = Path(scratch) / "state"

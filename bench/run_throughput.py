@@ -1,6 +1,6 @@
 """Throughput and AWS calls per item of a run, end to end, through the local runtime.
 
-Starts an in-process ``chalicelib.local`` runtime (the AWS stand-in, moto's server, in its
+Starts an in-process ``pawl.local`` runtime (the AWS stand-in, moto's server, in its
 own process on 127.0.0.1; the Chalice app over HTTP; SQS pollers calling the real
 handlers; no schedules), an instant HTTP agent in its own process (or, with
 ``--agent python``, an in-process python agent), a dataset of N items and an eval with a
@@ -304,7 +304,7 @@ def main() -> None:
 
 def _measure(args: argparse.Namespace, agent: dict[str, Any], children: dict[str, int]) -> None:
 
-    from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+    from pawl.local.runtime import LocalRuntime, RuntimeConfig
 
     with tempfile.TemporaryDirectory() as state_dir:
         config = RuntimeConfig(

@@ -218,7 +218,7 @@ def _import(api: Api, dataset_id: str, items: int, directory: Path) -> None:
                 "metadata": {"kind": KINDS[n % len(KINDS)]},
             }
             handle.write(json.dumps(line) + "\n")
-    pawl = [sys.executable, "-c", "from chalicelib.cli import main; main()"]
+    pawl = [sys.executable, "-c", "from pawl.cli.main import main; main()"]
     command = [*pawl, "datasets", "import", str(path), "--dataset", dataset_id]
     command += ["--server", api.url, "--api-key", api.key, "--parallel", "2"]
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -2,7 +2,7 @@
 
     PAWL_BENCH_COUNTERS=/tmp/counters.json python bench/serve_instrumented.py [serve args]
 
-It is the ``pawl`` console script's own ``main`` (``chalicelib.cli:main``) with ``serve``
+It is the ``pawl`` console script's own ``main`` (``pawl.cli.main:main``) with ``serve``
 and the arguments given, so the runtime, stand-in, pollers and API are exactly a user's.
 Before it starts, it wraps two things, for measurement only (answers are unchanged):
 
@@ -121,7 +121,7 @@ def main() -> None:
     install(counters)
     threading.Thread(target=counters.run_writer, daemon=True, name="bench-counters").start()
     atexit.register(counters.write)
-    from chalicelib.cli import main as pawl_main
+    from pawl.cli.main import main as pawl_main
 
     sys.argv = ["pawl", "serve", *sys.argv[1:]]
     pawl_main()

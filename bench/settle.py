@@ -338,7 +338,7 @@ def main() -> None:
     sizes = [500] if arguments.quick else arguments.sizes
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+    from pawl.local.runtime import LocalRuntime, RuntimeConfig
 
     with tempfile.TemporaryDirectory(prefix="pawl-settle-") as state_dir:
         config = RuntimeConfig(

@@ -1,4 +1,4 @@
-"""CPU cost of the stand-in's signature check per request (chalicelib.local.standin_auth).
+"""CPU cost of the stand-in's signature check per request (pawl.local.standin_auth).
 
 Signs typical pawl requests with botocore (a DynamoDB PutItem, an SQS SendMessage, an S3
 PutObject of 64 KB), turns each into the WSGI environ the stand-in's server would build, and
@@ -20,8 +20,8 @@ from botocore.auth import S3SigV4Auth, SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from chalicelib.local.standin import StandInCredentials
-from chalicelib.local.standin_auth import SignatureCheck
+from pawl.local.standin import StandInCredentials
+from pawl.local.standin_auth import SignatureCheck
 
 HOST = "127.0.0.1:4566"
 

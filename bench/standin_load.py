@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from chalicelib.local.compaction import (
+from pawl.local.compaction import (
     DEFAULT_JOURNAL_RATIO,
     DEFAULT_MIN_JOURNAL_BYTES,
     MB,
@@ -200,7 +200,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+    from pawl.local.runtime import LocalRuntime, RuntimeConfig
 
     with ExitStack() as stack:
         url, agent_pid = stack.enter_context(instant_http_agent())

@@ -14,7 +14,7 @@ import pytest
 from moto import mock_aws
 
 from chalicelib import wiring
-from chalicelib.local import moto_patches
+from pawl.local import moto_patches
 
 # The same TransactWriteItems the local runtime's stand-in uses (see moto_patches).
 moto_patches.apply()
@@ -39,7 +39,7 @@ os.environ["PAWL_PYTHON_AGENT_MODULES"] = ",".join(
         "tests.support.agents",
         "tests.integration.test_agent_adapters",
         "tests.integration.test_structured_output",
-        "chalicelib.demo.agent",
+        "pawl.demo.agent",
     ]
 )
 # Keys for secrets at rest and API key hashes derive from it (a deployment must set one).

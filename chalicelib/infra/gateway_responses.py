@@ -1,7 +1,7 @@
 """Every answer the HTTP front gives without the app: status, envelope code, message.
 
 Two fronts answer requests the app never sees: API Gateway on AWS (its "gateway
-responses") and the local runtime's HTTP server (:mod:`chalicelib.local.gateway`). Both
+responses") and the local runtime's HTTP server (:mod:`pawl.local.gateway`). Both
 read this one table, so a refusal has the same status, ``/api/v1`` envelope and code
 whichever front answered it:
 

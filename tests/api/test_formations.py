@@ -71,7 +71,7 @@ def test_example_suite_create_update_rollback(api: Any, project: dict[str, Any])
     update = copy.deepcopy(template)
     update["resources"]["SupportEval"]["properties"]["pass_threshold"] = 0.9
     del update["resources"]["Outage"]
-    params = {"agent_callable": "chalicelib.demo.agent:answer_v2"}
+    params = {"agent_callable": "pawl.demo.agent:answer_v2"}
     diff = _plan(api, project, update, parameters=params)
     assert diff["SupportEval"]["action"] == "update"
     assert diff["SupportEval"]["changed"] == ["pass_threshold"]

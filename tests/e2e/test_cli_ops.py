@@ -17,12 +17,13 @@ from typing import Any
 
 import pytest
 
-from chalicelib import cli_ops, cli_render
-from chalicelib.demo.cases import dataset_items, eval_scorers
-from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+from pawl.cli import ops as cli_ops
+from pawl.cli import render as cli_render
+from pawl.demo.cases import dataset_items, eval_scorers
+from pawl.local.runtime import LocalRuntime, RuntimeConfig
 
 pytestmark = pytest.mark.slow
-AGENT_MODULE = "chalicelib.demo.agent"
+AGENT_MODULE = "pawl.demo.agent"
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +47,7 @@ def pawl(
     if key is not None:
         env["PAWL_API_KEY"] = key
     return subprocess.run(
-        [sys.executable, "-m", "chalicelib.cli", *args],
+        [sys.executable, "-m", "pawl.cli.main", *args],
         env=env,
         input=stdin,
         capture_output=True,

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+from pawl.local.runtime import LocalRuntime, RuntimeConfig
 from tests.support.servers import Reply, Server, serve
 
 pytestmark = pytest.mark.slow

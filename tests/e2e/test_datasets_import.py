@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from chalicelib import cli, wiring
-from chalicelib.client import PawlClient
-from chalicelib.datasets_cli import CHUNK_LINES
+from chalicelib import wiring
+from pawl.cli import main as cli
+from pawl.cli.datasets import CHUNK_LINES
+from pawl.transport import PawlClient
 from tests.support.runtime import runtime_with_project
 
 

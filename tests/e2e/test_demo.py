@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib import cli
-from chalicelib.client import PawlClient
-from chalicelib.demo.agent import answer_v1, answer_v2
-from chalicelib.demo.cases import CASES, sample_indices
-from chalicelib.demo.walkthrough import QUICK_CASES
-from chalicelib.local.runtime import LocalRuntime
 from chalicelib.stats import mcnemar_exact_p, wilson_interval
+from pawl.cli import main as cli
+from pawl.demo.agent import answer_v1, answer_v2
+from pawl.demo.cases import CASES, sample_indices
+from pawl.demo.walkthrough import QUICK_CASES
+from pawl.local.runtime import LocalRuntime
+from pawl.transport import PawlClient
 from tests.e2e.test_pawl_run import console_page
 from tests.e2e.test_serve import ServeProcess
 
@@ -167,7 +167,7 @@ def _serve_the_demos_state(state_dir: Path, out: str, capsys: pytest.CaptureFixt
     key = re.search(r"secret (pawl\.key_\S+)", out)
     eval_id = re.search(r"^eval\s+(eval_\w+)", out, re.M)
     assert key and eval_id, out
-    env = {"PAWL_PYTHON_AGENT_MODULES": "chalicelib.demo.agent"}
+    env = {"PAWL_PYTHON_AGENT_MODULES": "pawl.demo.agent"}
     server = ServeProcess(state_dir, state_dir.parent, extra_env=env, admin_key=None)
     try:
         # The comparison's eval and its two runs, and the tone eval the demo judge ran once.

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from chalicelib import cli
-from chalicelib.client import PawlClient
+from pawl.cli import main as cli
+from pawl.transport import PawlClient
 from tests.support.runtime import runtime_with_project
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support-suite.yaml"
-V2 = "agent_callable=chalicelib.demo.agent:answer_v2"
+V2 = "agent_callable=pawl.demo.agent:answer_v2"
 
 
 @pytest.fixture(scope="module")

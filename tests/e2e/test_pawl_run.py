@@ -11,12 +11,12 @@ from typing import Any
 import httpx
 import pytest
 
-from chalicelib import cli
-from chalicelib.client import PawlClient, Run
-from chalicelib.demo.cases import CASES, dataset_items, eval_scorers
-from chalicelib.demo.ci import exit_code_for
-from chalicelib.local.runtime import LocalRuntime
 from chalicelib.settings import get_settings
+from pawl.cli import main as cli
+from pawl.demo.cases import CASES, dataset_items, eval_scorers
+from pawl.demo.ci import exit_code_for
+from pawl.local.runtime import LocalRuntime
+from pawl.transport import PawlClient, Run
 from tests.api.test_iam_examples import documented_policy
 from tests.support import agents
 from tests.support.console import CSRF_FIELD
@@ -67,12 +67,10 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
                 {
                     "name": "support",
                     "type": "python",
-                    "config": {"callable": "chalicelib.demo.agent:answer_v1"},
+                    "config": {"callable": "pawl.demo.agent:answer_v1"},
                 }
             )
-            client.update_agent(
-                agent["id"], {"config": {"callable": "chalicelib.demo.agent:answer_v2"}}
-            )
+            client.update_agent(agent["id"], {"config": {"callable": "pawl.demo.agent:answer_v2"}})
             dataset = client.create_dataset({"name": "four-cases"})
             items = dataset_items()
             for index in CASE_INDICES:

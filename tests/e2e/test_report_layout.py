@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from chalicelib.client import Run
-from chalicelib.demo.report import render_report
-from chalicelib.demo.summary import build_comparison
+from pawl.demo.report import render_report
+from pawl.demo.summary import build_comparison
+from pawl.transport import Run
 from tests.unit.test_report import BASELINE_BODY, CANDIDATE_BODY
 
 CHROMIUM = Path(os.environ.get("PAWL_CHROMIUM", "/usr/bin/chromium"))

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 class ServeProcess:
-    """One `python -m chalicelib.cli serve` child with its output read on a thread."""
+    """One `python -m pawl.cli.main serve` child with its output read on a thread."""
 
     def __init__(
         self,
@@ -48,7 +48,7 @@ class ServeProcess:
         env["PAWL_ALLOW_PRIVATE_URLS"] = allow_private_urls
         env.update(extra_env or {})
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-        command = [sys.executable, "-m", "chalicelib.cli", "serve", "--port", str(port)]
+        command = [sys.executable, "-m", "pawl.cli.main", "serve", "--port", str(port)]
         command += ["--state-dir", str(state_dir), "--no-schedules", *extra_args]
         self.process = subprocess.Popen(
             command,

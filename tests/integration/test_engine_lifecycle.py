@@ -11,12 +11,12 @@ import pytest
 from chalicelib import aws, queues, wiring
 from chalicelib.engine import execute_item, messages, recovery
 from chalicelib.engine.context import load_context
-from chalicelib.local import runtime
 from chalicelib.plugins import manager
 from chalicelib.settings import get_settings
 from chalicelib.store import results as result_store
 from chalicelib.store import runs as run_store
 from chalicelib.store.models import DeliveryModel, RunModel
+from pawl.local import runtime
 from tests.support import agents
 from tests.support.drain import deliver, drain_queues, receive
 from tests.support.runs import (

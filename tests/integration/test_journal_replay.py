@@ -17,9 +17,9 @@ from typing import Any
 import boto3
 import pytest
 
-from chalicelib.local import snapshot
-from chalicelib.local.journal import segment_numbers, segment_path
-from chalicelib.local.standin import AwsStandIn
+from pawl.local import snapshot
+from pawl.local.journal import segment_numbers, segment_path
+from pawl.local.standin import AwsStandIn
 
 pytestmark = pytest.mark.slow
 

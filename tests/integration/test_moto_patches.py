@@ -22,8 +22,8 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 from moto.dynamodb.models import DynamoDBBackend
 
-from chalicelib.local import moto_patches
-from chalicelib.local.standin import AwsStandIn
+from pawl.local import moto_patches
+from pawl.local.standin import AwsStandIn
 from tests.support.plain_moto import aws_clients, plain_moto_server
 
 pytestmark = pytest.mark.slow
@@ -199,7 +199,7 @@ def test_an_unknown_moto_is_left_unpatched_with_a_warning() -> None:
         before = (DynamoDBBackend.transact_write_items, SQSBackend.receive_message,
                   Dispatcher.get_backend_for_host)
         logging.basicConfig(level=logging.WARNING, format="%(message)s")
-        from chalicelib.local import moto_patches, moto_server_patches
+        from pawl.local import moto_patches, moto_server_patches
         applied = moto_patches.apply(), moto_server_patches.apply()
         after = (DynamoDBBackend.transact_write_items, SQSBackend.receive_message,
                  Dispatcher.get_backend_for_host)

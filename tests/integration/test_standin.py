@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from chalicelib.local.standin import AwsStandIn
+from pawl.local.standin import AwsStandIn
 from tests.support.plain_moto import aws_clients, plain_moto_server
 
 pytestmark = pytest.mark.slow
@@ -319,7 +319,7 @@ def test_the_standin_exits_when_its_parent_dies(tmp_path: Any) -> None:
     parent = textwrap.dedent(
         """
         import os, sys
-        from chalicelib.local.standin import AwsStandIn, StandInCredentials
+        from pawl.local.standin import AwsStandIn, StandInCredentials
         standin = AwsStandIn()
         standin.start()
         print(standin.pid, flush=True)

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+from pawl.local.runtime import LocalRuntime, RuntimeConfig
 from tests.support import agents
 
 pytestmark = pytest.mark.slow
@@ -184,7 +184,7 @@ def test_demo_keep_running_exits_1_with_one_line_when_the_runtime_gives_up(
 ) -> None:
     import threading
 
-    from chalicelib import cli
+    from pawl.cli import main as cli
 
     runtime = _runtime(tmp_path, restarts=0).start()
     stop = threading.Event()  # never set: only the runtime giving up may end the wait

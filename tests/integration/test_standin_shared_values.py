@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.local import moto_shared_values as shared
+from pawl.local import moto_shared_values as shared
 from tests.support.plain_moto import standin_and_plain_dynamodb
 
 pytestmark = pytest.mark.slow

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.local.quiesce import Quiesce
-from chalicelib.local.scheduler import Scheduler
+from pawl.local.quiesce import Quiesce
+from pawl.local.scheduler import Scheduler
 from tests.api.test_triggers import hook, signed
 from tests.support.triggers import FIRINGS, TRIGGERS, FakeClock, TriggerSuite, runs_of, trigger_body
 

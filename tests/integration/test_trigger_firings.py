@@ -10,9 +10,9 @@ import threading
 from typing import Any
 
 from chalicelib.engine.triggers import schedule
-from chalicelib.local.quiesce import Quiesce
-from chalicelib.local.scheduler import Scheduler
 from chalicelib.store import triggers as trigger_store
+from pawl.local.quiesce import Quiesce
+from pawl.local.scheduler import Scheduler
 from tests.support.drain import drain_queues
 from tests.support.triggers import (
     FIRINGS,

@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 import pytest
 
 from chalicelib import aws, queues, wiring
-from chalicelib.local.scheduler import scheduled_event
 from chalicelib.plugins.manager import plugins
 from chalicelib.settings import get_settings
 from chalicelib.store import tenancy
@@ -23,6 +22,7 @@ from chalicelib.webhooks import resume
 from chalicelib.webhooks.delivery import DeliveryMessage, deliver
 from chalicelib.webhooks.sink import delivery_id
 from chalicelib.workers.schedules import resume_stalled_deliveries
+from pawl.local.scheduler import scheduled_event
 from tests.integration.test_webhook_delivery import (
     Receiver,
     deliveries,

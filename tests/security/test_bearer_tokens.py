@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from chalicelib.local.gateway import GatewayServer
+from pawl.local.gateway import GatewayServer
 from tests.support.http_front import app_over_http, project_over_http
 
 #: Shapes a token can take that name no key: empty parts, wrong kinds of id, extra dots,

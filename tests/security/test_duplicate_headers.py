@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from chalicelib.local.gateway import GatewayServer
+from pawl.local.gateway import GatewayServer
 from tests.conftest import ADMIN_KEY
 from tests.support.http_front import app_over_http
 

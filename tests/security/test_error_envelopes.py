@@ -16,7 +16,7 @@ from chalicelib.infra.gateway_responses import (
     GATEWAY_RESPONSES,
     response_template,
 )
-from chalicelib.local.gateway import GatewayServer
+from pawl.local.gateway import GatewayServer
 from tests.conftest import ADMIN_KEY
 from tests.support.http_front import app_over_http
 

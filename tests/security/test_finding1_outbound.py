@@ -30,10 +30,10 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
 from chalicelib import aws, wiring
-from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
-from chalicelib.local.standin import StandInCredentials
 from chalicelib.outbound import OWN_ENDPOINT_MESSAGE
 from chalicelib.settings import get_settings
+from pawl.local.runtime import LocalRuntime, RuntimeConfig
+from pawl.local.standin import StandInCredentials
 
 FORGED_KEY_ID = "key_forgedforgedforg"
 PUT_ITEM_HEADERS = {

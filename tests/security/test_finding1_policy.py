@@ -20,11 +20,11 @@ import httpx
 import pytest
 
 from chalicelib import outbound, wiring
-from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 from chalicelib.outbound import OWN_ENDPOINT_MESSAGE, OutboundRefused
 from chalicelib.outbound.allowlist import InvalidAllowList, build_policy, parse_allow_list
 from chalicelib.outbound.policy import check_address, connection_refusal
 from chalicelib.settings import get_settings
+from pawl.local.runtime import LocalRuntime, RuntimeConfig
 from tests.support.servers import Reply, serve
 
 PUT_ITEM_HEADERS = {"X-Amz-Target": "DynamoDB_20120810.PutItem"}

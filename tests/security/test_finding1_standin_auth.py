@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from bench.standin_auth import signed_environ
-from chalicelib.local.standin import StandInCredentials
-from chalicelib.local.standin_auth import MAX_SKEW_S, Refused, RequireSignature, SignatureCheck
+from pawl.local.standin import StandInCredentials
+from pawl.local.standin_auth import MAX_SKEW_S, Refused, RequireSignature, SignatureCheck
 
 KEY = StandInCredentials.generate()
 PUT_ITEM = {

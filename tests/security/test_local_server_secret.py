@@ -10,10 +10,10 @@ import httpx
 import pytest
 
 from chalicelib import wiring
-from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
-from chalicelib.local.server_secret import SECRET_FILE, load_or_create
 from chalicelib.settings import get_settings
 from chalicelib.store import webhooks as webhook_store
+from pawl.local.runtime import LocalRuntime, RuntimeConfig
+from pawl.local.server_secret import SECRET_FILE, load_or_create
 
 WEBHOOK_SECRET = "whsec_kept-across-restarts-0123456789"
 

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from chalicelib import aws, secretbox, wiring
-from chalicelib.local import standin_state
 from chalicelib.plugins.manager import plugins
 from chalicelib.settings import get_settings
 from chalicelib.store import webhooks as webhook_store
 from chalicelib.store.models import ApiKeyModel, WebhookModel
+from pawl.local import standin_state
 from tests.conftest import SERVER_SECRET, Api
 from tests.integration.test_webhook_delivery import Receiver, drain, run_event
 from tests.support.servers import serve

@@ -129,7 +129,7 @@ def test_a_shrunk_allow_list_fails_the_call(
 ) -> None:
     scoped = api.as_key(project_key)
     agent = _create(scoped, project["id"], ALLOWED).json
-    _allow(monkeypatch, "chalicelib.demo.agent")
+    _allow(monkeypatch, "pawl.demo.agent")
     generation = _generate(scoped, agent["id"])
     assert generation["status"] == "failed" and generation["output"] is None
     assert generation["error"]["code"] == "GENERATION_FAILED"

@@ -13,8 +13,8 @@ from contextlib import contextmanager
 import httpx
 from moto import mock_aws
 
-from chalicelib.local.gateway import GatewayServer
-from chalicelib.local.quiesce import Quiesce
+from pawl.local.gateway import GatewayServer
+from pawl.local.quiesce import Quiesce
 from tests.conftest import ADMIN_KEY, reset_process_state
 
 

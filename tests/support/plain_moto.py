@@ -18,7 +18,7 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
-from chalicelib.local.standin import StandInCredentials
+from pawl.local.standin import StandInCredentials
 
 REGION = "us-east-1"
 #: What plain moto (in-process or its server) is called with: it checks no signature.
@@ -82,7 +82,7 @@ def aws_clients(
 def standin_and_plain_dynamodb() -> Iterator[tuple[Any, Any]]:
     """DynamoDB clients of a fresh stand-in (pawl's patched moto) and of plain moto, to
     hold the stand-in's answers to plain moto's."""
-    from chalicelib.local.standin import AwsStandIn
+    from pawl.local.standin import AwsStandIn
 
     standin = AwsStandIn()
     standin.start()

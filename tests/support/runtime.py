@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from chalicelib.client import PawlClient
-from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
+from pawl.local.runtime import LocalRuntime, RuntimeConfig
+from pawl.transport import PawlClient
 
 
 @contextmanager

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from chalicelib import cli_ops
 from chalicelib.wiring import openapi_document
+from pawl.cli import ops as cli_ops
 
 #: A route as another module would declare it (path and query parameters, a union body).
 DOCUMENT: dict[str, Any] = {

@@ -11,7 +11,7 @@ import threading
 
 import httpx
 
-from chalicelib.demo import judge
+from pawl.demo import judge
 
 THREADS = 100  # more than a run opens, so the old backlog of 5 fails every time
 

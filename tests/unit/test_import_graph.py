@@ -20,7 +20,7 @@ PACKAGE = ROOT / "chalicelib"
 #: The entry points that may import the composition root (app.py sits outside chalicelib).
 #: The local runtime hosts the app the way Lambda does, and puts the process together
 #: before its start-up recovery hands events to the sinks.
-WIRING_IMPORTERS = {"chalicelib.cli", "chalicelib.local.standin", "chalicelib.local.runtime"}
+WIRING_IMPORTERS = {"pawl.cli.main", "pawl.local.standin", "pawl.local.runtime"}
 
 
 def _module_name(path: Path) -> str:

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from chalicelib.api import item_lines
-from chalicelib.datasets_cli import csv_item
 from chalicelib.errors import ValidationFailed
 from chalicelib.jsonvalues import json_input
+from pawl.cli.datasets import csv_item
 
 
 def test_a_string_input_is_one_user_message() -> None:

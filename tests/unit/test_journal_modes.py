@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib.local.journal import Journal, Record, segment_numbers, segment_path
+from pawl.local.journal import Journal, Record, segment_numbers, segment_path
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def test_an_older_world_readable_journal_is_made_private_at_open(
 
 
 def test_a_state_dir_made_at_first_start_is_private(tmp_path: Path, open_umask: None) -> None:
-    from chalicelib.local import server_secret
+    from pawl.local import server_secret
 
     state_dir = tmp_path / "fresh-state"
     server_secret.load_or_create(state_dir)  # the first thing a fresh `pawl serve` writes

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib import cli, wiring
-from chalicelib.local.compaction import CompactionPolicy
+from chalicelib import wiring
 from chalicelib.plugins.manager import plugins
+from pawl.cli import main as cli
+from pawl.local.compaction import CompactionPolicy
 
 
 def test_plugins_lists_what_was_loaded_with_its_hooks(capsys: pytest.CaptureFixture[str]) -> None:

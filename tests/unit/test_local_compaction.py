@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.local.compaction import MB, CompactionPolicy
+from pawl.local.compaction import MB, CompactionPolicy
 
 
 def test_an_empty_journal_is_never_due_even_with_no_floor() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib.local.prepare import DUMMY_CREDENTIALS, local_endpoint_credentials
+from pawl.local.prepare import DUMMY_CREDENTIALS, local_endpoint_credentials
 
 CREDENTIAL_VARIABLES = (
     "AWS_ACCESS_KEY_ID",

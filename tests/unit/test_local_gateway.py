@@ -11,8 +11,8 @@ import httpx
 import pytest
 from chalice.local import RouteMatcher
 
-from chalicelib.local.gateway import GatewayServer, NoRoute, build_proxy_event, response_parts
 from chalicelib.settings import get_settings
+from pawl.local.gateway import GatewayServer, NoRoute, build_proxy_event, response_parts
 from tests.conftest import ADMIN_KEY
 from tests.support.http_front import moto_with_resources, serving
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib.local import snapshot
-from chalicelib.local.compaction import CompactionPolicy
-from chalicelib.local.journal import (
+from pawl.local import snapshot
+from pawl.local.compaction import CompactionPolicy
+from pawl.local.journal import (
     Journal,
     JournalClosed,
     Record,
@@ -18,9 +18,9 @@ from chalicelib.local.journal import (
     segment_numbers,
     segment_path,
 )
-from chalicelib.local.journal_wsgi import DROPPED_HEADERS, classify, replay_environ
-from chalicelib.local.journal_wsgi import _record_of as record_of
-from chalicelib.local.standin_state import snapshot_in_background
+from pawl.local.journal_wsgi import DROPPED_HEADERS, classify, replay_environ
+from pawl.local.journal_wsgi import _record_of as record_of
+from pawl.local.standin_state import snapshot_in_background
 
 
 def _records(count: int) -> list[Record]:

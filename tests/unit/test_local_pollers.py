@@ -16,14 +16,14 @@ from chalice.app import SQSEvent
 from moto import mock_aws
 
 from chalicelib import aws
-from chalicelib.local.pollers import (
+from pawl.local.pollers import (
     QueuePoller,
     SqsSource,
     build_sqs_event,
     failed_message_ids,
     sqs_sources,
 )
-from chalicelib.local.quiesce import Quiesce
+from pawl.local.quiesce import Quiesce
 from tests.conftest import reset_process_state
 
 MAX_RECEIVES = 3

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from chalicelib.local.quiesce import Quiesce
+from pawl.local.quiesce import Quiesce
 
 
 def test_active_counts_invocations_in_flight_and_nested() -> None:

@@ -13,9 +13,9 @@ from chalice import Chalice, Rate
 from chalice.app import CloudWatchEvent, SQSEvent
 
 from chalicelib import aws, queues
-from chalicelib.local.compaction import CompactionPolicy
-from chalicelib.local.runtime import LocalRuntime, RuntimeConfig
 from chalicelib.settings import get_settings
+from pawl.local.compaction import CompactionPolicy
+from pawl.local.runtime import LocalRuntime, RuntimeConfig
 from tests.conftest import ADMIN_KEY
 
 pytestmark = pytest.mark.slow

@@ -10,8 +10,8 @@ import pytest
 from chalice import Chalice, Cron, Rate
 from chalice.app import CloudWatchEvent
 
-from chalicelib.local.quiesce import Quiesce
-from chalicelib.local.scheduler import (
+from pawl.local.quiesce import Quiesce
+from pawl.local.scheduler import (
     Scheduler,
     UnsupportedSchedule,
     aws_cron_to_five_fields,

@@ -15,8 +15,8 @@ from moto import mock_aws
 
 from chalicelib import aws
 from chalicelib.bootstrap import ensure_tables
-from chalicelib.local import snapshot, standin_state
 from chalicelib.settings import get_settings
+from pawl.local import snapshot, standin_state
 from tests.conftest import reset_process_state
 
 

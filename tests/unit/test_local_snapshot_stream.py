@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chalicelib.local import snapshot_stream
+from pawl.local import snapshot_stream
 
 ITEM = st.dictionaries(
     st.sampled_from(["id", "s", "n", "nested"]),

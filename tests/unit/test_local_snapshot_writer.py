@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib.local import standin_state
+from pawl.local import standin_state
 
 
 class _Cycle:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from chalicelib.local.supervision import RestartBudget, StandInSupervisor
+from pawl.local.supervision import RestartBudget, StandInSupervisor
 
 
 def test_the_budget_allows_max_restarts_within_the_window() -> None:

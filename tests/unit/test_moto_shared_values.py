@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from moto.dynamodb.models.dynamo_type import DynamoType
 
-from chalicelib.local import moto_shared_values as shared
+from pawl.local import moto_shared_values as shared
 
 
 def test_equal_short_scalars_are_one_object() -> None:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib import cli
-from chalicelib.client import Run
-from chalicelib.demo.walkthrough import DemoResult, demo_links
 from chalicelib.domain import console_links
 from chalicelib.settings import InvalidSetting, get_settings, public_url_from, reset_settings
+from pawl.cli import main as cli
+from pawl.demo.walkthrough import DemoResult, demo_links
+from pawl.transport import Run
 
 API = "https://abc123.execute-api.us-east-1.amazonaws.com/api"
 

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from chalicelib.client import Run
-from chalicelib.demo.comparison import print_comparison
-from chalicelib.demo.plot import ZERO_BAR_HEIGHT, build_plot
-from chalicelib.demo.report import render_report
-from chalicelib.demo.summary import build_comparison, fmt_p, reason_sentence
+from pawl.demo.comparison import print_comparison
+from pawl.demo.plot import ZERO_BAR_HEIGHT, build_plot
+from pawl.demo.report import render_report
+from pawl.demo.summary import build_comparison, fmt_p, reason_sentence
+from pawl.transport import Run
 
 HOSTILE = '<script>alert("x")</script>'
 

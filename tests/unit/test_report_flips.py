@@ -7,8 +7,7 @@ from typing import Any
 
 from markupsafe import escape
 
-from chalicelib.client import Run
-from chalicelib.demo.flips import (
+from pawl.demo.flips import (
     IMPROVED,
     MAX_SHOWN,
     REGRESSED,
@@ -16,8 +15,9 @@ from chalicelib.demo.flips import (
     flipped_items,
     item_verdicts,
 )
-from chalicelib.demo.report import render_report
-from chalicelib.demo.summary import build_comparison
+from pawl.demo.report import render_report
+from pawl.demo.summary import build_comparison
+from pawl.transport import Run
 from tests.support.console import HOSTILE
 from tests.unit.test_report import BASELINE_BODY, CANDIDATE_BODY, _tags
 

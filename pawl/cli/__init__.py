@@ -1,0 +1,1 @@
+"""``pawl``: the command line (entry point :func:`pawl.cli.main.main`)."""
