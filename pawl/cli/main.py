@@ -257,6 +257,7 @@ def keep_serving(runtime: LocalRuntime, stop: threading.Event) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from pawl.demo.ci import RunRequest, run_for_ci
+    from pawl.demo.ci_report import ReportTargets
     from pawl.demo.comparison import make_console
     from pawl.transport import DEFAULT_SERVER
 
@@ -269,6 +270,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         max_concurrency=args.concurrency,
         metadata=dict(args.metadata or []),
         timeout_s=args.timeout,
+        reports=ReportTargets(args.junit, args.markdown, args.github_output),
     )
     return run_for_ci(request, make_console(), make_console(stderr=True))
 
@@ -298,7 +300,10 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     )
     run.add_argument("--eval", dest="eval_id", required=True, metavar="EVAL_ID")
     run.add_argument(
-        "--baseline", metavar="RUN_ID|latest", help="latest: the newest completed run of the eval"
+        "--baseline",
+        metavar="RUN_ID|latest|latest-or-none",
+        help="latest: the newest completed run of the eval (exit 2 if none); latest-or-none: "
+        "that run, or no baseline (the threshold alone) when the eval has none yet",
     )
     run.add_argument("--agent-version", type=int, metavar="N", help="default: the latest version")
     run.add_argument(
@@ -312,7 +317,25 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     run.add_argument(
         "--timeout", type=float, default=3600.0, metavar="SECONDS", help="longest wait for the run"
     )
+    _add_report_arguments(run)
     run.set_defaults(func=cmd_run)
+
+
+def _add_report_arguments(run: argparse.ArgumentParser) -> None:
+    reports = run.add_argument_group("reports (also appended to $GITHUB_STEP_SUMMARY when set)")
+    reports.add_argument(
+        "--junit", type=Path, metavar="FILE", help="JUnit XML: one test case per item"
+    )
+    reports.add_argument(
+        "--markdown", type=Path, metavar="FILE", help="Markdown for a pull-request comment"
+    )
+    reports.add_argument(
+        "--github-output",
+        type=Path,
+        metavar="FILE",
+        help="append step outputs (passed, status, run-id, console-url) to this file, "
+        "as GitHub's $GITHUB_OUTPUT",
+    )
 
 
 def build_parser(with_operations: bool = True) -> argparse.ArgumentParser:

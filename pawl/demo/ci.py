@@ -1,4 +1,6 @@
-"""``pawl run``: start a queued run on a running pawl, follow it, exit with its verdict.
+"""``pawl run``: start a queued run on a running pawl, follow it, exit with its verdict,
+name the items that did not pass, and write the reports CI asked for (``--junit``,
+``--markdown``, the GitHub job summary and step outputs: :mod:`pawl.demo.ci_report`).
 
 Exit codes, for CI: 0 when the run completed and passed (or no gate applies: ``passed``
 is null), 1 when it completed and failed its gates, 2 when there is no verdict to act on
@@ -14,6 +16,8 @@ from rich.console import Console
 
 from chalicelib.domain import console_links
 from chalicelib.domain.runs import COMPLETED
+from pawl.demo.ci_items import CiReport
+from pawl.demo.ci_report import ReportTargets, gather_report, print_items, write_reports
 from pawl.demo.comparison import print_comparison
 from pawl.demo.progress import follow_run
 from pawl.demo.summary import build_comparison
@@ -31,6 +35,8 @@ EXIT_PASSED = 0
 EXIT_FAILED = 1
 EXIT_NO_VERDICT = 2
 LATEST = "latest"
+#: The newest completed run when there is one, else no baseline (the threshold alone).
+LATEST_OR_NONE = "latest-or-none"
 DEFAULT_TIMEOUT_S = 3600.0
 
 
@@ -43,13 +49,15 @@ class RunRequest:
     server: str
     api_key: str | None
     eval_id: str
-    #: A run id, ``"latest"`` (the newest completed run of the eval) or None.
+    #: A run id, ``"latest"`` (the newest completed run of the eval; none is an error),
+    #: ``"latest-or-none"`` (the same, or no baseline when there is none) or None.
     baseline: str | None = None
     agent_version: int | None = None
     #: Items in flight at once; None: the eval's.
     max_concurrency: int | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     timeout_s: float = DEFAULT_TIMEOUT_S
+    reports: ReportTargets = field(default_factory=ReportTargets)
 
 
 def parse_metadata_pair(pair: str) -> tuple[str, str]:
@@ -67,19 +75,28 @@ def exit_code_for(run: Run) -> int:
     return EXIT_FAILED if run.passed is False else EXIT_PASSED
 
 
-def _baseline_id(client: PawlClient, request: RunRequest) -> str | None:
-    if request.baseline != LATEST:
-        return request.baseline
+def _baseline_id(client: PawlClient, request: RunRequest) -> tuple[str | None, str | None]:
+    """The baseline run's id, and what to say when ``latest-or-none`` found none."""
+    if request.baseline not in (LATEST, LATEST_OR_NONE):
+        return request.baseline, None
     latest = client.latest_completed_run(request.eval_id)
-    if latest is None:
+    if latest is not None:
+        return latest.id, None
+    if request.baseline == LATEST:
         raise NoBaseline(
             f"--baseline latest: eval {request.eval_id} has no completed run to compare with"
         )
-    return latest.id
+    return None, (
+        f"--baseline latest-or-none: eval {request.eval_id} has no completed run to compare "
+        "with yet, so this run is gated on its threshold alone (no regression gate)"
+    )
 
 
-def _start_and_follow(client: PawlClient, request: RunRequest, console: Console) -> Run:
-    baseline_id = _baseline_id(client, request)
+def _start_and_follow(
+    client: PawlClient, request: RunRequest, console: Console
+) -> tuple[Run, str | None]:
+    """The finished run, and the note on its baseline (None: nothing to say)."""
+    baseline_id, note = _baseline_id(client, request)
     queued = client.start_run(
         request.eval_id,
         agent_version=request.agent_version,
@@ -94,9 +111,12 @@ def _start_and_follow(client: PawlClient, request: RunRequest, console: Console)
         highlight=False,
         soft_wrap=True,
     )
+    if note:
+        console.print(note, highlight=False, soft_wrap=True)
     console.print(f"console {run_console_url(request, queued)}", highlight=False, soft_wrap=True)
     label = f"run {queued.id}"
-    return follow_run(client, queued, console=console, label=label, timeout_s=request.timeout_s)
+    run = follow_run(client, queued, console=console, label=label, timeout_s=request.timeout_s)
+    return run, note
 
 
 def run_console_url(request: RunRequest, run: Run) -> str:
@@ -113,14 +133,66 @@ def still_running(exc: RunWaitTimeout) -> str:
     )
 
 
+class ReportNotWritten(Exception):
+    """The run's report could not be read or written (the verdict itself stands)."""
+
+
+def _gather(client: PawlClient, request: RunRequest, run: Run, note: str | None) -> CiReport:
+    try:
+        return gather_report(client, request.server, run, note)
+    except ApiError as exc:  # e.g. a key whose policy runs the eval but cannot list results
+        raise ReportNotWritten(
+            f"the run's results could not be read for its report: {exc.status} {exc.code}: "
+            f"{exc.message}"
+        ) from exc
+
+
+def _report(
+    client: PawlClient, request: RunRequest, run: Run, note: str | None, console: Console
+) -> None:
+    """The comparison, the items that did not pass by name, the report files and the
+    step outputs of a finished run."""
+    try:
+        report = _gather(client, request, run, note)
+    except ReportNotWritten:
+        print_comparison(console, build_comparison(run))
+        raise
+    print_comparison(console, report.comparison)
+    print_items(console, report)
+    console.print()
+    try:
+        write_reports(console, report, run, request.reports)
+    except OSError as exc:
+        raise ReportNotWritten(f"cannot write a report: {exc}") from exc
+
+
+def _finish(request: RunRequest, run: Run, problem: str | None, errors: Console) -> int:
+    """The exit code: the verdict's, unless a report CI asked for is missing (2: CI would
+    act on a verdict without the files it expects)."""
+    code = exit_code_for(run)
+    if problem:
+        errors.print(f"pawl run: {problem}", highlight=False, soft_wrap=True)
+        if request.reports.asked:
+            code = EXIT_NO_VERDICT
+    if run.status != COMPLETED:
+        reason = run.failure_reason or "no reason given"
+        errors.print(f"pawl run: run {run.id} ended {run.status}: {reason}", highlight=False)
+    return code
+
+
 def run_for_ci(request: RunRequest, console: Console, errors: Console) -> int:
     """Start, follow and report one run; returns the process exit code."""
     if not request.api_key:
         errors.print(f"pawl run: {NO_KEY_MESSAGE}", highlight=False)
         return EXIT_NO_VERDICT
+    problem = None
     try:
         with PawlClient(request.server, request.api_key) as client:
-            finished = _start_and_follow(client, request, console)
+            finished, note = _start_and_follow(client, request, console)
+            try:
+                _report(client, request, finished, note, console)
+            except ReportNotWritten as exc:
+                problem = str(exc)
     except ApiError as exc:
         refused = f"refused ({exc.status} {exc.code}): {exc.message}{refusal_hint(exc.status)}"
         errors.print(f"pawl run: {refused}", highlight=False, soft_wrap=True)
@@ -131,10 +203,5 @@ def run_for_ci(request: RunRequest, console: Console, errors: Console) -> int:
     except (ServerUnreachable, NoBaseline) as exc:
         errors.print(f"pawl run: {exc}", highlight=False, soft_wrap=True)
         return EXIT_NO_VERDICT
-    print_comparison(console, build_comparison(finished))
     console.print(f"console {run_console_url(request, finished)}", highlight=False, soft_wrap=True)
-    code = exit_code_for(finished)
-    if finished.status != COMPLETED:
-        reason = finished.failure_reason or "no reason given"
-        errors.print(f"pawl run: run {finished.id} ended {finished.status}: {reason}")
-    return code
+    return _finish(request, finished, problem, errors)
