@@ -296,7 +296,8 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         "run",
         help="start a run on a running server and exit with its verdict (for CI)",
         description="Exit 0: passed (or no gate applies); 1: failed its gates; "
-        "2: refused, unreachable, or the run failed, was cancelled or timed out.",
+        "2: refused, unreachable, the run failed, was cancelled or timed out, or a report "
+        "asked for could not be written.",
     )
     run.add_argument("--eval", dest="eval_id", required=True, metavar="EVAL_ID")
     run.add_argument(
@@ -322,7 +323,9 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
 
 
 def _add_report_arguments(run: argparse.ArgumentParser) -> None:
-    reports = run.add_argument_group("reports (also appended to $GITHUB_STEP_SUMMARY when set)")
+    reports = run.add_argument_group(
+        "reports (the Markdown is also appended to $GITHUB_STEP_SUMMARY when that is set)"
+    )
     reports.add_argument(
         "--junit", type=Path, metavar="FILE", help="JUnit XML: one test case per item"
     )

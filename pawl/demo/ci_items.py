@@ -86,7 +86,9 @@ class CiReport:
 
 
 def one_line(text: str) -> str:
-    return " ".join(text.split())
+    """``text`` on one line, without control characters (a terminal escape in an agent's
+    output must not recolour a CI log)."""
+    return " ".join("".join(c for c in text if c.isprintable() or c.isspace()).split())
 
 
 def shorten(text: str, limit: int = LABEL_CHARS) -> str:

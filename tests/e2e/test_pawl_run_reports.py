@@ -18,7 +18,7 @@ from pawl.demo.cases import dataset_items
 from pawl.transport import PawlClient, Run
 from tests.e2e.test_pawl_run import CASE_INDICES, Setup
 from tests.support.runtime import runtime_with_project
-from tests.unit.test_ci_reports import _parse_github_output
+from tests.unit.test_ci_reports import PARSER, _parse_github_output, _tables
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION_SCRIPT = ROOT / "scripts" / "github_action.sh"
@@ -245,3 +245,51 @@ def test_the_action_script_reports_exit_2_when_the_server_is_unreachable(tmp_pat
     assert done.returncode == 2, done.stdout + done.stderr
     assert "cannot reach pawl at http://127.0.0.1:9" in done.stderr
     assert _parse_github_output(output.read_text(encoding="utf-8")) == {"exit-code": "2"}
+
+
+@pytest.mark.slow
+def test_errored_and_hostile_items_as_a_real_server_records_them(
+    setup: Setup, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The error's code and message as the API records them, and a label built to break
+    the Markdown table, end to end."""
+    hostile = "echo:nope | `x` <script>alert(1)</script>"
+    with setup.client() as client:
+        agent = client.create_agent(
+            {
+                "name": "scripted",
+                "type": "python",
+                "config": {"callable": "tests.support.agents:scripted"},
+            }
+        )
+        dataset = client.create_dataset({"name": "mixed"})
+        for text in ("echo:released", "fail", hostile):
+            client.add_item(dataset["id"], {"input": [{"role": "user", "content": text}]})
+        evaluation = client.create_eval(
+            {
+                "name": "mixed | <b>",
+                "agent_id": agent["id"],
+                "dataset_id": dataset["id"],
+                "scorers": [{"type": "contains", "value": "released"}],
+                "pass_threshold": 0.9,
+            }
+        )
+    junit, markdown = tmp_path / "mixed.xml", tmp_path / "mixed.md"
+    args = ["--eval", evaluation["id"], "--junit", str(junit), "--markdown", str(markdown)]
+    assert cli.main(setup.args(*args)) == 1
+    out = capsys.readouterr().out
+    assert "Failed items (1):" in out and "Errored items (1):" in out
+    assert "✗ dsit_" in out and "<script>alert(1)</script>" in out  # the terminal shows it as is
+    _, cases = _junit_cases(junit)
+    by_question = {case.name.split(" ", 1)[1]: case for case in cases.values()}
+    assert by_question["echo:released"].is_passed
+    (error,) = by_question["fail"].result
+    assert isinstance(error, junitparser.Error)
+    assert error.type and error.type in error.message and "told to fail" in error.message
+    (failure,) = by_question[hostile].result
+    assert failure.message == "contains: score 0.00"
+    text = markdown.read_text(encoding="utf-8")
+    tokens = PARSER.parse(text)
+    failing = _tables(tokens)[-1]
+    assert all(len(row) == 4 for row in failing) and len(failing) == 3
+    assert "<script>" not in PARSER.render(text)
