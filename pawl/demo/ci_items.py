@@ -10,6 +10,7 @@ Trials are reduced per item as the engine reduces them (``chalicelib.stats``, th
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ IMPROVED = "improved"
 LABEL_CHARS = 80
 
 Json = Mapping[str, Any]
+#: C0 and C1 controls (ESC among them), zero-width and bidi formatting characters.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
 
 
 @dataclass(frozen=True)
@@ -86,9 +89,9 @@ class CiReport:
 
 
 def one_line(text: str) -> str:
-    """``text`` on one line, without control characters (a terminal escape in an agent's
-    output must not recolour a CI log)."""
-    return " ".join("".join(c for c in text if c.isprintable() or c.isspace()).split())
+    """``text`` on one line, control and bidi-override characters as spaces (a terminal
+    escape in an agent's output must not recolour a CI log, nor an override reorder it)."""
+    return " ".join(_CONTROL.sub(" ", text).split())
 
 
 def shorten(text: str, limit: int = LABEL_CHARS) -> str:
@@ -131,23 +134,21 @@ def error_text(row: Json) -> str | None:
     return f"{error.get('code') or 'ERROR'}: {error.get('message') or ''}".rstrip(": ")
 
 
-def _shown_trial(rows: list[Json], item_id: str, outcome: str) -> Json:
-    """The trial a report quotes: the first whose own verdict is the item's outcome."""
-    for row in rows:
-        trial = _trial(row, item_id)
-        own = ERRORED if trial.errored else (PASSED if trial.passed else FAILED)
-        if own == outcome:
-            return row
-    return rows[0]
+def _own_outcome(trial: TrialOutcome) -> str:
+    return ERRORED if trial.errored else (PASSED if trial.passed else FAILED)
 
 
 def item_report(rows: list[Json], reducer: str, flip: str | None) -> ItemReport:
-    """One item from its result rows (one per trial, any order)."""
+    """One item from its result rows (one per trial, any order). The trial quoted is the
+    first whose own outcome is the item's."""
     rows = sorted(rows, key=lambda row: int(row.get("trial") or 1))
     item_id = str(rows[0]["dataset_item_id"])
-    reduced = reduce_trials([_trial(row, item_id) for row in rows], reducer)
+    trials = [_trial(row, item_id) for row in rows]
+    reduced = reduce_trials(trials, reducer)
     outcome = ERRORED if reduced.errored else (PASSED if reduced.passed else FAILED)
-    shown = _shown_trial(rows, item_id, outcome)
+    shown = next(
+        (r for r, t in zip(rows, trials, strict=True) if _own_outcome(t) == outcome), rows[0]
+    )
     return ItemReport(
         dataset_item_id=item_id,
         question=question_of(shown),

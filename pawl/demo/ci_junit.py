@@ -88,11 +88,8 @@ def _details(item: ItemReport) -> str:
 
 def testcase(report: CiReport, item: ItemReport) -> ET.Element:
     case = ET.Element("testcase", classname=xml_safe(report.eval_name), name=xml_safe(item.label))
-    properties = ET.SubElement(case, "properties")
-    _property(properties, "pawl.dataset_item_id", item.dataset_item_id)
-    _property(properties, "pawl.outcome", item.outcome)
-    if item.flip:
-        _property(properties, "pawl.flip", item.flip)
+    if item.flip:  # only then: a case's name starts with its item id already
+        _property(ET.SubElement(case, "properties"), "pawl.flip", item.flip)
     if item.outcome in (FAILED, ERRORED):
         tag = "failure" if item.outcome == FAILED else "error"
         kind = REGRESSED if item.flip == REGRESSED else item.outcome

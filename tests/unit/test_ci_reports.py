@@ -11,6 +11,7 @@ import junitparser
 import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from rich.console import Console
 
 from pawl.demo.ci_items import (
     ERRORED,
@@ -24,6 +25,7 @@ from pawl.demo.ci_items import (
 from pawl.demo.ci_junit import render_junit, xml_safe
 from pawl.demo.ci_markdown import md_text, render_markdown
 from pawl.demo.ci_outputs import append_step_summary, github_output_lines
+from pawl.demo.ci_report import print_items
 from pawl.demo.summary import build_comparison
 from pawl.transport import Run
 
@@ -225,7 +227,7 @@ def test_junit_suite_properties_summarise_the_run(tmp_path: Path) -> None:
 def test_junit_carries_what_xml_cannot_as_a_replacement_character(tmp_path: Path) -> None:
     (suite,) = list(_junit(tmp_path, _report()))
     case = next(case for case in suite if case.name.startswith("dsi_error"))
-    assert case.name == "dsi_error bell nul esc[31m"  # a name is one line of printable text
+    assert case.name == "dsi_error bell nul esc [31m"  # a name is one line of printable text
     (error,) = case.result
     assert "question: bell\ufffd nul\ufffd esc\ufffd[31m" in (error.text or "")
     assert xml_safe("tab\tnl\ncr\r") == "tab\tnl\ncr\r"
@@ -369,3 +371,19 @@ def test_github_outputs_cannot_be_forged_by_a_value() -> None:
     assert _parse_github_output(text) == {"passed": "false", "console-url": forged}
     with pytest.raises(ValueError, match="not a step output name"):
         github_output_lines({"a\nb": "x"})
+
+
+def test_terminal_lines_show_tenant_text_as_written_without_escapes() -> None:
+    rows = [
+        _row("dsi_markup", 1, passed=False, question="[bold red]loud[/] \x1b[2J cleared?"),
+        _row("dsi_bidi", 1, passed=False, question="abc\u202edef"),
+    ]
+    report = CiReport(
+        "eval_x", "x", build_comparison(_run()), item_reports(rows), "http://x/run", None
+    )
+    console = Console(record=True, width=200, color_system=None)
+    print_items(console, report)
+    text = console.export_text()
+    assert "Failed items (2):" in text
+    assert "✗ dsi_markup [bold red]loud[/] [2J cleared?: contains: score 0.00" in text
+    assert "✗ dsi_bidi abc def" in text and "\x1b" not in text and "\u202e" not in text
