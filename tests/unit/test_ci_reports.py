@@ -9,6 +9,7 @@ from typing import Any
 
 import junitparser
 import pytest
+import yaml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from rich.console import Console
@@ -25,7 +26,7 @@ from pawl.demo.ci_items import (
 from pawl.demo.ci_junit import render_junit, xml_safe
 from pawl.demo.ci_markdown import md_text, render_markdown
 from pawl.demo.ci_outputs import append_step_summary, github_output_lines
-from pawl.demo.ci_report import print_items
+from pawl.demo.ci_report import ReportTargets, print_items, step_outputs
 from pawl.demo.summary import build_comparison
 from pawl.transport import Run
 
@@ -387,3 +388,24 @@ def test_terminal_lines_show_tenant_text_as_written_without_escapes() -> None:
     assert "Failed items (2):" in text
     assert "✗ dsi_markup [bold red]loud[/] [2J cleared?: contains: score 0.00" in text
     assert "✗ dsi_bidi abc def" in text and "\x1b" not in text and "\u202e" not in text
+
+
+def test_the_action_wires_every_input_to_the_script_and_every_output_from_it() -> None:
+    """action.yml, scripts/github_action.sh and `pawl run --github-output` agree on names."""
+    root = Path(__file__).resolve().parents[2]
+    action = yaml.safe_load((root / "action.yml").read_text(encoding="utf-8"))
+    script = (root / "scripts" / "github_action.sh").read_text(encoding="utf-8")
+    steps = action["runs"]["steps"]
+    assert action["runs"]["using"] == "composite"
+    env = {name: value for step in steps for name, value in (step.get("env") or {}).items()}
+    used = {ref.split("inputs.", 1)[1].rstrip(" }") for ref in env.values()}
+    install_if = next(step["if"] for step in steps if "if" in step)
+    assert used | {install_if.split("inputs.", 1)[1].split()[0]} == set(action["inputs"])
+    assert all(f"${{{name}" in script or f"${name}" in script for name in env)
+    written = set(step_outputs(_run(), "http://x/run", ReportTargets(Path("j"), Path("m"))))
+    written.add("exit-code")  # the script's own
+    wired = {
+        out["value"].split("steps.run.outputs.", 1)[1].rstrip(" }")
+        for out in action["outputs"].values()
+    }
+    assert wired == set(action["outputs"]) == written
