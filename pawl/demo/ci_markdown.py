@@ -156,6 +156,6 @@ def render_markdown(report: CiReport) -> str:
         _figures(report.comparison),
         _gates(report),
         _item_table("Flipped items", report.flipped, with_flip=True),
-        _item_table("Other failing items", failing, with_flip=False),
+        _item_table("Other failing items" if report.flipped else "Failing items", failing, False),
     ]
     return "\n\n".join("\n".join(lines) for lines in sections if lines) + "\n"

@@ -316,6 +316,7 @@ def test_markdown_without_a_baseline_says_so_and_lists_no_flips() -> None:
     assert markdown.startswith("## ✅ pawl:")
     assert "> no completed run to compare with yet" in markdown
     assert "Flipped items" not in markdown and "against baseline" not in markdown
+    assert "### Failing items (4)" in markdown and "Other failing" not in markdown
 
 
 @pytest.mark.parametrize(
