@@ -192,12 +192,15 @@ def _merged_fields(
 
 
 def _raw_media_type(body: Mapping[str, Any] | None) -> str | None:
+    """The media type of a body sent as text (``items:import``), as :mod:`pawl.cli.ops` reads
+    it; None for a JSON object or no body."""
     if body is None:
         return None
-    content = body["content"]
+    content: Mapping[str, Any] = body["content"]
+    first = str(next(iter(content)))
     if content.get("application/json", {}).get("schema", {}).get("type") == "string":
-        return next(iter(content))
-    return None if "application/json" in content else next(iter(content))
+        return first
+    return None if "application/json" in content else first
 
 
 def _is_page(spec: Mapping[str, Any], components: Mapping[str, Any]) -> bool:

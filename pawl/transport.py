@@ -23,6 +23,7 @@ from chalicelib.domain.runs import COMPLETED, TERMINAL_STATUSES, status_from_wir
 
 # The errors are pawl.errors' (the public client raises the same classes); re-exported
 # here because the CLI and the demo import them from this module.
+from pawl import _config
 from pawl.errors import ApiError as ApiError
 from pawl.errors import ServerUnreachable as ServerUnreachable
 from pawl.errors import error_of as _error_of
@@ -30,7 +31,7 @@ from pawl.errors import error_of as _error_of
 Json = dict[str, Any]
 
 #: Where ``pawl run``, ``pawl datasets import`` and ``pawl <operation>`` find a server.
-DEFAULT_SERVER = "http://127.0.0.1:8000"
+DEFAULT_SERVER = _config.DEFAULT_SERVER
 #: What a command without a key says (the API's own answer names no variable).
 NO_KEY_MESSAGE = (
     "no API key: set PAWL_API_KEY (or pass --api-key). `pawl serve` prints the admin key "
