@@ -55,7 +55,9 @@ def test_create_get_update_list_and_delete_through_typed_methods(client: pawl.Cl
     assert dataset["name"] == "faq"
     assert client.get_dataset(dataset["id"])["id"] == dataset["id"]
     # body= is a whole body; a keyword overrides its field.
-    renamed = client.update_dataset(dataset["id"], body={"name": "x", "description": "d"}, name="faq2")
+    renamed = client.update_dataset(
+        dataset["id"], body={"name": "x", "description": "d"}, name="faq2"
+    )
     assert (renamed["name"], renamed["description"]) == ("faq2", "d")
     names = [d["name"] for d in client.list_datasets(limit=100)["data"]]
     assert "faq2" in names
@@ -173,7 +175,10 @@ def test_the_async_client_does_the_same(front: str, project_key: str) -> None:
 def test_a_server_that_is_not_there_is_server_unreachable() -> None:
     with serve(_answers_ok) as gone:
         url = gone.url
-    with pawl.Client(url, "k", timeout=5) as client, pytest.raises(pawl.ServerUnreachable) as caught:
+    with (
+        pawl.Client(url, "k", timeout=5) as client,
+        pytest.raises(pawl.ServerUnreachable) as caught,
+    ):
         client.list_evals()
     assert url in str(caught.value) and "PAWL_SERVER" in str(caught.value)
 
