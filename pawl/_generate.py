@@ -248,12 +248,30 @@ def method_of(
 def methods(document: Mapping[str, Any]) -> list[Method]:
     """Every operation of the document as a method, in the document's order."""
     components = document.get("components", {}).get("schemas", {})
-    return [
+    found = [
         method_of(http_method, path, item[http_method], components)
         for path, item in document["paths"].items()
         for http_method in METHODS
         if http_method in item
     ]
+    _check_names(found)
+    return found
+
+
+#: What the client classes define themselves: an operation may not take these names.
+CLIENT_OWN = frozenset({"close", "aclose", "paginate"})
+
+
+def _check_names(found: list[Method]) -> None:
+    """Refuse a document whose names would collide (one method hiding another)."""
+    names = [m.name for m in found] + [m.iterator_name for m in found if m.paged]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    clashes = sorted(CLIENT_OWN.intersection(names))
+    if repeated or clashes:
+        raise ValueError(
+            f"operation names collide: {', '.join(repeated + clashes)} "
+            "(rename the route's operationId)"
+        )
 
 
 # --- methods -> source ----------------------------------------------------------------------

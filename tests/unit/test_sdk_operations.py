@@ -144,3 +144,26 @@ def test_a_body_field_of_several_variants_takes_every_type() -> None:
     fields = {arg.name: arg for arg in _generate._merged_fields(schema, {}, taken=set())}
     assert fields["type"].annotation == "str" and fields["type"].required
     assert fields["n"].annotation == "int | str" and not fields["n"].required
+
+
+def _page_route(operation_id: str) -> dict[str, Any]:
+    page = {"type": "object", "properties": {"data": {}, "next_cursor": {}}}
+    return {
+        "operationId": operation_id,
+        "parameters": [{"name": "cursor", "in": "query", "schema": {"type": "string"}}],
+        "responses": {"200": {"content": {"application/json": {"schema": page}}}},
+    }
+
+
+def test_names_that_would_hide_one_another_are_refused() -> None:
+    clash = {
+        "paths": {
+            "/a": {"get": _page_route("listThings")},
+            "/b": {"get": _page_route("iterThings")},
+        }
+    }
+    with pytest.raises(ValueError, match="operation names collide: iter_things"):
+        _generate.methods(clash)
+    own = {"paths": {"/c": {"post": {"operationId": "close", "responses": {"204": {}}}}}}
+    with pytest.raises(ValueError, match="collide: close"):
+        _generate.methods(own)

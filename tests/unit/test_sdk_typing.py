@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-GOOD = '''
+GOOD = """
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -44,9 +44,9 @@ def removed(client: pawl.Client, dataset_id: str) -> None:
 
 
 print(pawl.__version__.split("."))
-'''
+"""
 
-BAD = '''
+BAD = """
 import pawl
 
 client = pawl.Client()
@@ -54,7 +54,7 @@ client.list_evals(limt=5)
 client.list_eval_runs("eval_1", view="everything")
 client.get_eval()
 x: int = client.get_eval("eval_1")
-'''
+"""
 
 
 def _mypy(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
