@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from chalicelib import wiring
-from pawl import _generate, _operations
+from pawl import _generate, _operation_specs, _operations
 from pawl.cli import ops as cli_ops
 
 OPERATIONS = Path(_operations.__file__)
@@ -123,12 +123,12 @@ def test_docstrings_carry_the_summary_and_the_route() -> None:
 )
 def test_annotations_of_json_schemas(schema: dict[str, Any], literals: bool, expected: str) -> None:
     components = {"Thing": {"type": "array", "items": {"type": "string"}}}
-    assert _generate.annotation(schema, components, literals=literals) == expected
+    assert _operation_specs.annotation(schema, components, literals=literals) == expected
 
 
 def test_a_union_keeps_omit_then_none_last_and_each_member_once() -> None:
-    assert _generate._union(["str | None", "Omit", "int", "str"]) == "str | int | Omit | None"
-    assert _generate.members("list[int | None] | None") == ["list[int | None]", "None"]
+    assert _operation_specs.union(["str | None", "Omit", "int", "str"]) == "str | int | Omit | None"
+    assert _operation_specs.members("list[int | None] | None") == ["list[int | None]", "None"]
 
 
 def test_a_body_field_of_several_variants_takes_every_type() -> None:
@@ -141,7 +141,7 @@ def test_a_body_field_of_several_variants_takes_every_type() -> None:
             {"properties": {"type": {"const": "b"}, "n": {"type": "string"}}, "required": ["type"]},
         ]
     }
-    fields = {arg.name: arg for arg in _generate._merged_fields(schema, {}, taken=set())}
+    fields = {arg.name: arg for arg in _operation_specs._merged_fields(schema, {}, taken=set())}
     assert fields["type"].annotation == "str" and fields["type"].required
     assert fields["n"].annotation == "int | str" and not fields["n"].required
 
@@ -163,7 +163,7 @@ def test_names_that_would_hide_one_another_are_refused() -> None:
         }
     }
     with pytest.raises(ValueError, match="operation names collide: iter_things"):
-        _generate.methods(clash)
+        _operation_specs.methods(clash)
     own = {"paths": {"/c": {"post": {"operationId": "close", "responses": {"204": {}}}}}}
     with pytest.raises(ValueError, match="collide: close"):
-        _generate.methods(own)
+        _operation_specs.methods(own)
