@@ -16,7 +16,8 @@ pawl's own and may change without notice. The service itself (what Lambda runs) 
 Each name is imported the first time it is used (PEP 562), so ``import pawl`` costs next to
 nothing, and it works where only part of the package is installed: the Lambda package
 ships ``pawl/__init__.py``, ``pawl/_version.py`` and ``pawl/plugins.py`` (plugins run there)
-and no client.
+and no client. There ``dir(pawl)`` leaves the client out, and ``pawl.Client`` (or ``from
+pawl import Client``) is an ImportError that says why.
 """
 
 from __future__ import annotations
@@ -136,5 +137,12 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    """The public names (what ``__all__`` promises), not this module's own workings."""
-    return sorted(__all__)
+    """The public names this installation has (``__all__`` less those whose module is not
+    installed), so a tool that reads every name ``dir`` lists works in the Lambda package."""
+    from importlib.util import find_spec
+
+    def present(name: str) -> bool:
+        module = _MODULE_OF.get(name)
+        return module is None or find_spec(module) is not None
+
+    return sorted(name for name in __all__ if present(name))

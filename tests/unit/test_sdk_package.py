@@ -86,14 +86,20 @@ def test_a_partial_installation_says_what_is_missing(tmp_path: Path) -> None:
     for name in ("__init__.py", "_version.py"):
         (package / name).write_text((ROOT / "pawl" / name).read_text())
     done = subprocess.run(
-        [sys.executable, "-c", "import pawl; print(pawl.__version__); pawl.Client"],
+        [
+            sys.executable,
+            "-c",
+            "import pawl; print(pawl.__version__); print(dir(pawl)); from pawl import Client",
+        ],
         capture_output=True,
         text=True,
         timeout=60,
         env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
         cwd=tmp_path,
     )
-    assert done.stdout.strip() == _version.__version__
+    version, names = done.stdout.splitlines()
+    assert version == _version.__version__
+    assert "'__version__'" in names and "Client" not in names and "ApiError" not in names
     assert "ImportError: pawl.Client lives in pawl.client, which this installation" in done.stderr
 
 
