@@ -103,3 +103,10 @@ deploy: package
 
 clean:
 	rm -rf $(VENV) .pawl-state dist
+
+# The client's methods (pawl/_operations.py), generated from the route table: rerun after a
+# route changes (tests/unit/test_sdk_operations.py fails until then).
+.PHONY: sdk
+sdk: install
+	$(BIN)/python -m pawl._generate
+	$(BIN)/ruff format --check pawl/_operations.py

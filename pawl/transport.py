@@ -21,10 +21,17 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from chalicelib.domain.runs import COMPLETED, TERMINAL_STATUSES, status_from_wire
 
+# The errors are pawl.errors' (the public client raises the same classes); re-exported
+# here because the CLI and the demo import them from this module.
+from pawl import _config
+from pawl.errors import ApiError as ApiError
+from pawl.errors import ServerUnreachable as ServerUnreachable
+from pawl.errors import error_of as _error_of
+
 Json = dict[str, Any]
 
 #: Where ``pawl run``, ``pawl datasets import`` and ``pawl <operation>`` find a server.
-DEFAULT_SERVER = "http://127.0.0.1:8000"
+DEFAULT_SERVER = _config.DEFAULT_SERVER
 #: What a command without a key says (the API's own answer names no variable).
 NO_KEY_MESSAGE = (
     "no API key: set PAWL_API_KEY (or pass --api-key). `pawl serve` prints the admin key "
@@ -35,35 +42,11 @@ DEFAULT_POLL_INTERVAL_S = 0.25
 RUNS_PAGE_SIZE = 50
 
 
-class ApiError(Exception):
-    """The API refused a request: its status and the ``{"error": {...}}`` envelope."""
-
-    def __init__(
-        self, status: int, code: str, message: str, meta: Json, *, method: str, path: str
-    ) -> None:
-        super().__init__(f"{method} {path} -> {status} {code}: {message}")
-        self.status = status
-        self.code = code
-        self.message = message
-        self.meta = meta
-
-
 def refusal_hint(status: int) -> str:
     """What to check after a refusal of the key itself (empty for any other refusal)."""
     if status == 401:
         return " (check the key in PAWL_API_KEY or --api-key: `pawl serve` prints the admin key)"
     return ""
-
-
-class ServerUnreachable(Exception):
-    """No HTTP answer at all (connection refused, DNS, timeout)."""
-
-    def __init__(self, base_url: str, reason: str) -> None:
-        super().__init__(
-            f"cannot reach pawl at {base_url} ({reason}). Is it running? Start it with "
-            f"`pawl serve` (or `make serve`), or point PAWL_SERVER (or --server) at a running pawl."
-        )
-        self.base_url = base_url
 
 
 class RunWaitTimeout(Exception):
@@ -111,26 +94,6 @@ class Run(BaseModel):
     @property
     def recorded_count(self) -> int:
         return self.completed_count + self.errored_count
-
-
-def _error_of(response: httpx.Response) -> ApiError:
-    request = response.request
-    code, message = "HTTP_ERROR", response.reason_phrase or "request refused"
-    meta: Json = {}
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    envelope = body.get("error") if isinstance(body, dict) else None
-    if isinstance(envelope, dict):
-        code = str(envelope.get("code", code))
-        message = str(envelope.get("message", message))
-        meta = envelope.get("meta") or {}
-    elif response.text:
-        message = response.text[:500]
-    return ApiError(
-        response.status_code, code, message, meta, method=request.method, path=request.url.path
-    )
 
 
 class PawlClient:
