@@ -88,6 +88,7 @@ def test_a_partial_installation_says_what_is_missing(tmp_path: Path) -> None:
     done = subprocess.run(
         [
             sys.executable,
+            "-S",  # no site-packages: an editable install's finder would map pawl.client back
             "-c",
             "import pawl; print(pawl.__version__); print(dir(pawl)); from pawl import Client",
         ],
