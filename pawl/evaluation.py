@@ -65,6 +65,8 @@ class Verdict:
     flipped: tuple[FlippedItem, ...]
     run_id: str
     eval_id: str
+    #: The eval's name (what :func:`evaluate` was called with).
+    name: str
     status: str
     console_url: str
     baseline_run_id: str | None = None
@@ -80,7 +82,7 @@ class Verdict:
     def __repr__(self) -> str:
         # Short: pytest prints it under a failed `assert verdict.passed, verdict.explain()`.
         word = "passed" if self.passed else "failed"
-        return f"<Verdict {word}: run {self.run_id} of eval {self.eval_id}>"
+        return f"<Verdict {word}: run {self.run_id} of eval {self.name}>"
 
     def assert_passed(self) -> None:
         """Raise AssertionError with :meth:`explain` as its message unless it passed."""
@@ -136,7 +138,8 @@ def _flipped_lines(verdict: Verdict) -> list[str]:
 def explain(verdict: Verdict) -> str:
     """:meth:`Verdict.explain`, a pure function of the verdict."""
     word = "PASSED" if verdict.passed else "FAILED"
-    lines = [f"pawl eval {verdict.eval_id}: {word} (run {verdict.run_id}, {verdict.status})"]
+    run = f"run {verdict.run_id}, {verdict.status}"
+    lines = [f"pawl eval {verdict.name} ({verdict.eval_id}): {word} ({run})"]
     lines += _figure_lines(verdict)
     lines.append("reasons:")
     lines += [f"  • {reason}" for reason in verdict.reasons]
@@ -259,7 +262,7 @@ def _run(
 
 
 def _verdict(
-    client: PawlClient, settings: _Settings, run: Run, notes: list[str], applied: Applied
+    client: PawlClient, name: str, settings: _Settings, run: Run, notes: list[str], applied: Applied
 ) -> Verdict:
     from chalicelib.domain import console_links
     from pawl.demo.flips import Flips, fetch_flips
@@ -277,6 +280,7 @@ def _verdict(
         more_flipped=flips.more,
         run_id=run.id,
         eval_id=run.eval_id,
+        name=name,
         status=run.status,
         console_url=console_links.run_url(settings.server, run.eval_id, run.id),
         baseline_run_id=run.baseline_run_id,
@@ -331,4 +335,4 @@ def evaluate(
     with PawlClient(settings.server, settings.api_key) as client:
         target = ensure(client, name, template, items, settings.project_id)
         run, notes = _run(client, target.eval_id, baseline, metadata, timeout_s)
-        return _verdict(client, settings, run, notes, target.applied)
+        return _verdict(client, name, settings, run, notes, target.applied)

@@ -106,7 +106,7 @@ def test_a_dataset_is_a_list_a_file_or_an_id(tmp_path: Path) -> None:
     ],
 )
 def test_a_dataset_it_cannot_use_is_refused_naming_why(dataset: Any, message: str) -> None:
-    with pytest.raises(EvaluationError, match="^dataset: ") as refused:
+    with pytest.raises(EvaluationError, match=r"^dataset: ") as refused:
         dataset_source(dataset)
     assert message in str(refused.value)
 
@@ -114,7 +114,7 @@ def test_a_dataset_it_cannot_use_is_refused_naming_why(dataset: Any, message: st
 def test_a_bad_line_of_a_file_is_named_by_its_number(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text('{"input": "fine"}\n{"input": \n')
-    with pytest.raises(EvaluationError, match="bad.jsonl line 2: not valid JSON"):
+    with pytest.raises(EvaluationError, match=r"bad\.jsonl line 2: not valid JSON"):
         dataset_source(path)
     other = tmp_path / "cases.txt"
     other.write_text("x")
@@ -204,6 +204,7 @@ def _verdict(**fields: Any) -> Verdict:
         ),
         "run_id": "evrun_c",
         "eval_id": "eval_e",
+        "name": "faq",
         "status": "completed",
         "console_url": "http://pawl.example/console/evals/eval_e/runs/evrun_c",
         "baseline_run_id": "evrun_b",
@@ -216,7 +217,7 @@ def test_explain_names_the_verdict_figures_reasons_and_flipped_items() -> None:
     text = _verdict().explain()
     assert text == explain(_verdict())
     lines = text.splitlines()
-    assert lines[0] == "pawl eval eval_e: FAILED (run evrun_c, completed)"
+    assert lines[0] == "pawl eval faq (eval_e): FAILED (run evrun_c, completed)"
     assert lines[1] == "  pass rate 0.40 [0.17, 0.69] over 10 of 10 items scored (0 errored)"
     assert lines[2] == (
         "  vs baseline evrun_b: Δ -0.60 over 10 items, 0 improved, 6 regressed, p = 0.0312"
@@ -234,13 +235,13 @@ def test_explain_names_the_verdict_figures_reasons_and_flipped_items() -> None:
 def test_a_passed_verdict_without_baseline_or_flips_says_less() -> None:
     verdict = _verdict(passed=True, flipped=(), more_flipped=0, baseline_run_id=None)
     text = verdict.explain()
-    assert text.startswith("pawl eval eval_e: PASSED")
+    assert text.startswith("pawl eval faq (eval_e): PASSED")
     assert "vs baseline" not in text and "flipped" not in text
     verdict.assert_passed()  # no exception
     with pytest.raises(AssertionError) as failed:
         _verdict().assert_passed()
     assert str(failed.value) == _verdict().explain()
-    assert repr(_verdict()) == "<Verdict failed: run evrun_c of eval eval_e>"
+    assert repr(_verdict()) == "<Verdict failed: run evrun_c of eval faq>"
 
 
 def test_the_pytest_plugin_imports_nothing_heavy_until_a_test_asks() -> None:
