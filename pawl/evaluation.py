@@ -14,178 +14,41 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from pawl.demo.flips import REGRESSED, FlippedItem
+from pawl.demo.flips import (
+    MAX_SHOWN,
+    FlippedItem,
+    Flips,
+    ItemVerdict,
+    capped,
+    flipped_items,
+    item_verdicts,
+)
 from pawl.evaluation_apply import Applied, DesiredItem, EvaluationError
 from pawl.transport import DEFAULT_SERVER, NO_KEY_MESSAGE, PawlClient, Run, RunWaitTimeout
+from pawl.verdict import Figures, Verdict, explain, figures_of, reasons_of
 
-__all__ = ["Applied", "EvaluationError", "Figures", "FlippedItem", "Verdict", "evaluate"]
+__all__ = [
+    "Applied",
+    "EvaluationError",
+    "Figures",
+    "FlippedItem",
+    "ItemVerdict",
+    "Verdict",
+    "evaluate",
+    "explain",
+]
 
 LATEST = "latest"
 #: A formation's name (chalicelib.api.formations), which the eval's name is too.
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,199}$")
 DEFAULT_TIMEOUT_S = 3600.0
-#: Characters of an output quoted per flipped item in :meth:`Verdict.explain`.
-QUOTE_CHARS = 160
 
 #: A dataset: items (``{"input", "expected_output"?, "metadata"?}``), a .jsonl/.csv path,
 #: or the id of a dataset that already exists.
 DatasetArg = Sequence[Mapping[str, Any]] | str | os.PathLike[str]
-
-
-@dataclass(frozen=True)
-class Figures:
-    """The run's figures: its pass rate and interval, and its change against the baseline."""
-
-    pass_rate: float | None
-    interval: tuple[float, float] | None
-    interval_level: float | None
-    scored: int
-    errored: int
-    items: int
-    #: Against the baseline (None without one): pass-rate change and McNemar's exact p.
-    delta: float | None = None
-    p_value: float | None = None
-    compared: int = 0
-    improved: int = 0
-    regressed: int = 0
-
-
-@dataclass(frozen=True, repr=False)
-class Verdict:
-    """Whether the run passed the eval's gates, why, and which items flipped."""
-
-    passed: bool
-    #: One sentence per gate checked (and why there is no baseline or no verdict, if so).
-    reasons: tuple[str, ...]
-    figures: Figures
-    #: Items whose verdict differs from the baseline's, regressions first (at most 50).
-    flipped: tuple[FlippedItem, ...]
-    run_id: str
-    eval_id: str
-    #: The eval's name (what :func:`evaluate` was called with).
-    name: str
-    status: str
-    console_url: str
-    baseline_run_id: str | None = None
-    #: Flipped items beyond those in :attr:`flipped`.
-    more_flipped: int = 0
-    #: What this call created or changed on the server before the run.
-    applied: Applied = field(default_factory=lambda: Applied("unchanged", (), 0, 0))
-
-    def explain(self) -> str:
-        """The verdict for a person: the reasons, the figures and the flipped items."""
-        return explain(self)
-
-    def __repr__(self) -> str:
-        # Short: pytest prints it under a failed `assert verdict.passed, verdict.explain()`.
-        word = "passed" if self.passed else "failed"
-        return f"<Verdict {word}: run {self.run_id} of eval {self.name}>"
-
-    def assert_passed(self) -> None:
-        """Raise AssertionError with :meth:`explain` as its message unless it passed."""
-        if not self.passed:
-            raise AssertionError(self.explain())
-
-
-def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
-    return "—" if value is None else pattern.format(value)
-
-
-def _quote(text: str | None) -> str:
-    if text is None:
-        return "(no output)"
-    flat = " ".join(text.split())
-    return repr(flat if len(flat) <= QUOTE_CHARS else flat[: QUOTE_CHARS - 1] + "…")
-
-
-def _figure_lines(verdict: Verdict) -> list[str]:
-    from pawl.demo.summary import fmt_p
-
-    f = verdict.figures
-    interval = f" [{f.interval[0]:.2f}, {f.interval[1]:.2f}]" if f.interval else ""
-    lines = [
-        f"  pass rate {_fmt(f.pass_rate)}{interval} over {f.scored} of {f.items} items scored"
-        f" ({f.errored} errored)"
-    ]
-    if verdict.baseline_run_id is not None:
-        lines.append(
-            f"  vs baseline {verdict.baseline_run_id}: Δ {_fmt(f.delta, '{:+.2f}')} over "
-            f"{f.compared} items, {f.improved} improved, {f.regressed} regressed, "
-            f"p = {fmt_p(f.p_value)}"
-        )
-    return lines
-
-
-def _flipped_lines(verdict: Verdict) -> list[str]:
-    if not verdict.flipped:
-        return []
-    total = len(verdict.flipped) + verdict.more_flipped
-    lines = [f"flipped items ({total}, regressions first):"]
-    for item in verdict.flipped:
-        arrow = "pass → fail" if item.direction == REGRESSED else "fail → pass"
-        question = f" {_quote(item.question)}" if item.question else ""
-        lines.append(f"  {item.direction} ({arrow}) {item.dataset_item_id}:{question}")
-        lines.append(f"      baseline: {_quote(item.baseline_output)}")
-        lines.append(f"      now:      {_quote(item.candidate_output)}")
-    if verdict.more_flipped:
-        lines.append(f"  … and {verdict.more_flipped} more (see the console)")
-    return lines
-
-
-def explain(verdict: Verdict) -> str:
-    """:meth:`Verdict.explain`, a pure function of the verdict."""
-    word = "PASSED" if verdict.passed else "FAILED"
-    run = f"run {verdict.run_id}, {verdict.status}"
-    lines = [f"pawl eval {verdict.name} ({verdict.eval_id}): {word} ({run})"]
-    lines += _figure_lines(verdict)
-    lines.append("reasons:")
-    lines += [f"  • {reason}" for reason in verdict.reasons]
-    lines += _flipped_lines(verdict)
-    lines.append(f"console: {verdict.console_url}")
-    return "\n".join(lines)
-
-
-# --- building a verdict from a run (pure) --------------------------------------------------
-
-
-def figures_of(run: Run) -> Figures:
-    from pawl.demo.summary import ChangeFigure, RateFigure
-
-    aggregate = run.aggregate_scores or {}
-    rate = RateFigure.of(aggregate)
-    interval = (rate.low, rate.high) if rate.low is not None and rate.high is not None else None
-    change = ChangeFigure.of(aggregate.get("baseline"))
-    moved: dict[str, Any] = {}
-    if change is not None:
-        moved = {
-            "delta": change.delta,
-            "p_value": change.p_value,
-            "compared": change.compared,
-            "improved": change.improved,
-            "regressed": change.regressed,
-        }
-    return Figures(
-        pass_rate=rate.rate,
-        interval=interval,
-        interval_level=rate.level,
-        scored=rate.scored,
-        errored=run.errored_count,
-        items=run.item_count,
-        **moved,
-    )
-
-
-def reasons_of(run: Run, notes: Sequence[str] = ()) -> tuple[str, ...]:
-    """The gates in words (``pawl run``'s sentences), then what else decided the verdict."""
-    from pawl.demo.summary import reason_sentence
-
-    reasons = [reason_sentence(reason) for reason in run.verdict_reasons or []]
-    if run.status != "completed":
-        reasons.append(f"the run ended {run.status}: {run.failure_reason or 'no reason given'}")
-    return (*reasons, *notes)
 
 
 # --- evaluate -----------------------------------------------------------------------------
@@ -261,15 +124,24 @@ def _run(
         return exc.run, notes
 
 
+def _items(client: PawlClient, run: Run) -> tuple[Flips, list[ItemVerdict]]:
+    """The flipped items against the baseline and the failing ones, from the runs' results
+    (reduced per item as the engine reduces trials: the eval's ``trial_reducer``)."""
+    reducer = str(client.get_eval(run.eval_id).get("trial_reducer") or "all")
+    now = item_verdicts(client.iter_results(run.eval_id, run.id), reducer)
+    failing = sorted((v for v in now.values() if not v.passed), key=lambda v: v.dataset_item_id)
+    if not run.baseline_run_id:
+        return Flips([], 0), failing
+    before = item_verdicts(client.iter_results(run.eval_id, run.baseline_run_id), reducer)
+    return capped(flipped_items(before, now)), failing
+
+
 def _verdict(
     client: PawlClient, name: str, settings: _Settings, run: Run, notes: list[str], applied: Applied
 ) -> Verdict:
     from chalicelib.domain import console_links
-    from pawl.demo.flips import Flips, fetch_flips
 
-    flips = Flips([], 0)
-    if run.status == "completed" and run.baseline_run_id:
-        flips = fetch_flips(client, run, client.get_run(run.eval_id, run.baseline_run_id))
+    flips, failing = _items(client, run) if run.status == "completed" else (Flips([], 0), [])
     if run.status == "completed" and run.passed is None:
         notes.append("no gate applied to this run (nothing to compare with, no threshold)")
     return Verdict(
@@ -278,6 +150,8 @@ def _verdict(
         figures=figures_of(run),
         flipped=tuple(flips.shown),
         more_flipped=flips.more,
+        failing=tuple(failing[:MAX_SHOWN]),
+        more_failing=max(0, len(failing) - MAX_SHOWN),
         run_id=run.id,
         eval_id=run.eval_id,
         name=name,

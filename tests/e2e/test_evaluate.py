@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
@@ -109,11 +110,15 @@ def test_a_second_call_changes_nothing_and_a_regression_names_its_flipped_items(
     assert worse.baseline_run_id == again.run_id
     assert (worse.figures.pass_rate, worse.figures.regressed, worse.figures.improved) == (0.4, 6, 0)
     assert {item.direction for item in worse.flipped} == {"regressed"}
-    assert len(worse.flipped) == 6
+    assert len(worse.flipped) == 6 and first.failing == ()
+    assert {item.dataset_item_id for item in worse.failing} == {
+        item.dataset_item_id for item in worse.flipped
+    }
     text = worse.explain()
     assert "failed: pass rate 0.40 < threshold 0.80 (10 items scored)" in text
     assert f"significant regression: pass rate -0.60 vs {again.run_id} over 10 items" in text
     assert "'How long does a refund take to arrive?'" in text and "Please check your" in text
+    assert "failing items" not in text  # each failing item is listed once, as flipped
     with pytest.raises(AssertionError, match="flipped items \\(6, regressions first\\)"):
         worse.assert_passed()
 
@@ -198,3 +203,26 @@ def test_pytest_on_the_example_passes_then_fails_with_the_reasons_and_flipped_it
     assert "flipped items (6, regressions first):" in out
     assert "regressed (pass → fail)" in out and "'Where do I download my invoices?'" in out
     assert "<Verdict failed: run evrun_" in out  # the short repr, not every field
+
+
+@pytest.mark.slow
+def test_a_run_still_going_when_the_wait_ends_is_no_pass_and_says_it_goes_on(
+    setup: Setup,
+) -> None:
+    release = threading.Event()
+
+    def blocked(request: Request) -> Reply:
+        release.wait(60)
+        return Reply(body={"output": "released"})
+
+    with serve(blocked) as agent:
+        try:
+            verdict = setup.evaluate("faq-wait", dataset=[{"input": "q"}], agent=agent.url,
+                                     timeout_s=0)  # fmt: skip
+        finally:
+            release.set()
+    assert not verdict.passed and verdict.status in ("queued", "running")
+    assert any("the run keeps going on the server" in reason for reason in verdict.reasons)
+    with PawlClient(setup.url, setup.key) as client:
+        done = client.wait_for_run(verdict.eval_id, verdict.run_id, timeout_s=60)
+    assert done.status == "completed"

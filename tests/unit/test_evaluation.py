@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import tomllib
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pawl.demo.flips import IMPROVED, REGRESSED, FlippedItem
-from pawl.evaluation import Figures, Verdict, evaluate, explain, figures_of, reasons_of
+from pawl.demo.flips import IMPROVED, REGRESSED, FlippedItem, ItemVerdict
+from pawl.evaluation import evaluate
 from pawl.evaluation_apply import (
     DesiredItem,
     EvaluationError,
@@ -21,6 +24,7 @@ from pawl.evaluation_apply import (
     template_for,
 )
 from pawl.transport import Run
+from pawl.verdict import Figures, Verdict, explain, figures_of, reasons_of
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = "agt_" + "a" * 16
@@ -232,6 +236,23 @@ def test_explain_names_the_verdict_figures_reasons_and_flipped_items() -> None:
     assert lines[-1] == "console: http://pawl.example/console/evals/eval_e/runs/evrun_c"
 
 
+def test_explain_lists_the_failing_items_the_flips_do_not_name() -> None:
+    failing = tuple(ItemVerdict(f"dsit_{n:02}", False, f"out {n}", f"q {n}") for n in range(12))
+    first_run = _verdict(flipped=(), more_flipped=0, baseline_run_id=None, failing=failing)
+    lines = first_run.explain().splitlines()
+    assert "failing items (12):" in lines
+    assert "  dsit_00: 'q 0'" in lines and "      output: 'out 0'" in lines
+    assert "  dsit_09: 'q 9'" in lines and "  dsit_10: 'q 10'" not in lines
+    assert "  … and 2 more (see the console)" in lines
+
+    flipped = (FlippedItem("dsit_00", REGRESSED, "q 0", "right", "out 0"),)
+    both = _verdict(flipped=flipped, more_flipped=0, failing=failing[:2], more_failing=40)
+    lines = both.explain().splitlines()
+    assert "other failing items (41):" in lines  # dsit_00 is listed once, as flipped
+    assert "  dsit_00: 'q 0'" not in lines and "  dsit_01: 'q 1'" in lines
+    assert "  … and 40 more (see the console)" in lines
+
+
 def test_a_passed_verdict_without_baseline_or_flips_says_less() -> None:
     verdict = _verdict(passed=True, flipped=(), more_flipped=0, baseline_run_id=None)
     text = verdict.explain()
@@ -256,3 +277,28 @@ def test_the_pytest_plugin_imports_nothing_heavy_until_a_test_asks() -> None:
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert found.stdout.strip() == ""
+
+
+def test_the_plugin_is_a_pytest11_entry_point_and_its_options_reach_evaluate(
+    tmp_path: Path,
+) -> None:
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
+    assert declared["pytest11"] == {"pawl": "pawl.pytest_plugin"}
+
+    (tmp_path / "test_gate.py").write_text(
+        "import pytest\n"
+        "from pawl.transport import ServerUnreachable\n"
+        "def test_gate(pawl_eval):\n"
+        "    with pytest.raises(ServerUnreachable, match='http://127.0.0.1:9 '):\n"
+        "        pawl_eval('faq', dataset=[{'input': 'q'}], agent='http://127.0.0.1:9/',\n"
+        "                  scorers=[{'type': 'contains', 'value': 'x'}], threshold=0.5)\n"
+    )
+    installed = any(ep.name == "pawl" for ep in metadata.entry_points(group="pytest11"))
+    load = [] if installed else ["-p", "pawl.pytest_plugin"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PAWL_SERVER": "http://127.0.0.1:1"}
+    ran = subprocess.run(
+        [sys.executable, "-m", "pytest", *load, "-p", "no:cacheprovider", "test_gate.py",
+         "--pawl-server", "http://127.0.0.1:9", "--pawl-api-key", "k"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
