@@ -98,12 +98,12 @@ def _eval_properties(
 def _baseline(client: PawlClient, eval_id: str, baseline: str | None) -> tuple[str | None, str]:
     """The baseline run's id and, when there is none, a note saying why."""
     if baseline is None:
-        return None, "no baseline asked for: only the threshold gates this run"
+        return None, "no baseline asked for (baseline=None): nothing to compare with"
     if baseline != LATEST:
         return baseline, ""
     latest = client.latest_completed_run(eval_id)
     if latest is None:
-        return None, "no baseline yet (no completed run of this eval): only the threshold gates it"
+        return None, "no baseline yet: this eval has no completed run to compare with"
     return latest.id, ""
 
 
@@ -143,7 +143,7 @@ def _verdict(
 
     flips, failing = _items(client, run) if run.status == "completed" else (Flips([], 0), [])
     if run.status == "completed" and run.passed is None:
-        notes.append("no gate applied to this run (nothing to compare with, no threshold)")
+        notes.append("no gate applied: no threshold, and no baseline for max_regression")
     return Verdict(
         passed=run.status == "completed" and run.passed is not False,
         reasons=reasons_of(run, notes),

@@ -23,7 +23,7 @@ import pytest
 from pawl.evaluation import Verdict, evaluate
 from pawl.evaluation_apply import EvaluationError
 from pawl.local.runtime import LocalRuntime
-from pawl.transport import PawlClient
+from pawl.transport import ApiError, PawlClient
 from tests.support.runtime import runtime_with_project
 from tests.support.servers import Reply, Request, Server, serve
 
@@ -45,7 +45,7 @@ def _example_agent() -> ModuleType:
 
 class Setup:
     def __init__(self, runtime: LocalRuntime, key: str, good: Server, regressed: Server) -> None:
-        self.url, self.key = runtime.url, key
+        self.url, self.key, self.admin_key = runtime.url, key, runtime.admin_key
         self.good, self.regressed = good, regressed
 
     def evaluate(self, name: str, **arguments: Any) -> Verdict:
@@ -226,3 +226,19 @@ def test_a_run_still_going_when_the_wait_ends_is_no_pass_and_says_it_goes_on(
     with PawlClient(setup.url, setup.key) as client:
         done = client.wait_for_run(verdict.eval_id, verdict.run_id, timeout_s=60)
     assert done.status == "completed"
+
+
+@pytest.mark.slow
+def test_the_admin_key_names_the_project_and_finds_what_the_project_key_made(
+    setup: Setup,
+) -> None:
+    one = [{"input": "How do I export all my data?", "metadata": {"must_mention": "Export"}}]
+    made = setup.evaluate("faq-admin", dataset=one)
+    with PawlClient(setup.url, setup.key) as client:
+        project_id = client.get_eval(made.eval_id)["project_id"]
+    with pytest.raises(ApiError) as refused:  # the admin key acts in no project by itself
+        setup.evaluate("faq-admin", dataset=one, api_key=setup.admin_key)
+    assert refused.value.status == 400 and "project_id" in refused.value.message
+    again = setup.evaluate("faq-admin", dataset=one, api_key=setup.admin_key, project_id=project_id)
+    assert again.passed and again.eval_id == made.eval_id
+    assert not again.applied.changed_anything and again.baseline_run_id == made.run_id
