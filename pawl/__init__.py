@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time see __getat
         RateLimitError,
         ServerUnreachable,
     )
+    from pawl.evaluation import Verdict, evaluate
 
 __all__ = [
     "AdapterFailed",
