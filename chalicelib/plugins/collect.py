@@ -17,13 +17,8 @@ from chalicelib.domain.catalog import Eval
 from chalicelib.domain.events import LifecycleEvent
 from chalicelib.domain.runs import EvalRun
 from chalicelib.plugins.adapter_contract import AgentAdapter
-from chalicelib.plugins.decorators import (
-    FunctionAdapter,
-    FunctionScorer,
-    FunctionSink,
-    FunctionValidator,
-    PluginObject,
-)
+from chalicelib.plugins.decorators import FunctionAdapter, FunctionScorer, PluginObject
+from chalicelib.plugins.event_decorators import FunctionSink, FunctionValidator
 from chalicelib.plugins.markers import PROJECT, hookimpl
 from chalicelib.plugins.scorer_contract import Scorer
 from chalicelib.plugins.signature import call_with

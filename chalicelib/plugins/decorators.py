@@ -1,5 +1,5 @@
-"""``@scorer``, ``@agent_adapter``, ``@event_sink``, ``@baseline_validator``: a plugin as
-one decorated function.
+"""``@scorer`` and ``@agent_adapter``: a plugin as one decorated function (``@event_sink``
+and ``@baseline_validator`` are in :mod:`chalicelib.plugins.event_decorators`).
 
 A decorated function becomes an object implementing the matching contract (``Scorer``,
 ``AgentAdapter``, a sink, a baseline rule) and stays callable as the function it was, so
@@ -31,11 +31,6 @@ import math
 from collections.abc import Callable
 from typing import Any, Generic, Literal, ParamSpec, TypeVar, overload
 
-from pydantic import BaseModel
-
-from chalicelib.domain.catalog import Eval
-from chalicelib.domain.events import LifecycleEvent
-from chalicelib.domain.runs import EvalRun
 from chalicelib.plugins.adapter_contract import (
     AdapterConfig,
     AdapterFailed,
@@ -254,58 +249,7 @@ class FunctionAdapter(PluginObject, Generic[P, A]):
         )
 
 
-class FunctionSink(PluginObject, Generic[P]):
-    """An event sink made from ``fn(event: LifecycleEvent) -> None`` (``@event_sink``)."""
-
-    kind = "event_sink"
-
-    def __init__(self, fn: Callable[P, None], name: str) -> None:
-        functools.update_wrapper(self, fn)
-        self.fn = fn
-        #: The function called with keywords the signature was read for (untyped on purpose:
-        #: ``P`` describes how a caller calls it, not how pawl assembles the arguments).
-        self._call: Callable[..., object] = fn
-        self.type = name
-        if accepted(fn) != {"event"}:
-            raise PluginDefinitionError(f"event sink {name!r} takes exactly one parameter, event")
-
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> None:
-        self.fn(*args, **kwargs)
-
-    def deliver(self, event: LifecycleEvent) -> None:
-        self._call(event=event)
-
-
-class FunctionValidator(PluginObject, Generic[P]):
-    """A baseline rule made from ``fn(eval, candidate, baseline) -> str | None``
-    (``@baseline_validator``); it may declare fewer of the three."""
-
-    kind = "baseline_validator"
-    ARGUMENTS = frozenset({"eval", "candidate", "baseline"})
-
-    def __init__(self, fn: Callable[P, str | None], name: str) -> None:
-        functools.update_wrapper(self, fn)
-        self.fn = fn
-        #: The function called with keywords the signature was read for (untyped on purpose:
-        #: ``P`` describes how a caller calls it, not how pawl assembles the arguments).
-        self._call: Callable[..., object] = fn
-        self.type = name
-        unknown = sorted(accepted(fn) - self.ARGUMENTS)
-        if unknown:
-            raise PluginDefinitionError(
-                f"baseline validator {name!r} asks for {', '.join(unknown)}; it may take "
-                "eval, candidate, baseline"
-            )
-
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> str | None:
-        return self.fn(*args, **kwargs)
-
-    def refusal(self, eval: Eval, candidate: EvalRun, baseline: EvalRun) -> str | None:
-        reason = call_with(self.fn, {"eval": eval, "candidate": candidate, "baseline": baseline})
-        return None if reason is None else str(reason)
-
-
-def _name_of(fn: Callable[..., object]) -> str:
+def name_of(fn: Callable[..., object]) -> str:
     return fn.__name__.strip("_")
 
 
@@ -348,10 +292,10 @@ def scorer(
         "project_fallbacks": project_fallbacks,
     }
     if callable(name):
-        return FunctionScorer(name, _name_of(name), **options)  # type: ignore[arg-type]
+        return FunctionScorer(name, name_of(name), **options)  # type: ignore[arg-type]
 
     def decorate(fn: Callable[P, R]) -> FunctionScorer[P, R]:
-        return FunctionScorer(fn, name or _name_of(fn), **options)  # type: ignore[arg-type]
+        return FunctionScorer(fn, name or name_of(fn), **options)  # type: ignore[arg-type]
 
     return decorate
 
@@ -367,61 +311,23 @@ def agent_adapter(name: Any = None, /, *, check: Callable[..., object] | None = 
     name or ``name``). ``check(config, <config keys>)`` raises ``ValidationFailed`` for a
     config this deployment refuses."""
     if callable(name):
-        return FunctionAdapter(name, _name_of(name), check=check)
+        return FunctionAdapter(name, name_of(name), check=check)
 
     def decorate(fn: Callable[P, A]) -> FunctionAdapter[P, A]:
-        return FunctionAdapter(fn, name or _name_of(fn), check=check)
-
-    return decorate
-
-
-@overload
-def event_sink(fn: Callable[P, None], /) -> FunctionSink[P]: ...
-@overload
-def event_sink(name: str | None = None, /) -> Callable[[Callable[P, None]], FunctionSink[P]]: ...
-def event_sink(name: Any = None, /) -> Any:
-    """Make an event sink of ``fn(event: LifecycleEvent) -> None`` (named for reports)."""
-    if callable(name):
-        return FunctionSink(name, _name_of(name))
-
-    def decorate(fn: Callable[P, None]) -> FunctionSink[P]:
-        return FunctionSink(fn, name or _name_of(fn))
-
-    return decorate
-
-
-@overload
-def baseline_validator(fn: Callable[P, str | None], /) -> FunctionValidator[P]: ...
-@overload
-def baseline_validator(
-    name: str | None = None, /
-) -> Callable[[Callable[P, str | None]], FunctionValidator[P]]: ...
-def baseline_validator(name: Any = None, /) -> Any:
-    """Make a baseline rule of ``fn(eval, candidate, baseline) -> str | None`` (a reason
-    refuses the baseline)."""
-    if callable(name):
-        return FunctionValidator(name, _name_of(name))
-
-    def decorate(fn: Callable[P, str | None]) -> FunctionValidator[P]:
-        return FunctionValidator(fn, name or _name_of(fn))
+        return FunctionAdapter(fn, name or name_of(fn), check=check)
 
     return decorate
 
 
 __all__ = [
-    "BaseModel",
     "FunctionAdapter",
     "FunctionScorer",
-    "FunctionSink",
-    "FunctionValidator",
     "PluginDefinitionError",
     "PluginObject",
     "ScoreResult",
     "StrictAdapterConfig",
     "StrictScorerConfig",
     "agent_adapter",
-    "baseline_validator",
-    "event_sink",
     "outcome_of",
     "scorer",
 ]

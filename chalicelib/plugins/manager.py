@@ -10,10 +10,9 @@ import importlib.metadata
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Protocol, TypedDict, TypeVar, cast
+from typing import Protocol, TypeVar, cast
 
 import pluggy
 
@@ -25,36 +24,15 @@ from chalicelib.errors import ValidationFailed
 from chalicelib.plugins import directory, hookspecs
 from chalicelib.plugins.adapter_contract import AgentAdapter
 from chalicelib.plugins.collect import ModulePlugin, as_plugin
-from chalicelib.plugins.decorators import FunctionSink
 from chalicelib.plugins.embedding_contract import BackendFactory
+from chalicelib.plugins.event_decorators import FunctionSink
 from chalicelib.plugins.markers import ENTRY_POINT_GROUP, PROJECT
+from chalicelib.plugins.report import FailedPlugin, LoadedPlugin, PluginReport
 from chalicelib.plugins.scorer_contract import Scorer
 
 log = logging.getLogger("pawl.plugins")
 
-
-class LoadedPlugin(TypedDict):
-    name: str
-    version: str
-    source: str
-    hooks: list[str]
-    #: What the plugin adds: scorer types, agent types, event sinks (by name), and the
-    #: built-in scorer or agent types it replaces.
-    scorers: list[str]
-    agents: list[str]
-    sinks: list[str]
-    overrides: list[str]
-
-
-class FailedPlugin(TypedDict):
-    name: str
-    error: str
-
-
-@dataclass
-class PluginReport:
-    loaded: list[LoadedPlugin] = field(default_factory=list)
-    failed: list[FailedPlugin] = field(default_factory=list)
+__all__ = ["FailedPlugin", "LoadedPlugin", "PluginHost", "PluginReport", "plugins"]
 
 
 class _Typed(Protocol):

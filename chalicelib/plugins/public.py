@@ -14,7 +14,8 @@ from chalicelib.plugins.adapter_contract import (
     AgentRequest,
     Usage,
 )
-from chalicelib.plugins.decorators import agent_adapter, baseline_validator, event_sink, scorer
+from chalicelib.plugins.decorators import agent_adapter, scorer
+from chalicelib.plugins.event_decorators import baseline_validator, event_sink
 from chalicelib.plugins.markers import hookimpl
 from chalicelib.plugins.scorer_contract import (
     ItemContext,

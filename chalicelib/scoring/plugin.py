@@ -59,14 +59,14 @@ def output_schema(config: configs.OutputSchemaConfig, item: ItemContext) -> Scor
 
 #: The built-in scorers in registration order (the order the API documents them in): the
 #: host collects a module's decorated objects in its ``__all__`` order when it has one.
-__all__ = [
-    "contains",
-    "decider_scorer",
-    "embedding_similarity_scorer",
+__all__ = [  # noqa: RUF022 (the order is the registration order, not alphabetical)
     "exact_match",
+    "contains",
     "json_logic",
-    "llm_judge_scorer",
-    "openwop_expected_scorer",
     "output_schema",
+    "embedding_similarity_scorer",
+    "llm_judge_scorer",
     "tool_scorer",
+    "decider_scorer",
+    "openwop_expected_scorer",
 ]
