@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Callable
 from typing import Any, Generic, Literal, ParamSpec, TypeVar, overload
 
@@ -62,7 +63,6 @@ P = ParamSpec("P")
 ScoreResult = ScoreOutcome | float | bool
 R = TypeVar("R", bound=ScoreOutcome | float | bool)
 A = TypeVar("A", bound=AgentReply | str)
-F = TypeVar("F", bound=Callable[..., object])
 
 SCORER_CONTEXT = frozenset({"item", "env"})
 ADAPTER_CONTEXT = frozenset({"request"})
@@ -89,6 +89,20 @@ class PluginObject:
     kind: Literal["scorer", "agent_adapter", "event_sink", "baseline_validator"]
     #: The type (scorers, adapters) or name (sinks, validators) reports show.
     type: str
+
+
+#: What a scorer or agent type may be called (it is a JSON value and a results key).
+TYPE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
+
+
+def checked_type(type_name: str, what: str) -> str:
+    """``type_name`` when it is a usable type name; refused at decoration otherwise."""
+    if not TYPE_NAME.match(type_name):
+        raise PluginDefinitionError(
+            f"{what} type {type_name!r} must start with a letter and hold at most 64 letters, "
+            "digits, '_' or '-'"
+        )
+    return type_name
 
 
 def _checked_check(
@@ -142,7 +156,7 @@ class FunctionScorer(PluginObject, Generic[P, R]):
         #: The function called with keywords the signature was read for (untyped on purpose:
         #: ``P`` describes how a caller calls it, not how pawl assembles the arguments).
         self._call: Callable[..., object] = fn
-        self.type = type_name
+        self.type = checked_type(type_name, "scorer")
         self.named = named
         self.calls_out = calls_out
         self.pass_threshold = pass_threshold
@@ -210,7 +224,7 @@ class FunctionAdapter(PluginObject, Generic[P, A]):
         #: The function called with keywords the signature was read for (untyped on purpose:
         #: ``P`` describes how a caller calls it, not how pawl assembles the arguments).
         self._call: Callable[..., object] = fn
-        self.type = type_name
+        self.type = checked_type(type_name, "agent")
         signature = read_signature(fn, ADAPTER_CONTEXT, AdapterConfig)
         self._context = signature.context
         self._fields = frozenset(signature.fields)

@@ -188,7 +188,7 @@ def test_a_scorer_without_check_accepts_any_valid_config() -> None:
 
 def test_definitions_pawl_cannot_use_are_refused_when_decorated() -> None:
     with pytest.raises(PluginDefinitionError, match="needs a type annotation"):
-        scorer(lambda item, pattern: True)
+        scorer("untyped")(lambda item, pattern: True)
     with pytest.raises(PluginDefinitionError, match="ordinary named parameter"):
 
         @scorer
@@ -209,6 +209,8 @@ def test_definitions_pawl_cannot_use_are_refused_when_decorated() -> None:
         def _both(config: builtin_scorers.configs.ContainsConfig, extra: int) -> bool:
             return True
 
+    with pytest.raises(PluginDefinitionError, match="must start with a letter"):
+        scorer("has space")(lambda item: True)
     with pytest.raises(PluginDefinitionError, match="exactly one parameter"):
         event_sink(lambda event, other: None)
     with pytest.raises(PluginDefinitionError, match="may take eval, candidate, baseline"):
