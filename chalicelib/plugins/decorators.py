@@ -173,6 +173,7 @@ class FunctionScorer(PluginObject, Generic[P, R]):
             self.config_model = derive_model(
                 f"{type_name}_config", StrictScorerConfig, signature.fields, extra
             )
+        self._threshold_key = "pass_threshold" in self.config_model.model_fields
         allowed = frozenset({"env", "config"}) | self._fields
         self._check = _checked_check(check, allowed, f"scorer {type_name!r}")
         if project_fallbacks is not None:
@@ -198,7 +199,9 @@ class FunctionScorer(PluginObject, Generic[P, R]):
         if self._explicit:
             kwargs["config"] = parsed
         kwargs.update(config_values(parsed, self._fields))
-        configured = getattr(parsed, "pass_threshold", None)
+        # Read only when the model has the key: a missing attribute on a pydantic model
+        # costs an exception per item.
+        configured = parsed.pass_threshold if self._threshold_key else None  # type: ignore[attr-defined]
         threshold = self.pass_threshold if configured is None else float(configured)
         return outcome_of(self.type, self._call(**kwargs), threshold)
 
