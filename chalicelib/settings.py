@@ -147,6 +147,9 @@ class Settings:
     #: Torch threads of the ``local`` embedding backend (1: item workers run side by side,
     #: and a busy 2-core machine is far slower with more).
     embedding_threads: int = 1
+    #: ``PAWL_PLUGINS_DIR``: a directory of one-off plugin modules (``*.py`` files and
+    #: packages) the plugin host loads after the installed plugins; unset: none.
+    plugins_dir: str | None = None
     #: ``PAWL_SERVER_SECRET``: the root of the keys that encrypt secrets at rest and hash API
     #: keys (see :mod:`chalicelib.secretbox`). Never shown in a repr.
     server_secret: str | None = field(default=None, repr=False)
@@ -202,6 +205,7 @@ def get_settings() -> Settings:
         embedding_base_url=os.environ.get("PAWL_EMBEDDING_BASE_URL") or None,
         embedding_api_key_env=os.environ.get("PAWL_EMBEDDING_API_KEY_ENV") or None,
         embedding_threads=max(1, int(os.environ.get("PAWL_EMBEDDING_THREADS", "1"))),
+        plugins_dir=os.environ.get("PAWL_PLUGINS_DIR") or None,
         server_secret=secret_from_env("PAWL_SERVER_SECRET"),
         kms_key_id=os.environ.get("PAWL_KMS_KEY_ID") or None,
         reserved_endpoints=os.environ.get("PAWL_RESERVED_ENDPOINTS", "").strip(),

@@ -66,8 +66,12 @@ def builtin_plugins() -> tuple[ModuleType, ...]:
 
 
 def new_plugin_host(load_entry_points: bool = True) -> manager.PluginHost:
-    """A plugin host with the built-ins and (unless told not to) the installed plugins."""
-    return manager.PluginHost(builtin_plugins(), load_entry_points=load_entry_points)
+    """A plugin host with the built-ins and (unless told not to) the installed plugins and
+    the one-off ones of ``PAWL_PLUGINS_DIR``."""
+    directory = get_settings().plugins_dir if load_entry_points else None
+    return manager.PluginHost(
+        builtin_plugins(), load_entry_points=load_entry_points, plugins_dir=directory
+    )
 
 
 def build(settings: Settings | None = None) -> Services:

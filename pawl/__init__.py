@@ -44,6 +44,23 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time see __getat
         ServerUnreachable,
     )
     from pawl.evaluation import Verdict, evaluate
+    from pawl.plugins import (
+        AdapterFailed,
+        AgentReply,
+        AgentRequest,
+        ItemContext,
+        LifecycleEvent,
+        ScoreOutcome,
+        ScorerFailed,
+        ScoringEnv,
+        ValidationEnv,
+        ValidationFailed,
+        agent_adapter,
+        baseline_validator,
+        event_sink,
+        hookimpl,
+        scorer,
+    )
 
 __all__ = [
     "AdapterFailed",

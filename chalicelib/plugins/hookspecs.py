@@ -13,18 +13,14 @@ implementation may accept fewer arguments than its spec, never other ones. Like 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from chalicelib.domain.catalog import Eval
+from chalicelib.domain.events import LifecycleEvent
+from chalicelib.domain.runs import EvalRun
+from chalicelib.domain.tools import BuiltinToolAction
+from chalicelib.plugins.adapter_contract import AgentAdapter
+from chalicelib.plugins.embedding_contract import BackendFactory
 from chalicelib.plugins.markers import hookspec
-
-if TYPE_CHECKING:
-    from chalicelib.agents.contract import AgentAdapter
-    from chalicelib.domain.catalog import Eval
-    from chalicelib.domain.events import LifecycleEvent
-    from chalicelib.domain.runs import EvalRun
-    from chalicelib.domain.tools import BuiltinToolAction
-    from chalicelib.embeddings.contract import BackendFactory
-    from chalicelib.scoring.contract import Scorer
+from chalicelib.plugins.scorer_contract import Scorer
 
 
 @hookspec
@@ -35,7 +31,7 @@ def pawl_register_scorers() -> list[Scorer]:
     plugins provide the same ``type``, the one registered later wins (plugins load after
     the built-ins, so a plugin can override a built-in). Each scorer validates its own
     config (``config_model`` and ``check``) and scores items (``score``); see
-    :mod:`chalicelib.scoring.contract`.
+    :mod:`chalicelib.plugins.scorer_contract`.
 
     Not ``firstresult``: every implementation is called.
     """
@@ -47,7 +43,7 @@ def pawl_register_agent_adapters() -> list[AgentAdapter]:
     """Return the agent adapters this plugin provides (an agent's ``type`` names one).
 
     Called once when the plugin host is built; merged like scorers (later ``type`` wins).
-    See :mod:`chalicelib.agents.contract`.
+    See :mod:`chalicelib.plugins.adapter_contract`.
 
     Not ``firstresult``: every implementation is called.
     """
@@ -60,7 +56,7 @@ def pawl_register_embedding_backends() -> dict[str, BackendFactory]:
 
     Called when the deployment's backend is built. ``factory(model=...)`` is called with
     ``PAWL_EMBEDDING_MODEL`` (``None`` when unset) and returns an
-    :class:`~chalicelib.embeddings.contract.EmbeddingBackend`.
+    :class:`~chalicelib.plugins.embedding_contract.EmbeddingBackend`.
 
     Not ``firstresult``: every implementation is called; the dicts are merged, a later
     registration winning a name.

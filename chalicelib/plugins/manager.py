@@ -10,44 +10,29 @@ import importlib.metadata
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Protocol, TypedDict, TypeVar
+from typing import Protocol, TypeVar, cast
 
 import pluggy
 
+from chalicelib.domain.catalog import Eval
+from chalicelib.domain.events import LifecycleEvent
+from chalicelib.domain.runs import EvalRun
+from chalicelib.domain.tools import BuiltinToolAction
 from chalicelib.errors import ValidationFailed
-from chalicelib.plugins import hookspecs
+from chalicelib.plugins import directory, hookspecs
+from chalicelib.plugins.adapter_contract import AgentAdapter
+from chalicelib.plugins.collect import ModulePlugin, as_plugin
+from chalicelib.plugins.embedding_contract import BackendFactory
+from chalicelib.plugins.event_decorators import FunctionSink
 from chalicelib.plugins.markers import ENTRY_POINT_GROUP, PROJECT
-
-if TYPE_CHECKING:
-    from chalicelib.agents.contract import AgentAdapter
-    from chalicelib.domain.catalog import Eval
-    from chalicelib.domain.events import LifecycleEvent
-    from chalicelib.domain.runs import EvalRun
-    from chalicelib.domain.tools import BuiltinToolAction
-    from chalicelib.embeddings.contract import BackendFactory
-    from chalicelib.scoring.contract import Scorer
+from chalicelib.plugins.report import FailedPlugin, LoadedPlugin, PluginReport
+from chalicelib.plugins.scorer_contract import Scorer
 
 log = logging.getLogger("pawl.plugins")
 
-
-class LoadedPlugin(TypedDict):
-    name: str
-    version: str
-    source: str
-    hooks: list[str]
-
-
-class FailedPlugin(TypedDict):
-    name: str
-    error: str
-
-
-@dataclass
-class PluginReport:
-    loaded: list[LoadedPlugin] = field(default_factory=list)
-    failed: list[FailedPlugin] = field(default_factory=list)
+__all__ = ["FailedPlugin", "LoadedPlugin", "PluginHost", "PluginReport", "plugins"]
 
 
 class _Typed(Protocol):
@@ -61,12 +46,21 @@ _T = TypeVar("_T", bound=_Typed)
 _V = TypeVar("_V")
 
 
-def _merge_by_type(results: list[list[_T] | None]) -> dict[str, _T]:
-    """Merge every implementation's list (pluggy's LIFO order); later registrations win."""
+def _registered_by_plugin(caller: pluggy.HookCaller) -> dict[str, list[_T]]:
+    """Each plugin's answer to a ``pawl_register_*`` hook, earliest-registered first
+    (``get_hookimpls`` order: the built-ins before any installed plugin)."""
+    answers: dict[str, list[_T]] = {}
+    for impl in caller.get_hookimpls():
+        answer = cast("list[_T] | None", impl.function())
+        answers[impl.plugin_name] = list(answer or [])
+    return answers
+
+
+def _merge_by_type(answers: Mapping[str, list[_T]]) -> dict[str, _T]:
+    """Merge every plugin's list in registration order; later registrations win."""
     merged: dict[str, _T] = {}
-    # pluggy calls LIFO; reverse so the earliest-registered (built-ins) go first.
-    for result in reversed(results):
-        for obj in result or []:
+    for objects in answers.values():
+        for obj in objects:
             merged[obj.type] = obj
     return merged
 
@@ -87,52 +81,118 @@ class PluginHost:
     module names before any installed plugin, so an installed one can override them.
     """
 
-    def __init__(self, builtins: Sequence[ModuleType] = (), load_entry_points: bool = True) -> None:
+    def __init__(
+        self,
+        builtins: Sequence[ModuleType] = (),
+        load_entry_points: bool = True,
+        plugins_dir: str | Path | None = None,
+    ) -> None:
         self.pm = pluggy.PluginManager(PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.report = PluginReport()
+        self._versions: dict[str, tuple[str, str]] = {}
         for module in builtins:
-            self._register_builtin(module)
+            self.pm.register(as_plugin(module), name=module.__name__)
+            self._versions[module.__name__] = ("builtin", "builtin")
         if load_entry_points:
             self._load_entry_points()
+        if plugins_dir is not None:
+            self._load_directory(Path(plugins_dir))
         self.pm.check_pending()
-        self._scorers: dict[str, Scorer] = _merge_by_type(self.pm.hook.pawl_register_scorers())
-        self._adapters: dict[str, AgentAdapter] = _merge_by_type(
-            self.pm.hook.pawl_register_agent_adapters()
+        scorers: dict[str, list[Scorer]] = _registered_by_plugin(self.pm.hook.pawl_register_scorers)
+        adapters: dict[str, list[AgentAdapter]] = _registered_by_plugin(
+            self.pm.hook.pawl_register_agent_adapters
         )
+        self._scorers: dict[str, Scorer] = _merge_by_type(scorers)
+        self._adapters: dict[str, AgentAdapter] = _merge_by_type(adapters)
+        self.report.loaded = [
+            self._describe(name, version, source, scorers, adapters)
+            for name, (version, source) in self._versions.items()
+        ]
 
-    def _register_builtin(self, module: ModuleType) -> None:
-        self.pm.register(module, name=module.__name__)
-        self.report.loaded.append(
-            {
-                "name": module.__name__,
-                "version": "builtin",
-                "source": "builtin",
-                "hooks": self.hooks_of(module.__name__),
-            }
-        )
+    def _register(self, name: str, plugin: object, version: str, source: str) -> None:
+        """Register an installed or one-off plugin; what fails is reported and skipped."""
+        try:
+            if isinstance(plugin, ModuleType):
+                plugin = as_plugin(plugin)
+            self.pm.register(plugin, name=name)
+            self._refuse_unknown_hooks(name, plugin)
+        except Exception as exc:  # a broken plugin is reported and skipped, never fatal
+            self._failed(name, exc)
+            return
+        self._versions[name] = (version, source)
+
+    def _failed(self, name: str, exc: BaseException) -> None:
+        log.warning("plugin %s failed to load: %s", name, exc)
+        self.report.failed.append({"name": name, "error": f"{type(exc).__name__}: {exc}"})
 
     def _load_entry_points(self) -> None:
         for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
             dist = ep.dist
             try:
                 plugin = ep.load()
-                self.pm.register(plugin, name=ep.name)
-                self._refuse_unknown_hooks(ep.name, plugin)
-            except Exception as exc:  # a broken plugin is reported and skipped, never fatal
-                log.warning("plugin %s failed to load: %s", ep.name, exc)
-                self.report.failed.append(
-                    {"name": ep.name, "error": f"{type(exc).__name__}: {exc}"}
-                )
+            except Exception as exc:
+                self._failed(ep.name, exc)
                 continue
-            self.report.loaded.append(
-                {
-                    "name": ep.name,
-                    "version": dist.version if dist else "unknown",
-                    "source": dist.name if dist else ep.value,
-                    "hooks": self.hooks_of(ep.name),
-                }
+            version = dist.version if dist else "unknown"
+            self._register(ep.name, plugin, version, dist.name if dist else ep.value)
+
+    def _load_directory(self, path: Path) -> None:
+        """The one-off plugins of ``PAWL_PLUGINS_DIR`` (after the installed ones: they win)."""
+        if not path.is_dir():
+            self._failed(
+                str(path), NotADirectoryError(f"PAWL_PLUGINS_DIR {path} is not a directory")
             )
+            return
+        for found in directory.candidates(path):
+            try:
+                module = directory.load(path, found)
+            except Exception as exc:  # SyntaxError, ImportError, anything its import raises
+                self._failed(found.name, exc)
+                continue
+            self._register(found.name, module, "local", str(found.path))
+
+    def _describe(
+        self,
+        name: str,
+        version: str,
+        source: str,
+        scorers: Mapping[str, list[Scorer]],
+        adapters: Mapping[str, list[AgentAdapter]],
+    ) -> LoadedPlugin:
+        """One plugin's report entry: its hooks and what it adds or replaces."""
+        builtin = {n for n, (v, _) in self._versions.items() if v == "builtin"}
+        builtin_scorers = {s.type for n in builtin for s in scorers.get(n, [])}
+        builtin_agents = {a.type for n in builtin for a in adapters.get(n, [])}
+        own_scorers = sorted({s.type for s in scorers.get(name, [])})
+        own_agents = sorted({a.type for a in adapters.get(name, [])})
+        overrides = (
+            []
+            if name in builtin
+            else [
+                *(f"scorer {t}" for t in own_scorers if t in builtin_scorers),
+                *(f"agent {t}" for t in own_agents if t in builtin_agents),
+            ]
+        )
+        return {
+            "name": name,
+            "version": version,
+            "source": source,
+            "hooks": self.hooks_of(name),
+            "scorers": own_scorers,
+            "agents": own_agents,
+            "sinks": self._sinks_of(name),
+            "overrides": overrides,
+        }
+
+    def _sinks_of(self, name: str) -> list[str]:
+        plugin = self.pm.get_plugin(name)
+        if isinstance(plugin, ModulePlugin):
+            decorated = [o.type for o in plugin.objects if isinstance(o, FunctionSink)]
+            written = [name] if hasattr(plugin.module, "pawl_deliver_event") else []
+            return [*written, *decorated]
+        # A hand-written ``pawl_deliver_event`` is one sink, known by its plugin's name.
+        return [name] if "pawl_deliver_event" in self.hooks_of(name) else []
 
     def _refuse_unknown_hooks(self, name: str, plugin: object) -> None:
         """Unregister a plugin implementing a hook no spec names (a typo would otherwise make

@@ -22,11 +22,9 @@ from chalicelib.jsonvalues.json_schema import (
     JSON_LOGIC_OPERATION,
     JSON_LOGIC_REF,
 )
-from chalicelib.scoring.contract import ScorerConfig
+from chalicelib.plugins.scorer_contract import ScorerConfig, ScorerName
 
 Threshold = Annotated[float, Field(ge=0, le=1)]
-#: A tool/decider scorer's key in results and aggregates: short, and safe as a JSON key path.
-ScorerName = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")]
 #: Keys the engine injects into a tool scorer's input; presets may not overwrite them.
 RESERVED_TOOL_KEYS = frozenset({"input", "output", "object", "expected", "item"})
 #: Resources a scorer names: the eval's author must be able to read each (iam.md). Denied,

@@ -20,27 +20,21 @@ from chalicelib.deciders.decide import decide
 from chalicelib.domain.deciders import Decider, DeciderVersion, Decision
 from chalicelib.errors import ValidationFailed
 from chalicelib.jsonvalues import jsonlogic
-from chalicelib.scoring.configs import DeciderScorerConfig
-from chalicelib.scoring.contract import (
+from chalicelib.plugins import decorators
+from chalicelib.plugins.scorer_contract import (
     ItemContext,
     ScoreOutcome,
-    ScorerConfig,
     ScorerFailed,
     ScoringEnv,
     UsageRecord,
     ValidationEnv,
 )
+from chalicelib.scoring.configs import DeciderScorerConfig
 from chalicelib.store import deciders
 
 DECIDER_NOT_FOUND = "DECIDER_NOT_FOUND"
 DECIDER_INPUT_FAILED = "DECIDER_INPUT_FAILED"
 DECIDER_SCORE_INVALID = "DECIDER_SCORE_INVALID"
-
-
-def _as_config(config: ScorerConfig) -> DeciderScorerConfig:
-    if isinstance(config, DeciderScorerConfig):
-        return config
-    return DeciderScorerConfig.model_validate(config.model_dump(by_alias=True))
 
 
 def score_from_answers(rule: Any, decision: Decision) -> float:
@@ -100,67 +94,60 @@ def _usage(decision: Decision) -> tuple[UsageRecord, ...]:
     )
 
 
-class DeciderScorer:
-    type = "decider"
-    named = True
-    config_model = DeciderScorerConfig
-
-    def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
-        parsed = _as_config(config)
-        decider = env.lookup("decider", parsed.decider_id)
-        if decider is None:
-            raise ValidationFailed(
-                f"decider {parsed.decider_id} not found in this project", field="decider_id"
-            )
-        if not isinstance(decider, Decider):
-            return  # found by another lookup (a plugin's, a test's): existence is all it says
-        try:  # a decider whose backend is gone would fail every item: refuse it up front
-            bind_backend(decider.project_id, decider.backend)
-        except ValidationFailed as exc:
-            raise ValidationFailed(
-                f"decider {decider.id} cannot answer: {exc.message}",
-                field="decider_id",
-                code=exc.code,
-            ) from None
-
-    def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
-        parsed = _as_config(config)
-        who = f"decider scorer {parsed.name!r}"
-        version = _pinned_version(parsed, env, who)
-        metadata = {
-            "eval_id": env.eval_id,
-            "eval_run_id": env.run_id,
-            "dataset_item_id": env.dataset_item_id,
-        }
-        value = _decision_input(parsed, item, who)
-        try:
-            decision = decide(env.project_id, version, value, metadata, metered=False)
-        except ValidationFailed as exc:  # the backend went away since the run started
-            raise ScorerFailed(
-                f"{who}: the decider cannot answer: {exc.message}", exc.code
-            ) from None
-        if decision.status != "completed":
-            code = decision.error.code if decision.error else "DECISION_FAILED"
-            detail = decision.error.message if decision.error else "no answers"
-            raise ScorerFailed(
-                f"{who}: decision {decision.id} failed ({code}): {detail}",
-                code,
-                decision_id=decision.id,
-            )
-        try:
-            score = score_from_answers(parsed.score, decision)
-        except ValueError as exc:
-            raise ScorerFailed(
-                f"{who}: decision {decision.id}: {exc}",
-                DECIDER_SCORE_INVALID,
-                decision_id=decision.id,
-            ) from None
-        return ScoreOutcome(
-            score=score,
-            passed=score >= parsed.pass_threshold,
-            decision_id=decision.id,
-            usage=_usage(decision),
+def _check(config: DeciderScorerConfig, env: ValidationEnv) -> None:
+    decider = env.lookup("decider", config.decider_id)
+    if decider is None:
+        raise ValidationFailed(
+            f"decider {config.decider_id} not found in this project", field="decider_id"
         )
+    if not isinstance(decider, Decider):
+        return  # found by another lookup (a plugin's, a test's): existence is all it says
+    try:  # a decider whose backend is gone would fail every item: refuse it up front
+        bind_backend(decider.project_id, decider.backend)
+    except ValidationFailed as exc:
+        raise ValidationFailed(
+            f"decider {decider.id} cannot answer: {exc.message}",
+            field="decider_id",
+            code=exc.code,
+        ) from None
+
+
+@decorators.scorer("decider", check=_check, named=True)
+def decider_scorer(config: DeciderScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
+    who = f"decider scorer {config.name!r}"
+    version = _pinned_version(config, env, who)
+    metadata = {
+        "eval_id": env.eval_id,
+        "eval_run_id": env.run_id,
+        "dataset_item_id": env.dataset_item_id,
+    }
+    value = _decision_input(config, item, who)
+    try:
+        decision = decide(env.project_id, version, value, metadata, metered=False)
+    except ValidationFailed as exc:  # the backend went away since the run started
+        raise ScorerFailed(f"{who}: the decider cannot answer: {exc.message}", exc.code) from None
+    if decision.status != "completed":
+        code = decision.error.code if decision.error else "DECISION_FAILED"
+        detail = decision.error.message if decision.error else "no answers"
+        raise ScorerFailed(
+            f"{who}: decision {decision.id} failed ({code}): {detail}",
+            code,
+            decision_id=decision.id,
+        )
+    try:
+        score = score_from_answers(config.score, decision)
+    except ValueError as exc:
+        raise ScorerFailed(
+            f"{who}: decision {decision.id}: {exc}",
+            DECIDER_SCORE_INVALID,
+            decision_id=decision.id,
+        ) from None
+    return ScoreOutcome(
+        score=score,
+        passed=score >= config.pass_threshold,
+        decision_id=decision.id,
+        usage=_usage(decision),
+    )
 
 
 def resolve_decider_versions(

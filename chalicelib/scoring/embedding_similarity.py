@@ -17,16 +17,9 @@ import math
 from collections.abc import Sequence
 
 from chalicelib import embeddings
+from chalicelib.plugins.decorators import scorer
+from chalicelib.plugins.scorer_contract import ItemContext, ScoreOutcome, ScorerFailed, UsageRecord
 from chalicelib.scoring.configs import EmbeddingSimilarityConfig
-from chalicelib.scoring.contract import (
-    ItemContext,
-    ScoreOutcome,
-    ScorerConfig,
-    ScorerFailed,
-    ScoringEnv,
-    UsageRecord,
-    ValidationEnv,
-)
 
 USAGE_SOURCE = "embedding"
 NO_REFERENCE = ScoreOutcome(score=0.0, passed=False)
@@ -55,37 +48,22 @@ def outcome_from_vectors(
     return ScoreOutcome(score=score, passed=score >= pass_threshold)
 
 
-def _threshold(config: ScorerConfig) -> float:
-    parsed = (
-        config
-        if isinstance(config, EmbeddingSimilarityConfig)
-        else EmbeddingSimilarityConfig.model_validate(config.model_dump(by_alias=True))
-    )
-    return float(parsed.pass_threshold)
-
-
-class EmbeddingSimilarityScorer:
-    type = "embedding_similarity"
-    named = False
-    config_model = EmbeddingSimilarityConfig
-
-    def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
-        # The backend is deployment configuration, not the eval's: a missing or failing
-        # backend errors items at run time rather than refusing the eval.
-        return None
-
-    def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
-        threshold = _threshold(config)
-        expected = item.expected
-        output = item.output or ""
-        if expected is None or not expected.strip() or not output.strip():
-            return NO_REFERENCE
-        try:
-            result = embeddings.embed([output, expected])
-            outcome = outcome_from_vectors(result.vectors[0], result.vectors[1], threshold)
-        except (embeddings.EmbeddingFailed, ValueError) as exc:
-            raise ScorerFailed(f"embedding failed: {exc}", scorer=self.type) from None
-        usage = UsageRecord(
-            source=USAGE_SOURCE, input_tokens=result.input_tokens, model=result.model
+# The backend is deployment configuration, not the eval's: a missing or failing backend
+# errors items at run time rather than refusing the eval (so no ``check``).
+@scorer("embedding_similarity")
+def embedding_similarity_scorer(
+    config: EmbeddingSimilarityConfig, item: ItemContext
+) -> ScoreOutcome:
+    expected = item.expected
+    output = item.output or ""
+    if expected is None or not expected.strip() or not output.strip():
+        return NO_REFERENCE
+    try:
+        result = embeddings.embed([output, expected])
+        outcome = outcome_from_vectors(
+            result.vectors[0], result.vectors[1], float(config.pass_threshold)
         )
-        return ScoreOutcome(score=outcome.score, passed=outcome.passed, usage=(usage,))
+    except (embeddings.EmbeddingFailed, ValueError) as exc:
+        raise ScorerFailed(f"embedding failed: {exc}", scorer="embedding_similarity") from None
+    usage = UsageRecord(source=USAGE_SOURCE, input_tokens=result.input_tokens, model=result.model)
+    return ScoreOutcome(score=outcome.score, passed=outcome.passed, usage=(usage,))

@@ -28,17 +28,17 @@ from typing import Any
 from chalicelib.completions import ChatEndpoint, Completion, CompletionFailed, complete
 from chalicelib.domain.ai_providers import AiProvider
 from chalicelib.errors import ValidationFailed
-from chalicelib.scoring.configs import LlmJudgeConfig
-from chalicelib.scoring.contract import (
+from chalicelib.plugins.decorators import scorer
+from chalicelib.plugins.scorer_contract import (
     ItemContext,
     ProjectSetting,
     ScoreOutcome,
-    ScorerConfig,
     ScorerFailed,
     ScoringEnv,
     UsageRecord,
     ValidationEnv,
 )
+from chalicelib.scoring.configs import LlmJudgeConfig
 from chalicelib.store import ai_providers, secrets, tenancy
 
 USAGE_SOURCE = "eval_judge"
@@ -132,12 +132,6 @@ def usage_record(completion: Completion) -> UsageRecord:
 # --- provider resolution -----------------------------------------------------------------------
 
 
-def _config(config: ScorerConfig) -> LlmJudgeConfig:
-    if isinstance(config, LlmJudgeConfig):
-        return config
-    return LlmJudgeConfig.model_validate(config.model_dump(by_alias=True))
-
-
 def _resolve_now(project_id: str, pinned: str | None) -> AiProvider | None:
     provider_id = pinned or tenancy.get_project(project_id).default_ai_provider_id
     return ai_providers.find_provider(project_id, provider_id) if provider_id else None
@@ -176,65 +170,62 @@ def missing_default(default_id: str) -> ValidationFailed:
     )
 
 
-class LlmJudgeScorer:
-    type = "llm_judge"
-    named = False
-    config_model = LlmJudgeConfig
-
-    def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
-        """A pinned provider must be in the project; else the project needs a default."""
-        provider_id = _config(config).ai_provider_id
-        if provider_id is not None:
-            if env.lookup("ai_provider", provider_id) is None:
-                raise ValidationFailed(
-                    f"ai_provider {provider_id} not found in this project", field="ai_provider_id"
-                )
-            return
-        default_id = env.project_default("default_ai_provider_id")
-        if default_id is None:
+def _check(config: LlmJudgeConfig, env: ValidationEnv) -> None:
+    """A pinned provider must be in the project; else the project needs a default."""
+    provider_id = config.ai_provider_id
+    if provider_id is not None:
+        if env.lookup("ai_provider", provider_id) is None:
             raise ValidationFailed(
-                "llm_judge pins no ai_provider_id and the project has no "
-                "default_ai_provider_id: pin a provider or set the project's default",
-                field="ai_provider_id",
+                f"ai_provider {provider_id} not found in this project", field="ai_provider_id"
             )
-        if env.phase == "run_start" and env.lookup("ai_provider", default_id) is None:
-            raise missing_default(default_id)
-
-    def project_fallbacks(self, config: dict[str, Any]) -> tuple[ProjectSetting, ...]:
-        """The project settings this config falls back on: the default provider, unpinned."""
-        return () if config.get("ai_provider_id") else ("default_ai_provider_id",)
-
-    def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
-        parsed = _config(config)
-        provider = resolve_provider(env, parsed.ai_provider_id)
-        endpoint = ChatEndpoint(
-            base_url=provider.base_url,
-            model=parsed.model or provider.default_model,
-            api_key_env=provider.api_key_env,
-            secret_key=secrets.opener(provider.project_id, provider.secret_id),
+        return
+    default_id = env.project_default("default_ai_provider_id")
+    if default_id is None:
+        raise ValidationFailed(
+            "llm_judge pins no ai_provider_id and the project has no "
+            "default_ai_provider_id: pin a provider or set the project's default",
+            field="ai_provider_id",
         )
-        prompt = fill_prompt(parsed.prompt, item.input, item.output, item.expected)
-        try:
-            completion = complete(endpoint, judge_messages(prompt))
-        except CompletionFailed as exc:
-            raise ScorerFailed(
-                f"judge call to ai_provider {provider.id} failed: {exc.message}",
-                code=CALL_FAILED,
-                status=exc.status,
-            ) from None
-        usage = usage_record(completion)
-        try:
-            score, reasoning = parse_verdict(completion.content)
-        except ScorerFailed as exc:
-            # The completion was paid for even though it gave no verdict: keep its usage.
-            exc.meta["usage"] = usage
-            raise
-        return ScoreOutcome(
-            score=score,
-            passed=score >= parsed.pass_threshold,
-            reasoning=reasoning,
-            usage=(usage,),
-        )
+    if env.phase == "run_start" and env.lookup("ai_provider", default_id) is None:
+        raise missing_default(default_id)
+
+
+def project_fallbacks(config: dict[str, Any]) -> tuple[ProjectSetting, ...]:
+    """The project settings this config falls back on: the default provider, unpinned."""
+    return () if config.get("ai_provider_id") else ("default_ai_provider_id",)
+
+
+@scorer("llm_judge", check=_check, project_fallbacks=project_fallbacks)
+def llm_judge_scorer(config: LlmJudgeConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
+    provider = resolve_provider(env, config.ai_provider_id)
+    endpoint = ChatEndpoint(
+        base_url=provider.base_url,
+        model=config.model or provider.default_model,
+        api_key_env=provider.api_key_env,
+        secret_key=secrets.opener(provider.project_id, provider.secret_id),
+    )
+    prompt = fill_prompt(config.prompt, item.input, item.output, item.expected)
+    try:
+        completion = complete(endpoint, judge_messages(prompt))
+    except CompletionFailed as exc:
+        raise ScorerFailed(
+            f"judge call to ai_provider {provider.id} failed: {exc.message}",
+            code=CALL_FAILED,
+            status=exc.status,
+        ) from None
+    usage = usage_record(completion)
+    try:
+        score, reasoning = parse_verdict(completion.content)
+    except ScorerFailed as exc:
+        # The completion was paid for even though it gave no verdict: keep its usage.
+        exc.meta["usage"] = usage
+        raise
+    return ScoreOutcome(
+        score=score,
+        passed=score >= config.pass_threshold,
+        reasoning=reasoning,
+        usage=(usage,),
+    )
 
 
 def reset_provider_cache() -> None:

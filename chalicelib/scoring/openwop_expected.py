@@ -17,16 +17,10 @@ from pydantic import Field
 
 from chalicelib.completions import ChatEndpoint, CompletionFailed, complete
 from chalicelib.openwop import matching, rubric
+from chalicelib.plugins.decorators import scorer
+from chalicelib.plugins.scorer_contract import ItemContext, ScoreOutcome, ScorerFailed, ScoringEnv
 from chalicelib.scoring import llm_judge
 from chalicelib.scoring.configs import BuiltinConfig, Threshold
-from chalicelib.scoring.contract import (
-    ItemContext,
-    ScoreOutcome,
-    ScorerConfig,
-    ScorerFailed,
-    ScoringEnv,
-    ValidationEnv,
-)
 from chalicelib.store import secrets
 
 TYPE = "openwop_expected"
@@ -35,12 +29,6 @@ TYPE = "openwop_expected"
 class OpenwopExpectedConfig(BuiltinConfig):
     type: Literal["openwop_expected"]
     rubric_pass_score: Threshold = Field(1.0, description="A rubric task's bar")
-
-
-def _config(config: ScorerConfig) -> OpenwopExpectedConfig:
-    if isinstance(config, OpenwopExpectedConfig):
-        return config
-    return OpenwopExpectedConfig.model_validate(config.model_dump(by_alias=True))
 
 
 def _expected(item: ItemContext) -> dict[str, Any]:
@@ -89,20 +77,16 @@ def _rubric(criteria: list[dict[str, Any]], item: ItemContext, env: ScoringEnv, 
     return ScoreOutcome(score=score, passed=score >= bar, usage=(usage,))
 
 
-class OpenwopExpectedScorer:
-    type = TYPE
-    named = False
-    config_model = OpenwopExpectedConfig
-
-    def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
-        """Nothing to look up: a rubric suite's judge is checked when its run starts."""
-        return None
-
-    def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
-        expected = _expected(item)
-        if expected["kind"] == "golden":
-            return _golden(expected.get("match") or {}, item)
-        outcome: ScoreOutcome = _rubric(
-            list(expected.get("rubric") or []), item, env, _config(config).rubric_pass_score
-        )
-        return outcome
+# Nothing to look up at validation (no ``check``): a rubric suite's judge is checked
+# when its run starts.
+@scorer(TYPE)
+def openwop_expected_scorer(
+    config: OpenwopExpectedConfig, item: ItemContext, env: ScoringEnv
+) -> ScoreOutcome:
+    expected = _expected(item)
+    if expected["kind"] == "golden":
+        return _golden(expected.get("match") or {}, item)
+    outcome: ScoreOutcome = _rubric(
+        list(expected.get("rubric") or []), item, env, config.rubric_pass_score
+    )
+    return outcome

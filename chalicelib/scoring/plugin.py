@@ -1,4 +1,4 @@
-"""The built-in scorers, registered through the same hook a third-party plugin uses.
+"""The built-in scorers, written with ``@scorer`` as a third-party plugin writes its own.
 
 Eight general ones, plus ``openwop_expected`` for ``/v2`` suites.
 
@@ -13,109 +13,60 @@ prefixes it with the scorer's position (``scorers.2.ai_provider_id``).
 
 from __future__ import annotations
 
-import builtins
-from typing import TypeVar
-
 from chalicelib.errors import ValidationFailed
-from chalicelib.plugins.markers import hookimpl
-from chalicelib.scoring import configs, deterministic, llm_judge
-from chalicelib.scoring.contract import (
-    ItemContext,
-    ScoreOutcome,
-    Scorer,
-    ScorerConfig,
-    ScorerFailed,
-    ScoringEnv,
-    ValidationEnv,
-)
-from chalicelib.scoring.decider_scorer import DeciderScorer
-from chalicelib.scoring.embedding_similarity import EmbeddingSimilarityScorer
-from chalicelib.scoring.openwop_expected import OpenwopExpectedScorer
-from chalicelib.scoring.tool_scorer import ToolScorer
+from chalicelib.plugins.decorators import scorer
+from chalicelib.plugins.scorer_contract import ItemContext, ScoreOutcome, ValidationEnv
+from chalicelib.scoring import configs, deterministic
+from chalicelib.scoring.decider_scorer import decider_scorer
+from chalicelib.scoring.embedding_similarity import embedding_similarity_scorer
+from chalicelib.scoring.llm_judge import llm_judge_scorer
+from chalicelib.scoring.openwop_expected import openwop_expected_scorer
+from chalicelib.scoring.tool_scorer import tool_scorer
 
-C = TypeVar("C", bound=ScorerConfig)
+# The four deterministic scorers score in-process (``calls_out=False``): the engine still
+# scores with them once a run is cancelled.
 
 
-def _as(model: type[C], config: ScorerConfig) -> C:
-    """``config`` as this scorer's model (the engine may hand over a base-typed config)."""
-    if isinstance(config, model):
-        return config
-    return model.model_validate(config.model_dump(by_alias=True))
+@scorer("exact_match", calls_out=False)
+def exact_match(config: configs.ExactMatchConfig, item: ItemContext) -> ScoreOutcome:
+    return deterministic.exact_match(item.output, item.expected)
 
 
-class _Builtin:
-    config_model: builtins.type[ScorerConfig] = ScorerConfig
-    type = ""
-    named = False
-    #: Scores in-process (no call out): the engine scores with it even once the run ended.
-    calls_out = False
+@scorer("contains", calls_out=False)
+def contains(config: configs.ContainsConfig, item: ItemContext) -> ScoreOutcome:
+    return deterministic.contains(item.output, config.value, config.case_sensitive)
 
-    def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
-        return None
 
-    def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
-        raise ScorerFailed(
-            f"the {self.type} scorer is not available in this version of pawl",
-            code="SCORER_UNAVAILABLE",
-            scorer=self.type,
+@scorer("json_logic", calls_out=False)
+def json_logic(config: configs.JsonLogicConfig, item: ItemContext) -> ScoreOutcome:
+    return deterministic.json_logic(config.expression, item)
+
+
+def _needs_structured_output(env: ValidationEnv) -> None:
+    # Structured output exists only when the agent's own schema constrains it.
+    if env.agent_output_schema is None:
+        raise ValidationFailed(
+            "an output_schema scorer needs an agent with an output_schema (even when the "
+            "scorer brings its own schema): this agent produces no structured output",
+            field="type",
         )
 
 
-class ExactMatchScorer(_Builtin):
-    type = "exact_match"
-    config_model = configs.ExactMatchConfig
-
-    def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
-        return deterministic.exact_match(item.output, item.expected)
+@scorer("output_schema", check=_needs_structured_output, calls_out=False)
+def output_schema(config: configs.OutputSchemaConfig, item: ItemContext) -> ScoreOutcome:
+    return deterministic.output_schema(config.schema_, item)
 
 
-class ContainsScorer(_Builtin):
-    type = "contains"
-    config_model = configs.ContainsConfig
-
-    def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
-        parsed = _as(configs.ContainsConfig, config)
-        return deterministic.contains(item.output, parsed.value, parsed.case_sensitive)
-
-
-class JsonLogicScorer(_Builtin):
-    type = "json_logic"
-    config_model = configs.JsonLogicConfig
-
-    def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
-        return deterministic.json_logic(_as(configs.JsonLogicConfig, config).expression, item)
-
-
-class OutputSchemaScorer(_Builtin):
-    type = "output_schema"
-    config_model = configs.OutputSchemaConfig
-
-    def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
-        # Structured output exists only when the agent's own schema constrains it.
-        if env.agent_output_schema is None:
-            raise ValidationFailed(
-                "an output_schema scorer needs an agent with an output_schema (even when the "
-                "scorer brings its own schema): this agent produces no structured output",
-                field="type",
-            )
-
-    def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
-        return deterministic.output_schema(_as(configs.OutputSchemaConfig, config).schema_, item)
-
-
-BUILTIN_SCORERS: tuple[type[Scorer], ...] = (
-    ExactMatchScorer,
-    ContainsScorer,
-    JsonLogicScorer,
-    OutputSchemaScorer,
-    EmbeddingSimilarityScorer,
-    llm_judge.LlmJudgeScorer,
-    ToolScorer,
-    DeciderScorer,
-    OpenwopExpectedScorer,
-)
-
-
-@hookimpl
-def pawl_register_scorers() -> list[Scorer]:
-    return [cls() for cls in BUILTIN_SCORERS]
+#: The built-in scorers in registration order (the order the API documents them in): the
+#: host collects a module's decorated objects in its ``__all__`` order when it has one.
+__all__ = [  # noqa: RUF022 (the order is the registration order, not alphabetical)
+    "exact_match",
+    "contains",
+    "json_logic",
+    "output_schema",
+    "embedding_similarity_scorer",
+    "llm_judge_scorer",
+    "tool_scorer",
+    "decider_scorer",
+    "openwop_expected_scorer",
+]

@@ -17,15 +17,15 @@ from typing import Any
 
 from chalicelib.domain.tools import SERVER_CALLABLE
 from chalicelib.errors import ValidationFailed
-from chalicelib.scoring.configs import RESERVED_TOOL_KEYS, ToolScorerConfig
-from chalicelib.scoring.contract import (
+from chalicelib.plugins.decorators import scorer
+from chalicelib.plugins.scorer_contract import (
     ItemContext,
     ScoreOutcome,
-    ScorerConfig,
     ScorerFailed,
     ScoringEnv,
     ValidationEnv,
 )
+from chalicelib.scoring.configs import RESERVED_TOOL_KEYS, ToolScorerConfig
 from chalicelib.store import tools
 from chalicelib.tools import (
     MISSING_TOOL_CONTEXT_KEY,
@@ -73,12 +73,6 @@ def outcome_from_answer(answer: dict[str, Any], pass_threshold: float | None) ->
     return ScoreOutcome(score=float(score), passed=passed, reasoning=reasoning)
 
 
-def _as_config(config: ScorerConfig) -> ToolScorerConfig:
-    if isinstance(config, ToolScorerConfig):
-        return config
-    return ToolScorerConfig.model_validate(config.model_dump(by_alias=True))
-
-
 def _field(resource: Any, name: str) -> Any:
     """A field of a looked-up resource: a :class:`Tool`, or a mapping from another lookup."""
     if isinstance(resource, Mapping):
@@ -103,48 +97,41 @@ def _check_action(
         )
 
 
-class ToolScorer:
-    type = "tool"
-    named = True
-    config_model = ToolScorerConfig
+def _check(config: ToolScorerConfig, env: ValidationEnv) -> None:
+    tool = env.lookup("tool", config.tool_id)
+    if tool is None:
+        raise ValidationFailed(f"tool {config.tool_id} not found in this project", field="tool_id")
+    tool_type = str(_field(tool, "type"))
+    if tool_type not in SERVER_CALLABLE:
+        raise ValidationFailed(
+            f"tool {config.tool_id} is a {tool_type} tool: it waits for a calling client, "
+            "and an eval run scores server-side",
+            field="tool_id",
+        )
+    tool_config = _field(tool, "config") or {}
+    _check_action(config.tool_id, tool_type, tool_config, config.action)
+    pinned = sorted(RESERVED_TOOL_KEYS & set(tool_config.get("preset_parameters") or {}))
+    if pinned:
+        raise ValidationFailed(
+            f"tool {config.tool_id} presets {pinned}, which would overwrite the item "
+            "context the scorer sends it",
+            field="tool_id",
+        )
 
-    def check(self, config: ScorerConfig, env: ValidationEnv) -> None:
-        parsed = _as_config(config)
-        tool = env.lookup("tool", parsed.tool_id)
-        if tool is None:
-            raise ValidationFailed(
-                f"tool {parsed.tool_id} not found in this project", field="tool_id"
-            )
-        tool_type = str(_field(tool, "type"))
-        if tool_type not in SERVER_CALLABLE:
-            raise ValidationFailed(
-                f"tool {parsed.tool_id} is a {tool_type} tool: it waits for a calling client, "
-                "and an eval run scores server-side",
-                field="tool_id",
-            )
-        tool_config = _field(tool, "config") or {}
-        _check_action(parsed.tool_id, tool_type, tool_config, parsed.action)
-        pinned = sorted(RESERVED_TOOL_KEYS & set(tool_config.get("preset_parameters") or {}))
-        if pinned:
-            raise ValidationFailed(
-                f"tool {parsed.tool_id} presets {pinned}, which would overwrite the item "
-                "context the scorer sends it",
-                field="tool_id",
-            )
 
-    def score(self, config: ScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
-        parsed = _as_config(config)
-        who = f"tool scorer {parsed.name!r}"
-        tool = tools.find_project_tool(env.project_id, parsed.tool_id)
-        if tool is None:
-            raise ScorerFailed(f"{who}: tool {parsed.tool_id} no longer exists", TOOL_NOT_FOUND)
-        payload = {**(parsed.preset_parameters or {}), **item.as_variables()}
-        try:
-            answer = call_tool(tool, payload, tool_context=env.tool_context, action=parsed.action)
-            return outcome_from_answer(answer, parsed.pass_threshold)
-        except MissingContextKey as exc:
-            raise ScorerFailed(f"{who}: {exc}", MISSING_TOOL_CONTEXT_KEY) from None
-        except ToolFailed as exc:
-            raise ScorerFailed(f"{who}: {exc.message}", exc.code) from None
-        except AnswerRefused as exc:
-            raise ScorerFailed(f"{who}: {exc.message}", exc.code) from None
+@scorer("tool", check=_check, named=True)
+def tool_scorer(config: ToolScorerConfig, item: ItemContext, env: ScoringEnv) -> ScoreOutcome:
+    who = f"tool scorer {config.name!r}"
+    tool = tools.find_project_tool(env.project_id, config.tool_id)
+    if tool is None:
+        raise ScorerFailed(f"{who}: tool {config.tool_id} no longer exists", TOOL_NOT_FOUND)
+    payload = {**(config.preset_parameters or {}), **item.as_variables()}
+    try:
+        answer = call_tool(tool, payload, tool_context=env.tool_context, action=config.action)
+        return outcome_from_answer(answer, config.pass_threshold)
+    except MissingContextKey as exc:
+        raise ScorerFailed(f"{who}: {exc}", MISSING_TOOL_CONTEXT_KEY) from None
+    except ToolFailed as exc:
+        raise ScorerFailed(f"{who}: {exc.message}", exc.code) from None
+    except AnswerRefused as exc:
+        raise ScorerFailed(f"{who}: {exc.message}", exc.code) from None

@@ -182,19 +182,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_plugins(args: argparse.Namespace) -> int:
     from chalicelib import wiring
+    from chalicelib.plugins.report import report_lines
 
     host = wiring.services().plugins
-    print("loaded:")
-    for entry in host.report.loaded:
-        hooks = ", ".join(host.hooks_of(entry["name"])) or "(no hooks)"
-        print(f"  {entry['name']}  {entry['version']}  from {entry['source']}")
-        print(f"      hooks: {hooks}")
-    if host.report.failed:
-        print("failed to load:")
-        for failure in host.report.failed:
-            print(f"  {failure['name']}: {failure['error']}")
-        return 1
-    return 0
+    print("\n".join(report_lines(host.report)))
+    return 1 if host.report.failed else 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -19,11 +19,11 @@ from chalicelib import wiring
 from chalicelib.embeddings import local
 from chalicelib.scoring.configs import EmbeddingSimilarityConfig
 from chalicelib.scoring.contract import ItemContext, ScorerFailed, ScoringEnv, UsageRecord
-from chalicelib.scoring.embedding_similarity import EmbeddingSimilarityScorer
+from chalicelib.scoring.embedding_similarity import embedding_similarity_scorer
 from tests.support.servers import Reply, Request, Server, allow_loopback_port, serve
 
 ENV = ScoringEnv(project_id="proj_test")
-SCORER = EmbeddingSimilarityScorer()
+SCORER = embedding_similarity_scorer
 API_KEY = "sk-embed-test-secret"
 MODEL = "test-embed-small"
 

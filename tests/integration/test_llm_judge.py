@@ -18,7 +18,7 @@ from chalicelib.domain.ai_providers import AiProviderSpec
 from chalicelib.errors import ValidationFailed
 from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.contract import ItemContext, ScorerFailed, ScoringEnv, UsageRecord
-from chalicelib.scoring.llm_judge import LlmJudgeScorer
+from chalicelib.scoring.llm_judge import llm_judge_scorer
 from chalicelib.scoring.validation import env_for_project, validate_scorers
 from chalicelib.store import ai_providers, tenancy
 from tests.support.runs import all_results, make_suite
@@ -70,7 +70,7 @@ def add_provider(project_id: str, server: Server, **fields: Any) -> str:
 
 
 def judge_config(**fields: Any) -> Any:
-    return LlmJudgeScorer.config_model.model_validate(
+    return llm_judge_scorer.config_model.model_validate(
         {"type": "llm_judge", "prompt": PROMPT, "pass_threshold": 0.7, **fields}
     )
 
@@ -88,7 +88,7 @@ def score(project_id: str, config: Any, context: ItemContext | None = None) -> A
 
 
 def test_the_engine_gets_this_scorer_from_the_plugin_host() -> None:
-    assert isinstance(plugins().scorer("llm_judge"), LlmJudgeScorer)
+    assert plugins().scorer("llm_judge") is llm_judge_scorer
 
 
 def test_request_fills_slots_once_at_temperature_zero_without_tools(project_id: str) -> None:

@@ -56,6 +56,10 @@ def test_example_plugin_is_discovered_through_its_entry_point() -> None:
         "version": importlib.metadata.version("pawl-regex-scorer"),
         "source": "pawl-regex-scorer",
         "hooks": ["pawl_register_scorers"],
+        "scorers": ["regex"],
+        "agents": [],
+        "sinks": [],
+        "overrides": [],
     }
     assert entry(host.report.loaded, "chalicelib.webhooks.sink")["hooks"] == ["pawl_deliver_event"]
     assert host.report.failed == []

@@ -22,14 +22,14 @@ from chalicelib.plugins.markers import hookimpl
 from chalicelib.scoring.configs import EmbeddingSimilarityConfig
 from chalicelib.scoring.contract import ItemContext, ScorerFailed, ScoringEnv, UsageRecord
 from chalicelib.scoring.embedding_similarity import (
-    EmbeddingSimilarityScorer,
     cosine_similarity,
+    embedding_similarity_scorer,
     outcome_from_vectors,
     similarity_score,
 )
 
 ENV = ScoringEnv(project_id="proj_test")
-SCORER = EmbeddingSimilarityScorer()
+SCORER = embedding_similarity_scorer
 
 
 def config(threshold: float) -> EmbeddingSimilarityConfig:

@@ -4,7 +4,7 @@ pawl finds it through the ``pawl`` entry point declared in ``pyproject.toml``, w
 names :mod:`pawl_regex_scorer.plugin`.
 """
 
-from pawl_regex_scorer.scorer import RegexConfig, RegexScorer
+from pawl_regex_scorer.scorer import regex_scorer
 
-__all__ = ["RegexConfig", "RegexScorer"]
+__all__ = ["regex_scorer"]
 __version__ = "0.1.0"

@@ -1,13 +1,6 @@
-"""The plugin module pawl registers: one ``@hookimpl`` per hook this plugin implements."""
+"""The module pawl registers (the ``pawl`` entry point names it): pawl collects the
+``@scorer`` objects in its namespace, so importing the scorer is all it takes."""
 
-from __future__ import annotations
+from pawl_regex_scorer.scorer import regex_scorer
 
-from chalicelib.plugins import hookimpl
-from chalicelib.scoring.contract import Scorer
-from pawl_regex_scorer.scorer import RegexScorer
-
-
-@hookimpl
-def pawl_register_scorers() -> list[Scorer]:
-    """Provide the ``regex`` scorer."""
-    return [RegexScorer()]
+__all__ = ["regex_scorer"]

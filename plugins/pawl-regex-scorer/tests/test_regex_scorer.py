@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 from pawl_regex_scorer import scorer as regex_scorer
-from pawl_regex_scorer.scorer import RegexConfig, RegexScorer
-from pydantic import ValidationError
+from pawl_regex_scorer.scorer import regex_scorer as scorer
+from pydantic import BaseModel, ValidationError
 
-from chalicelib.errors import ValidationFailed
-from chalicelib.scoring.contract import ItemContext, Scorer, ScorerFailed, ScoringEnv
+from chalicelib.plugins.scorer_contract import Scorer
+from pawl.plugins import ItemContext, ScorerFailed, ScoringEnv, ValidationFailed
 
 
 @dataclass
@@ -36,49 +36,58 @@ def item(output: str | None) -> ItemContext:
     return ItemContext(input=[], output=output, expected=None, item_metadata={})
 
 
-def config(**fields: Any) -> RegexConfig:
-    return RegexConfig.model_validate({"type": "regex", **fields})
+def config(**fields: Any) -> BaseModel:
+    return scorer.config_model.model_validate({"type": "regex", **fields})
 
 
 def test_implements_the_scorer_contract() -> None:
-    scorer = RegexScorer()
     assert isinstance(scorer, Scorer)
-    assert scorer.type == "regex" and scorer.named is False
-    assert scorer.config_model is RegexConfig
+    assert scorer.type == "regex" and scorer.named is False and scorer.calls_out is False
+    assert set(scorer.config_model.model_fields) == {"type", "pattern", "flags", "full_match"}
+
+
+def test_the_function_stays_callable_on_its_own() -> None:
+    outcome = scorer(item("order #7"), pattern=r"#\d", full_match=False)
+    assert outcome.passed and outcome.reasoning == "matched at [6, 8)"
+
+
+def test_config_is_strict() -> None:
+    with pytest.raises(ValidationError):
+        config(pattern="a", full_match="true")
 
 
 def test_search_scores_one_when_the_output_matches() -> None:
-    outcome = RegexScorer().score(config(pattern=r"order #\d+"), item("see order #42 ok"), ENV)
+    outcome = scorer.score(config(pattern=r"order #\d+"), item("see order #42 ok"), ENV)
     assert (outcome.score, outcome.passed) == (1.0, True)
     assert outcome.reasoning == "matched at [4, 13)"
 
 
 def test_no_match_scores_zero() -> None:
-    outcome = RegexScorer().score(config(pattern=r"refund"), item("no money back"), ENV)
+    outcome = scorer.score(config(pattern=r"refund"), item("no money back"), ENV)
     assert (outcome.score, outcome.passed) == (0.0, False)
 
 
 def test_full_match_requires_the_whole_output() -> None:
     whole = config(pattern=r"\d+", full_match=True)
-    assert RegexScorer().score(whole, item("123"), ENV).passed is True
-    assert RegexScorer().score(whole, item("123 apples"), ENV).passed is False
+    assert scorer.score(whole, item("123"), ENV).passed is True
+    assert scorer.score(whole, item("123 apples"), ENV).passed is False
 
 
 def test_flags_change_matching() -> None:
     plain = config(pattern=r"^yes.done$")
     flagged = config(pattern=r"^yes.done$", flags=["IGNORECASE", "DOTALL"])
     text = "YES\ndone"
-    assert RegexScorer().score(plain, item(text), ENV).passed is False
-    assert RegexScorer().score(flagged, item(text), ENV).passed is True
+    assert scorer.score(plain, item(text), ENV).passed is False
+    assert scorer.score(flagged, item(text), ENV).passed is True
     multiline = config(pattern=r"^done$", flags=["MULTILINE"])
-    assert RegexScorer().score(multiline, item("first\ndone\nlast"), ENV).passed is True
+    assert scorer.score(multiline, item("first\ndone\nlast"), ENV).passed is True
 
 
 def test_check_refuses_an_invalid_pattern_naming_the_field() -> None:
     with pytest.raises(ValidationFailed) as refused:
-        RegexScorer().check(config(pattern="(unclosed"), CheckEnv())
+        scorer.check(config(pattern="(unclosed"), CheckEnv())
     assert refused.value.meta["field"] == "pattern"
-    RegexScorer().check(config(pattern="fine"), CheckEnv())
+    scorer.check(config(pattern="fine"), CheckEnv())
 
 
 @pytest.mark.parametrize(
@@ -98,7 +107,7 @@ def test_config_shape_is_refused(fields: dict[str, Any], field: str) -> None:
 
 def test_missing_output_errors_the_item_instead_of_scoring_zero() -> None:
     with pytest.raises(ScorerFailed) as failed:
-        RegexScorer().score(config(pattern="x"), item(None), ENV)
+        scorer.score(config(pattern="x"), item(None), ENV)
     assert failed.value.meta["reason"] == "no_output"
 
 
@@ -107,5 +116,5 @@ def test_catastrophic_backtracking_errors_the_item(monkeypatch: pytest.MonkeyPat
     # Exponential in the length of the run of "a"s: never finishes without the timeout.
     evil = config(pattern=r"^(a|a)*$")
     with pytest.raises(ScorerFailed) as failed:
-        RegexScorer().score(evil, item("a" * 60 + "b"), ENV)
+        scorer.score(evil, item("a" * 60 + "b"), ENV)
     assert failed.value.meta["reason"] == "timeout"

@@ -1,4 +1,4 @@
-"""The ``pawl_deliver_event`` hook: decide whether to post, then post through pawl's client.
+"""The ``slack`` event sink: decide whether to post, then post through pawl's client.
 
 Configuration is read from the environment on every call (not at import), so a change
 of ``PAWL_SLACK_WEBHOOK_URL`` / ``PAWL_SLACK_EVENTS`` takes effect without rebuilding the
@@ -10,8 +10,7 @@ from __future__ import annotations
 import os
 
 from chalicelib import outbound
-from chalicelib.domain.events import LifecycleEvent
-from chalicelib.plugins import hookimpl
+from pawl.plugins import LifecycleEvent, event_sink
 from pawl_slack_sink.message import format_message
 
 WEBHOOK_URL_ENV = "PAWL_SLACK_WEBHOOK_URL"
@@ -32,8 +31,8 @@ def selected_events(raw: str | None) -> frozenset[str]:
     return names or DEFAULT_EVENTS
 
 
-@hookimpl
-def pawl_deliver_event(event: LifecycleEvent) -> None:
+@event_sink
+def slack(event: LifecycleEvent) -> None:
     """Post ``event`` to the Slack webhook, when one is configured and the event is selected."""
     url = os.environ.get(WEBHOOK_URL_ENV, "").strip()
     if not url or event.event not in selected_events(os.environ.get(EVENTS_ENV)):

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from pawl_slack_sink import format_message, pawl_deliver_event, selected_events
+from pawl_slack_sink import format_message, selected_events, slack
 from pawl_slack_sink.sink import SlackDeliveryFailed
 
 from chalicelib import outbound, wiring
@@ -197,7 +197,7 @@ def test_selected_events_defaults_to_both_terminal_events() -> None:
 
 def test_posts_the_formatted_message_to_the_webhook(slack_env: Receiver) -> None:
     event = completed_event()
-    pawl_deliver_event(event=event)
+    slack(event=event)
     assert slack_env.bodies == [format_message(event)]
 
 
@@ -205,7 +205,7 @@ def test_does_nothing_without_a_webhook_url(
     slack_env: Receiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("PAWL_SLACK_WEBHOOK_URL")
-    pawl_deliver_event(event=completed_event())
+    slack(event=completed_event())
     assert slack_env.bodies == []
 
 
@@ -213,16 +213,16 @@ def test_posts_only_the_selected_events(
     slack_env: Receiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PAWL_SLACK_EVENTS", "eval_run.failed")
-    pawl_deliver_event(event=completed_event())
+    slack(event=completed_event())
     assert slack_env.bodies == []
-    pawl_deliver_event(event=failed_event())
+    slack(event=failed_event())
     assert [body["text"] for body in slack_env.bodies] == [format_message(failed_event())["text"]]
 
 
 def test_a_refused_post_raises(slack_env: Receiver) -> None:
     slack_env.status = 500
     with pytest.raises(SlackDeliveryFailed, match=r"500.*invalid_payload"):
-        pawl_deliver_event(event=completed_event())
+        slack(event=completed_event())
 
 
 # --- through pawl's plugin host -------------------------------------------------------------
@@ -258,6 +258,10 @@ def test_discovered_through_its_entry_point() -> None:
         "version": "0.1.0",
         "source": "pawl-slack-sink",
         "hooks": ["pawl_deliver_event"],
+        "scorers": [],
+        "agents": [],
+        "sinks": ["slack"],
+        "overrides": [],
     }
 
 
