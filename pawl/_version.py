@@ -1,3 +1,3 @@
-"""pawl's version: one place, read by packaging (pyproject, the Lambda zip) and ``pawl.__version__``."""
+"""pawl's version, in one place: pyproject, the Lambda zip and ``pawl.__version__`` read it."""
 
 __version__ = "0.2.0"

@@ -94,9 +94,9 @@ def distribution_files(files: dict[str, bytes], version: str) -> dict[str, bytes
             "Requires-Python: >=3.11\n"
         ).encode(),
         f"{info}/WHEEL": (
-            "Wheel-Version: 1.0\nGenerator: chalicelib.infra\n"
-            "Root-Is-Purelib: true\nTag: py3-none-any\n"
-        ).encode(),
+            b"Wheel-Version: 1.0\nGenerator: chalicelib.infra\n"
+            b"Root-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
         f"{info}/top_level.txt": b"pawl\n",
     }
     every = {**files, **meta}

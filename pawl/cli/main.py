@@ -427,7 +427,16 @@ def main(argv: list[str] | None = None) -> int:
     # botocore/urllib3 chatter drowns the runtime's own lines.
     for noisy in ("botocore", "urllib3", "werkzeug", "httpx", "httpcore", "pynamodb"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+    except ModuleNotFoundError as exc:  # a package of the `local` extra, not installed
+        from pawl.cli.extras import missing_extra_message
+
+        message = missing_extra_message(args.command, exc)
+        if message is None:
+            raise
+        print(message, file=sys.stderr)
+        return 2
     return code
 
 

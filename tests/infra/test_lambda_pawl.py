@@ -33,7 +33,12 @@ def _project(tmp_path: Path, version: str = "0.2.0", plugins: bool = True) -> Pa
 
 def test_only_the_listed_modules_ship(tmp_path: Path) -> None:
     files = lambda_pawl.package_files(_project(tmp_path) / "pawl")
-    assert sorted(files) == ["pawl/__init__.py", "pawl/_version.py", "pawl/plugins.py", "pawl/py.typed"]
+    assert sorted(files) == [
+        "pawl/__init__.py",
+        "pawl/_version.py",
+        "pawl/plugins.py",
+        "pawl/py.typed",
+    ]
 
 
 def test_a_listed_module_not_written_yet_is_left_out_but_the_version_is_required(
@@ -42,7 +47,7 @@ def test_a_listed_module_not_written_yet_is_left_out_but_the_version_is_required
     project = _project(tmp_path, plugins=False)
     assert "pawl/plugins.py" not in lambda_pawl.package_files(project / "pawl")
     (project / "pawl" / "_version.py").unlink()
-    with pytest.raises(LambdaPawlError, match="lacks _version.py"):
+    with pytest.raises(LambdaPawlError, match=r"lacks _version\.py"):
         lambda_pawl.package_files(project / "pawl")
     with pytest.raises(LambdaPawlError, match="cannot read"):
         lambda_pawl.read_version(project / "pawl")

@@ -83,7 +83,9 @@ def test_the_zip_holds_the_lambda_part_of_pawl_and_no_laptop_module(
     with zipfile.ZipFile(zip_path) as archive:
         names = archive.namelist()
         figures = _figures(archive, zip_path.stat().st_size)
-    assert not [n for n in names if n.startswith(LAPTOP)], [n for n in names if n.startswith(LAPTOP)]
+    assert not [n for n in names if n.startswith(LAPTOP)], [
+        n for n in names if n.startswith(LAPTOP)
+    ]
     pawl_dir = PROJECT / "pawl"
     shipped = {f"pawl/{m}" for m in LAMBDA_PAWL_MODULES if (pawl_dir / m).is_file()}
     assert {n for n in names if n.startswith("pawl/")} == shipped
