@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -18,16 +20,22 @@ from chalice.deploy.packager import DependencyBuilder, NoSuchPackageError
 from chalice.utils import OSUtils
 
 from chalicelib.infra import lambda_pawl
-from tests.infra.conftest import PROJECT
+from tests.infra.conftest import PROJECT, STAGE, _copy_project, _run
 
 pytestmark = pytest.mark.slow  # pip runs in subprocesses
 
 
+#: The plugin's module: what it sees of pawl in Lambda.
+PLUGIN_MODULE = (
+    b"import importlib.metadata\n\nimport pawl\n\nPAWL = importlib.metadata.version('pawl')\n"
+)
+
+
 def _plugin_wheel(dest: Path, requires: str) -> None:
-    """A one-module scorer plugin's wheel, as `pip wheel` of its project would make it."""
+    """A one-module plugin's wheel, as `pip wheel` of its project would make it."""
     info = "demo_scorer-0.1.0.dist-info"
     files = {
-        "demo_scorer.py": b"from pawl.plugins import hookimpl\n",
+        "demo_scorer.py": PLUGIN_MODULE,
         f"{info}/METADATA": (
             f"Metadata-Version: 2.1\nName: demo-scorer\nVersion: 0.1.0\nRequires-Dist: {requires}\n"
         ).encode(),
@@ -102,3 +110,48 @@ def test_without_the_package_step_s_wheel_pawl_cannot_be_satisfied(tmp_path: Pat
     project = _project(tmp_path, "pawl>=0.2", with_pawl_wheel=False)
     with pytest.raises(NoSuchPackageError):
         _build(project, tmp_path / "site")
+
+
+def test_make_package_deploys_the_plugin_with_this_pawl(tmp_path: Path) -> None:
+    """The whole package step on a clean copy whose requirements.txt lists the plugin: the zip
+    holds one pawl (this one), the plugin, and the plugin finds both where Lambda looks. The
+    service's own requirements are left out (test_lambda_zip packages them): pip fetches
+    only the two wheels here, from those directories alone."""
+    project = tmp_path / "project"
+    _copy_project(project)
+    _plugin_wheel(project / "plugin-dist", "pawl>=0.2,<1")
+    lines = [
+        *_committed_find_links(),
+        "--find-links plugin-dist",
+        "--no-index",
+        "demo-scorer==0.1.0",
+    ]
+    (project / "requirements.txt").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "dist"
+    done = _run([sys.executable, "-m", "chalicelib.infra", "package", "--stage", STAGE,
+                 "--out", str(out)], project)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    with zipfile.ZipFile(out / "deployment.zip") as archive:
+        names = archive.namelist()
+        archive.extractall(tmp_path / "task")
+    assert len(names) == len(set(names))
+    version = lambda_pawl.read_version(PROJECT / "pawl")
+    assert sorted({n.split("/")[0] for n in names if n.startswith("pawl")}) == [
+        "pawl",
+        f"pawl-{version}.dist-info",
+    ]
+    assert not [n for n in names if n.startswith(("pawl/cli", "pawl/local", "pawl/demo"))]
+    script = (
+        "import importlib.metadata, demo_scorer\n"
+        "assert 'demo' in importlib.metadata.entry_points(group='pawl').names\n"
+        "print(demo_scorer.PAWL)\n"
+    )
+    imported = subprocess.run(
+        [sys.executable, "-S", "-c", script],
+        cwd=tmp_path / "task",
+        env={"PYTHONPATH": str(tmp_path / "task")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (imported.returncode, imported.stdout.strip()) == (0, version), imported.stderr
