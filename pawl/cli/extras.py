@@ -28,3 +28,14 @@ def missing_extra_message(command: str, error: ModuleNotFoundError) -> str | Non
     return (
         f"pawl {command}: needs {distribution}, which is not installed: pip install 'pawl[{extra}]'"
     )
+
+
+def require(*modules: str) -> None:
+    """Raise :class:`ModuleNotFoundError` for the first of ``modules`` not installed, found
+    without importing it: ``pawl serve`` imports moto's server only in the stand-in's own
+    process, whose failure would otherwise be the first sign."""
+    import importlib.util
+
+    for module in modules:
+        if importlib.util.find_spec(module) is None:
+            raise ModuleNotFoundError(f"No module named {module!r}", name=module)

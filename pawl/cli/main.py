@@ -155,7 +155,10 @@ def print_failure(command: str, failure: str) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from pawl.cli.extras import require
     from pawl.local.runtime import LocalRuntime
+
+    require("moto", "werkzeug")  # the stand-in (the `local` extra)
 
     runtime = LocalRuntime(_runtime_config(args, Path(args.state_dir)))
     _dump_stacks_on_sigusr1()
@@ -198,6 +201,9 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from pawl.cli.extras import require
+
+    require("moto", "werkzeug", "rich")  # the stand-in and the walkthrough's output
     from pawl.demo.judge import demo_judge
     from pawl.demo.walkthrough import AGENT_MODULE, DemoOptions
     from pawl.local.runtime import LocalRuntime, RuntimeConfig

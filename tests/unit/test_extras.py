@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pawl.cli.extras import EXTRA_MODULES, missing_extra_message
+from pawl.cli.extras import EXTRA_MODULES, missing_extra_message, require
 from pawl.cli.progress import PlainProgress, byte_progress, progress_line
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,6 +78,26 @@ def test_plan_without_the_extra_says_what_to_install(
     assert done.stderr.strip() == (
         f"pawl plan: needs {needs}, which is not installed: pip install 'pawl[local]'"
     )
+
+
+@pytest.mark.parametrize("command", ["serve", "demo"])
+def test_serve_and_demo_without_moto_say_so_before_starting_anything(
+    tmp_path: Path, command: str
+) -> None:
+    report = ["--report", str(tmp_path / "r.html")] if command == "demo" else []
+    done = _pawl_without({"moto"}, command, "--state-dir", str(tmp_path / "state"), *report)
+    assert (done.returncode, done.stderr.strip()) == (
+        2,
+        f"pawl {command}: needs moto[server], which is not installed: pip install 'pawl[local]'",
+    )
+    assert not (tmp_path / "state").exists() and not (tmp_path / "r.html").exists()
+
+
+def test_require_names_the_first_module_not_installed() -> None:
+    require("json", "zipfile")
+    with pytest.raises(ModuleNotFoundError) as raised:
+        require("json", "pawl_no_such_module", "another_missing_one")
+    assert raised.value.name == "pawl_no_such_module"
 
 
 def test_plain_progress_prints_each_tenth_once() -> None:
