@@ -68,11 +68,17 @@ def test_a_bad_version_file_is_refused(tmp_path: Path, source: str, error: str) 
         lambda_pawl.read_version(project / "pawl")
 
 
-def test_the_version_is_the_repository_s_own() -> None:
-    root = Path(__file__).resolve().parents[2]
+def test_the_version_is_the_repository_s_own_and_pyproject_s() -> None:
+    import tomllib
+
     import pawl._version
 
+    root = Path(__file__).resolve().parents[2]
     assert lambda_pawl.read_version(root / "pawl") == pawl._version.__version__
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text())
+    assert "version" not in pyproject["project"] and "version" in pyproject["project"]["dynamic"]
+    dynamic = pyproject["tool"]["setuptools"]["dynamic"]["version"]
+    assert dynamic == {"attr": "pawl._version.__version__"}
 
 
 def test_the_record_lists_every_file_with_its_hash(tmp_path: Path) -> None:
