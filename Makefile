@@ -21,7 +21,8 @@ STAGE ?= dev
 # Everything: what `make test` needs (dev tools, the embeddings extra, infra linting).
 install: $(DEV_STAMP)
 
-# What the demo and `pawl serve` need, and nothing heavier (no torch).
+# What the demo and `pawl serve` need (the `local` extra: moto's server, rich, PyYAML), and
+# nothing heavier (no torch). `pip install .` alone is the API client and plugin API.
 install-base: $(BASE_STAMP)
 
 # The `local` embedding backend: torch (CPU) and sentence-transformers, about 1 GB.
@@ -32,7 +33,7 @@ install-embeddings: $(EMBEDDINGS_STAMP)
 $(BASE_STAMP): pyproject.toml $(PLUGIN_DIRS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) --upgrade 'pip<26.3'
-	$(PIP) -e . $(foreach p,$(PLUGIN_DIRS),-e $(dir $(p)))
+	$(PIP) -e '.[local]' $(foreach p,$(PLUGIN_DIRS),-e $(dir $(p)))
 	touch $@
 
 $(EMBEDDINGS_STAMP): $(BASE_STAMP)
@@ -40,7 +41,7 @@ $(EMBEDDINGS_STAMP): $(BASE_STAMP)
 	touch $@
 
 $(DEV_STAMP): $(BASE_STAMP) $(EMBEDDINGS_STAMP) requirements-infra.txt
-	$(PIP) -e '.[dev,embeddings]'
+	$(PIP) -e '.[local,dev,embeddings]'
 	$(PIP) --no-deps -r requirements-infra.txt
 	touch $@
 

@@ -3,7 +3,8 @@
 ``generate`` writes ``.chalice/policy-<stage>.json`` (the functions' IAM policy, which
 ``chalice package`` embeds) and ``<out>/merge-template.json``; ``package`` then runs
 ``chalice package --merge-template`` into ``<out>`` (default ``dist/<stage>``), leaving
-``sam.json`` and ``deployment.zip`` there.
+``sam.json`` and ``deployment.zip`` there, and adds the Lambda part of ``pawl`` to the zip
+(:mod:`chalicelib.infra.lambda_pawl`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from chalice import Chalice
 
+from chalicelib.infra import lambda_pawl
 from chalicelib.infra.definitions import queue_specs, table_specs
 from chalicelib.infra.merge import link_event_sources, merge_template
 from chalicelib.infra.policy import policy_document
@@ -60,6 +62,9 @@ def generate(stage: Stage, out: Path, options: Options) -> Path:
 def package(stage_name: str, out: Path, options: Options) -> None:
     stage = load_stage(stage_name)  # an unknown stage fails here, before chalice runs
     merge = generate(stage, out, options)
+    # pip (run by chalice over requirements.txt) resolves a plugin's `pawl` to this wheel.
+    lambda_pawl.build_wheel(PROJECT_DIR, PROJECT_DIR / lambda_pawl.WHEEL_DIR)
+    lambda_pawl.drop_stale_caches(PROJECT_DIR, lambda_pawl.read_version(PROJECT_DIR / "pawl"))
     env = dict(os.environ)
     env.setdefault("AWS_DEFAULT_REGION", env.get("AWS_REGION", "us-east-1"))
     chalice = Path(sys.executable).with_name("chalice")
@@ -69,6 +74,7 @@ def package(stage_name: str, out: Path, options: Options) -> None:
         env=env,
         check=True,
     )
+    lambda_pawl.add_to_zip(out / "deployment.zip", PROJECT_DIR)
     packaged = out / "sam.json"
     template = json.loads(packaged.read_text())
     link_event_sources(template, stage, stage_app(stage))
@@ -98,7 +104,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "generate":
         print(generate(load_stage(args.stage), out, options))
     else:
-        package(args.stage, out, options)
+        try:
+            package(args.stage, out, options)
+        except lambda_pawl.LambdaPawlError as exc:
+            parser.exit(2, f"{parser.prog}: {exc}\n")
         print(out / "sam.json")
 
 

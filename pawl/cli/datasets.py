@@ -301,12 +301,11 @@ def import_file(
 ) -> Outcome:
     """Check every line, then send the file in chunks with a progress bar; a refused chunk
     stops the import and the items it had added are deleted again."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from pawl.cli.progress import byte_progress
 
     fmt = file_format(path, fmt)
     size = path.stat().st_size
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, TextColumn("bytes"), transient=False) as progress:
+    with byte_progress() as progress:
         with path.open("rb") as raw:
             task = progress.add_task("checking", total=size)
             lines = _skipped(file_lines(raw, fmt), skip)

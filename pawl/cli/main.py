@@ -155,7 +155,10 @@ def print_failure(command: str, failure: str) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from pawl.cli.extras import require
     from pawl.local.runtime import LocalRuntime
+
+    require("moto", "werkzeug")  # the stand-in (the `local` extra)
 
     runtime = LocalRuntime(_runtime_config(args, Path(args.state_dir)))
     _dump_stacks_on_sigusr1()
@@ -190,6 +193,9 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from pawl.cli.extras import require
+
+    require("moto", "werkzeug", "rich")  # the stand-in and the walkthrough's output
     from pawl.demo.judge import demo_judge
     from pawl.demo.walkthrough import AGENT_MODULE, DemoOptions
     from pawl.local.runtime import LocalRuntime, RuntimeConfig
@@ -445,7 +451,16 @@ def main(argv: list[str] | None = None) -> int:
     # botocore/urllib3 chatter drowns the runtime's own lines.
     for noisy in ("botocore", "urllib3", "werkzeug", "httpx", "httpcore", "pynamodb"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+    except ModuleNotFoundError as exc:  # a package of the `local` extra, not installed
+        from pawl.cli.extras import missing_extra_message
+
+        message = missing_extra_message(args.command, exc)
+        if message is None:
+            raise
+        print(message, file=sys.stderr)
+        return 2
     return code
 
 

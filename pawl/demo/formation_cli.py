@@ -14,13 +14,12 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import yaml
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING, Any
 
 from pawl.transport import ApiError, PawlClient, ServerUnreachable
+
+if TYPE_CHECKING:  # rich and PyYAML are the `local` extra's: imported when a command runs
+    from rich.console import Console
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
@@ -48,6 +47,8 @@ class Target:
 
 def load_template(path: Path) -> dict[str, Any]:
     """The file's object (YAML is a superset of JSON, so one parser reads both)."""
+    import yaml
+
     try:
         loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -57,6 +58,13 @@ def load_template(path: Path) -> dict[str, Any]:
     if not isinstance(loaded, dict):
         raise TemplateFileError(f"{path} must hold an object with a 'resources' key")
     return loaded
+
+
+def escape(text: str) -> str:
+    """rich markup escaped (a template's names and server messages are printed as text)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
 
 
 def parse_parameter(text: str) -> tuple[str, str]:

@@ -22,7 +22,8 @@ import pytest
 
 PROJECT = Path(__file__).resolve().parents[2]
 #: What `chalice package` reads from a project (plus its dependency cache, if any).
-PROJECT_PARTS = ["app.py", "chalicelib", "requirements.txt", ".chalice/config.json"]
+#: All of pawl/ is copied, laptop side too: the zip must leave out what a clean clone holds.
+PROJECT_PARTS = ["app.py", "chalicelib", "pawl", "requirements.txt", ".chalice/config.json"]
 STAGE = "dev"
 
 

@@ -7,6 +7,7 @@ counts, lazy ones inside functions too; only ``if TYPE_CHECKING:`` imports are l
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -95,3 +96,38 @@ def test_a_layer_breach_is_reported(tmp_path: Path) -> None:
     done = _lint_imports(config, tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "layered.low is not allowed to import layered.high" in done.stdout
+
+
+def test_the_service_may_not_import_pawl(tmp_path: Path) -> None:
+    """The `service-imports-no-pawl` contract as pyproject states it fails on a breach: any
+    module of chalicelib importing anything of pawl (a lazy import too)."""
+    config = tomllib.loads(PYPROJECT.read_text())["tool"]["importlinter"]
+    (contract,) = (c for c in config["contracts"] if c["id"] == "service-imports-no-pawl")
+    assert (contract["source_modules"], contract["forbidden_modules"]) == (["chalicelib"], ["pawl"])
+    for package, body in (("chalicelib", "def f():\n    from pawl import plugins\n"), ("pawl", "")):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+        (
+            tmp_path / package / ("scoring.py" if package == "chalicelib" else "plugins.py")
+        ).write_text(body)
+    lines = [f"{key} = {value!r}".replace("'", '"') for key, value in contract.items()]
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.importlinter]\nroot_packages = ["chalicelib", "pawl"]\n\n'
+        "[[tool.importlinter.contracts]]\n" + "\n".join(lines) + "\n"
+    )
+    done = _lint_imports(tmp_path / "pyproject.toml", tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "chalicelib.scoring -> pawl.plugins" in done.stdout
+
+
+def test_app_py_imports_nothing_from_pawl() -> None:
+    """app.py is Chalice's entry module, outside the root packages import-linter reads."""
+    tree = ast.parse((ROOT / "app.py").read_text())
+    names = [
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    ]
+    names += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    assert not [name for name in names if name.split(".")[0] == "pawl"]

@@ -45,7 +45,7 @@ def _plan(checkout: Path, target: str) -> str:
 
 def test_demo_installs_the_base_without_torch(tmp_path: Path) -> None:
     plan = _plan(_checkout(tmp_path), "demo")
-    assert "pip install -qq --disable-pip-version-check -e . " in plan
+    assert "pip install -qq --disable-pip-version-check -e '.[local]' " in plan
     assert "embeddings" not in plan and "dev" not in plan
     assert "pawl demo" in plan
 
@@ -56,9 +56,9 @@ def test_test_after_a_demo_install_adds_the_embeddings_extra_and_dev_tools(
     checkout = _checkout(tmp_path)
     _stamp(checkout, "base")
     plan = _plan(checkout, "test")
-    assert "-e . " not in plan  # the base layer is not reinstalled
+    assert "-e '.[local]' " not in plan  # the base layer is not reinstalled
     assert "-e '.[embeddings]'" in plan
-    assert "-e '.[dev,embeddings]'" in plan
+    assert "-e '.[local,dev,embeddings]'" in plan
     assert "-r requirements-infra.txt" in plan
 
 
