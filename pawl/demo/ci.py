@@ -8,12 +8,13 @@ cancelled, or the wait ran out).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rich.console import Console
 
 from chalicelib.domain import console_links
 from chalicelib.domain.runs import COMPLETED
+from pawl.cli.names import NameNotResolved, resolve
 from pawl.demo.comparison import print_comparison
 from pawl.demo.progress import follow_run
 from pawl.demo.summary import build_comparison
@@ -120,6 +121,7 @@ def run_for_ci(request: RunRequest, console: Console, errors: Console) -> int:
         return EXIT_NO_VERDICT
     try:
         with PawlClient(request.server, request.api_key) as client:
+            request = replace(request, eval_id=resolve(client, "eval_id", request.eval_id))
             finished = _start_and_follow(client, request, console)
     except ApiError as exc:
         refused = f"refused ({exc.status} {exc.code}): {exc.message}{refusal_hint(exc.status)}"
@@ -128,7 +130,7 @@ def run_for_ci(request: RunRequest, console: Console, errors: Console) -> int:
     except RunWaitTimeout as exc:
         errors.print(f"pawl run: {still_running(exc)}", highlight=False, soft_wrap=True)
         return EXIT_NO_VERDICT
-    except (ServerUnreachable, NoBaseline) as exc:
+    except (ServerUnreachable, NoBaseline, NameNotResolved) as exc:
         errors.print(f"pawl run: {exc}", highlight=False, soft_wrap=True)
         return EXIT_NO_VERDICT
     print_comparison(console, build_comparison(finished))
