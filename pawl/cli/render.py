@@ -107,6 +107,11 @@ def _passed(value: Any) -> str:
     return "" if value is None else json.dumps(value)
 
 
+def result_outcome(result: dict[str, Any]) -> str:
+    """``true``/``false``, or ``error`` for an item whose agent or scorer call failed."""
+    return "error" if result.get("error") else _passed(result.get("passed"))
+
+
 RUN_COLUMNS = (
     Column("id", lambda run: cell(run.get("id"))),
     Column("status", lambda run: cell(run.get("status"))),
@@ -161,7 +166,7 @@ def result_columns(results: Sequence[dict[str, Any]]) -> list[Column]:
         scorers += [str(s.get("scorer")) for s in _scores(result) if s.get("scorer") not in scorers]
     return [
         Column("item", item_label),
-        Column("passed", lambda result: _passed(result.get("passed"))),
+        Column("passed", result_outcome),
         *(Column(scorer, _score_of(scorer)) for scorer in scorers),
         Column("reasoning / error", why),
     ]
