@@ -15,7 +15,7 @@ import argparse
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 from chalicelib.idformat import is_id
 from pawl.transport import ApiError
@@ -58,9 +58,9 @@ NAMED = {
     for named in (
         Named("project", "project", "/api/v1/projects", in_project=False),
         Named("api_key", "API key", "/api/v1/api-keys"),
-        Named("agent", "agent", "/api/v1/agents"),
-        Named("dataset", "dataset", "/api/v1/datasets"),
-        Named("eval", "eval", "/api/v1/evals"),
+        Named("agent", "agent", "/api/v1/agents", name_filter=True),
+        Named("dataset", "dataset", "/api/v1/datasets", name_filter=True),
+        Named("eval", "eval", "/api/v1/evals", name_filter=True),
         Named("ai_provider", "AI provider", "/api/v1/ai-providers"),
         Named("tool", "tool", "/api/v1/tools"),
         Named("decider", "decider", "/api/v1/deciders"),
@@ -165,7 +165,7 @@ def resolve(client: Sender, parameter: str, value: str, project_id: str | None =
     return find_named(client, kind, value, project_id)
 
 
-def _is_name(value: Any, metavar: str) -> bool:
+def _is_name(value: Any, metavar: str) -> TypeGuard[str]:
     """A flag value that could be a name: a JSON field's ``null`` or list is not one."""
     if not isinstance(value, str) or not value:
         return False

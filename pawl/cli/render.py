@@ -189,10 +189,14 @@ def default_columns(rows: Sequence[dict[str, Any]]) -> list[Column]:
     ordered = [c for c in PREFERRED_COLUMNS if c in seen]
     ordered += [c for c in seen if c not in ordered and c != CREATED]
     chosen = ordered[: MAX_COLUMNS - 1] if CREATED in seen else ordered[:MAX_COLUMNS]
-    columns = [Column(name, lambda row, name=name: cell(row.get(name))) for name in chosen]
+    columns = [Column(name, _field(name)) for name in chosen]
     if CREATED in seen:
-        columns.append(Column("created", lambda row: cell(row.get(CREATED))))
+        columns.append(Column("created", _field(CREATED)))
     return columns
+
+
+def _field(name: str) -> Callable[[dict[str, Any]], str]:
+    return lambda row: cell(row.get(name))
 
 
 #: operationId -> the columns of its list.
@@ -221,16 +225,28 @@ def flattened(key: str, value: Any) -> Iterator[tuple[str, Any]]:
         yield key, value
 
 
+#: An object's fields a reader looks for first; a run's aggregate figures come last.
+FIRST_FIELDS = ("id", "name", "eval_id", "status", "passed", "verdict_reasons")
+LAST_FIELDS = ("aggregate_scores",)
+
+
+def _field_order(answer: dict[str, Any]) -> list[str]:
+    first = [key for key in FIRST_FIELDS if key in answer]
+    last = [key for key in LAST_FIELDS if key in answer]
+    return first + [key for key in answer if key not in first + last] + last
+
+
 def object_rows(answer: dict[str, Any]) -> list[list[str]]:
-    """(field, value) rows; a run's figures and reasons in full, one leaf per row, and its
-    pass rate with the interval read out after ``passed``."""
+    """(field, value) rows, empty fields left out; a run's pass rate with its interval read
+    out after ``passed``, and its reasons and aggregate figures in full, one leaf a row."""
     rows: list[list[str]] = []
-    for key, value in answer.items():
+    for key in _field_order(answer):
+        value = answer[key]
         if key == "aggregate_scores":
-            rows += [[k, cell(v, None)] for k, v in flattened(key, value)]
+            rows += [[k, cell(v, None)] for k, v in flattened(key, value) if v is not None]
         elif key == "verdict_reasons" and isinstance(value, list) and value:
             rows += [[f"{key}[{i}]", cell(reason, None)] for i, reason in enumerate(value)]
-        else:
+        elif value is not None:
             rows.append([key, cell(value, None if key in UNCUT_FIELDS else MAX_FIELD)])
         if key == "passed" and "pass_rate" in _aggregate(answer):
             rows.append(["pass rate", pass_rate_text(answer)])

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -100,9 +99,12 @@ def test_a_name_is_the_id_of_that_resource_in_the_keys_own_project(world: World)
 
 
 def test_another_projects_eval_is_not_found_by_its_name(world: World) -> None:
-    with PawlClient(world.runtime.url, world.ours.key) as client:
-        with pytest.raises(NameNotResolved, match="no eval named 'only-theirs' in this project"):
-            resolve(client, "eval_id", "only-theirs")
+    missing = "no eval named 'only-theirs' in this project"
+    with (
+        PawlClient(world.runtime.url, world.ours.key) as client,
+        pytest.raises(NameNotResolved, match=missing),
+    ):
+        resolve(client, "eval_id", "only-theirs")
 
 
 def test_two_of_one_name_are_refused_naming_both(world: World) -> None:

@@ -28,6 +28,7 @@ RUN: dict[str, Any] = {
     },
     "verdict_reasons": [{"gate": "regression", "passed": False, "message": "m" * 150}],
 }
+RUN["baseline_run_id"] = None  # an empty field: left out of the object's table
 RUNNING = RUN | {"id": "evrun_def", "status": "running", "passed": None, "aggregate_scores": None}
 
 
@@ -87,6 +88,14 @@ def test_a_runs_table_shows_verdict_pass_rate_interval_delta_and_p() -> None:
 def test_a_run_shows_every_aggregate_figure_in_full() -> None:
     text = render.table_text(RUN, "getEvalRun")
     rows = {line.split("  ")[0]: line.split("  ", 1)[1].strip() for line in _lines(text)}
+    assert list(rows)[:6] == [
+        "id",
+        "eval_id",
+        "status",
+        "passed",
+        "pass rate",
+        "verdict_reasons[0]",
+    ]
     assert rows["pass rate"] == "66.7% (20.8% to 93.9%)"
     assert rows["aggregate_scores.pass_rate"] == str(2 / 3)
     assert rows["aggregate_scores.baseline.p_value"] == "0.0412"
@@ -94,7 +103,7 @@ def test_a_run_shows_every_aggregate_figure_in_full() -> None:
     assert rows["aggregate_scores.baseline.regressed"] == json.dumps(["dsit_" + "x" * 80])
     reason = json.loads(rows["verdict_reasons[0]"])
     assert reason["message"] == "m" * 150  # not cut
-    assert "…" not in text
+    assert "…" not in text and "baseline_run_id" not in rows
 
 
 def test_a_results_table_shows_item_passed_each_score_and_why() -> None:
