@@ -91,6 +91,18 @@ PARAMETER_KINDS = {
 }
 
 
+def flag_help(parameter: str, text: str) -> str:
+    """A flag's help, saying when it takes a name (or ``latest``) as well as an id."""
+    kind = PARAMETER_KINDS.get(parameter)
+    if parameter == "eval_run_id":
+        added = "an id, or latest: the eval's newest run"
+    elif kind is not None:
+        added = f"an id or the {NAMED[kind].noun}'s name"
+    else:
+        return text
+    return f"{text} — {added}" if text else added
+
+
 def _listing(client: Sender, named: Named, name: str, project_id: str | None) -> Iterator[Any]:
     """Every row of the kind's list the caller sees, page after page."""
     params: dict[str, str | int] = {"limit": PAGE_SIZE}

@@ -207,7 +207,7 @@ def _add_param_flags(parser: argparse.ArgumentParser, op: Operation) -> None:
             dest=f"param__{param.name}",
             metavar=param.metavar,
             required=param.required and param.location == "path",
-            help=param.help,
+            help=names.flag_help(param.name, param.help),
         )
 
 

@@ -62,6 +62,13 @@ def test_the_resource_flags_have_short_aliases(document: dict[str, Any]) -> None
     assert (args.param__agent_id, args.param__dataset_id) == ("a", "d")
 
 
+def test_the_help_of_a_flag_that_takes_a_name_says_so() -> None:
+    assert names.flag_help("eval_id", "(path)") == "(path) — an id or the eval's name"
+    assert names.flag_help("provider_id", "") == "an id or the AI provider's name"
+    assert names.flag_help("eval_run_id", "(path)").endswith("or latest: the eval's newest run")
+    assert names.flag_help("limit", "(query)") == "(query)"
+
+
 def test_a_json_fields_null_or_list_is_not_a_name() -> None:
     assert names._is_name("support", "TEXT") and names._is_name("support", "JSON")
     assert names._is_name('"support"', "JSON")
