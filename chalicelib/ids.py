@@ -3,41 +3,19 @@
 from __future__ import annotations
 
 import hashlib
-import re
 import secrets
 import string
 from typing import Annotated
 
 from pydantic import Field
 
-_ALPHABET = string.ascii_letters + string.digits
+# The shape of an id lives in idformat (no pydantic); its names are still read from here.
+from chalicelib.idformat import ID_BODY as ID_BODY
+from chalicelib.idformat import PATH_PARAMETER_KINDS as PATH_PARAMETER_KINDS
+from chalicelib.idformat import PREFIXES, id_pattern
+from chalicelib.idformat import is_id as is_id
 
-PREFIXES = {
-    "project": "proj",
-    "api_key": "key",
-    "agent": "agt",
-    "dataset": "dset",
-    "dataset_item": "dsit",
-    "eval": "eval",
-    "eval_run": "evrun",
-    "eval_result": "evres",
-    "generation": "gen",
-    "webhook": "whk",
-    "delivery": "whdl",
-    "ai_provider": "aip",
-    "tool": "tool",
-    "decider": "dcd",
-    "decision": "dec",
-    "trigger": "trg",
-    "trigger_firing": "trg_fire",
-    "formation": "form",
-    "formation_resource": "form_res",
-    "formation_operation": "form_op",
-    "policy": "pol",
-    "usage_event": "ue",
-    "usage_row": "urow",
-    "secret": "sec",
-}
+_ALPHABET = string.ascii_letters + string.digits
 
 
 #: The largest multiple of len(_ALPHABET) a byte can hold: bytes at or above it are skipped,
@@ -80,21 +58,6 @@ def new_id(kind: str) -> str:
     return f"{PREFIXES[kind]}_{random_token()}"
 
 
-#: What the API accepts as an id of a kind: its prefix, ``_``, then 1 to 64 letters or
-#: digits. Minted ids have 16; the wider range keeps hand-written test ids readable. A
-#: value of another shape can name nothing, so it never reaches the store (an empty
-#: string, for one, is not a valid DynamoDB key and used to answer 500).
-ID_BODY = "[A-Za-z0-9]{1,64}"
-
-
-def id_pattern(kind: str) -> str:
-    return f"^{PREFIXES[kind]}_{ID_BODY}$"
-
-
-def is_id(kind: str, value: str) -> bool:
-    return re.fullmatch(id_pattern(kind), value) is not None
-
-
 ProjectId = Annotated[str, Field(pattern=id_pattern("project"))]
 AgentId = Annotated[str, Field(pattern=id_pattern("agent"))]
 DatasetId = Annotated[str, Field(pattern=id_pattern("dataset"))]
@@ -109,26 +72,3 @@ TriggerId = Annotated[str, Field(pattern=id_pattern("trigger"))]
 PolicyId = Annotated[str, Field(pattern=id_pattern("policy"))]
 SecretId = Annotated[str, Field(pattern=id_pattern("secret"))]
 WebhookId = Annotated[str, Field(pattern=id_pattern("webhook"))]
-
-#: Path parameter name -> the kind of id it holds (a malformed one is a 404 at the edge).
-PATH_PARAMETER_KINDS = {
-    "project_id": "project",
-    "key_id": "api_key",
-    "agent_id": "agent",
-    "dataset_id": "dataset",
-    "item_id": "dataset_item",
-    "eval_id": "eval",
-    "eval_run_id": "eval_run",
-    "generation_id": "generation",
-    "webhook_id": "webhook",
-    "delivery_id": "delivery",
-    "provider_id": "ai_provider",
-    "tool_id": "tool",
-    "decider_id": "decider",
-    "decision_id": "decision",
-    "trigger_id": "trigger",
-    "firing_id": "trigger_firing",
-    "formation_id": "formation",
-    "policy_id": "policy",
-    "secret_id": "secret",
-}

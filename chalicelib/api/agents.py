@@ -15,7 +15,7 @@ from chalicelib.api import plugin_schemas
 from chalicelib.api.access import on, on_collection
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls, target_project
-from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
+from chalicelib.api.routing import Call, ListQuery, NamedListQuery, endpoint, page
 from chalicelib.api.secret_refs import check_config
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import Agent, AgentVersion
@@ -118,15 +118,15 @@ def create_agent(call: Call[CreateAgent, Any]) -> Agent:
     "/api/v1/agents",
     "GET",
     access=on_collection("agents:ListAgents", "agent"),
-    query=ProjectListQuery,
+    query=NamedListQuery,
     response=Page[Agent],
     tag=TAG,
     operation_id="listAgents",
 )
-def list_agents(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
-    """List a project's agents, oldest first."""
+def list_agents(call: Call[Any, NamedListQuery]) -> dict[str, Any]:
+    """List a project's agents, oldest first (``?name=``: the one of that name)."""
     project_id = call.caller.listing_project(call.query.project_id)
-    return page(agents.list_agents(project_id, call.query.window()).map(shown))
+    return page(agents.list_agents(project_id, call.query.window(), call.query.name).map(shown))
 
 
 @endpoint(

@@ -10,7 +10,7 @@ from pydantic import Field
 from chalicelib.api.access import on, on_collection
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls, target_project
-from chalicelib.api.routing import Call, ListQuery, ProjectListQuery, endpoint, page
+from chalicelib.api.routing import Call, ListQuery, NamedListQuery, endpoint, page
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import Dataset, DatasetItem
 from chalicelib.ids import ProjectId
@@ -98,15 +98,15 @@ def create_dataset(call: Call[CreateDataset, Any]) -> Dataset:
     "/api/v1/datasets",
     "GET",
     access=on_collection("evaluations:ListDatasets", "dataset"),
-    query=ProjectListQuery,
+    query=NamedListQuery,
     response=Page[Dataset],
     tag=TAG,
     operation_id="listDatasets",
 )
-def list_datasets(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
-    """List a project's datasets, oldest first."""
+def list_datasets(call: Call[Any, NamedListQuery]) -> dict[str, Any]:
+    """List a project's datasets, oldest first (``?name=``: the one of that name)."""
     project_id = call.caller.listing_project(call.query.project_id)
-    return page(datasets.list_datasets(project_id, call.query.window()))
+    return page(datasets.list_datasets(project_id, call.query.window(), call.query.name))
 
 
 @endpoint(

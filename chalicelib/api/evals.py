@@ -19,7 +19,7 @@ from chalicelib.api import plugin_schemas
 from chalicelib.api.access import authorize_references, on, on_collection
 from chalicelib.api.auth import Caller
 from chalicelib.api.common import refuse_nulls, target_project
-from chalicelib.api.routing import Call, ProjectListQuery, endpoint, page, route
+from chalicelib.api.routing import Call, NamedListQuery, endpoint, page, route
 from chalicelib.domain.base import Page, RequestBody
 from chalicelib.domain.catalog import DEFAULT_MAX_CONCURRENCY, MAX_CONCURRENCY_CEILING, Eval
 from chalicelib.engine import evals as catalog
@@ -238,15 +238,15 @@ def create_eval(call: Call[CreateEval, Any]) -> Eval:
     "/api/v1/evals",
     "GET",
     access=on_collection("evaluations:ListEvals", "eval"),
-    query=ProjectListQuery,
+    query=NamedListQuery,
     response=Page[Eval],
     tag=TAG,
     operation_id="listEvals",
 )
-def list_evals(call: Call[Any, ProjectListQuery]) -> dict[str, Any]:
-    """List a project's evals, oldest first."""
+def list_evals(call: Call[Any, NamedListQuery]) -> dict[str, Any]:
+    """List a project's evals, oldest first (``?name=``: the one of that name)."""
     project_id = call.caller.listing_project(call.query.project_id)
-    return page(evals.list_evals(project_id, call.query.window()))
+    return page(evals.list_evals(project_id, call.query.window(), call.query.name))
 
 
 @endpoint(

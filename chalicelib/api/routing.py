@@ -69,6 +69,15 @@ class ProjectListQuery(ListQuery):
     project_id: ProjectId | None = None
 
 
+class NamedListQuery(ProjectListQuery):
+    """pawl adds ``?name=`` to the lists of resources a project names once (agents,
+    datasets, evals): the page holds the one of that name, or nothing."""
+
+    name: str | None = Field(
+        None, min_length=1, max_length=200, description="Only the one of this exact name"
+    )
+
+
 @dataclass
 class Call(Generic[B, Q]):
     """What a handler receives: the caller, the parsed body and query, the path params."""

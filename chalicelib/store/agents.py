@@ -141,7 +141,10 @@ def get_agent_version(agent_id: str, version: int) -> AgentVersion:
         ) from None
 
 
-def list_agents(project_id: str, window: Window) -> Listing[Agent]:
+def list_agents(project_id: str, window: Window, name: str | None = None) -> Listing[Agent]:
+    """The project's agents, oldest first; with ``name``, only the one of that name."""
+    if name is not None:
+        return project_scoped.list_named(AgentModel, KIND, project_id, name, window, _agent)
     return project_scoped.list_by_project(AgentModel, project_id, window, _agent)
 
 

@@ -80,7 +80,10 @@ def get_dataset(dataset_id: str) -> Dataset:
     return _dataset(project_scoped.get_or_404(DatasetModel, KIND, dataset_id))
 
 
-def list_datasets(project_id: str, window: Window) -> Listing[Dataset]:
+def list_datasets(project_id: str, window: Window, name: str | None = None) -> Listing[Dataset]:
+    """The project's datasets, oldest first; with ``name``, only the one of that name."""
+    if name is not None:
+        return project_scoped.list_named(DatasetModel, KIND, project_id, name, window, _dataset)
     return project_scoped.list_by_project(DatasetModel, project_id, window, _dataset)
 
 

@@ -104,7 +104,10 @@ def get_eval_and_run_count(eval_id: str) -> tuple[Eval, int | None]:
     return _eval(model), _run_count(model)
 
 
-def list_evals(project_id: str, window: Window) -> Listing[Eval]:
+def list_evals(project_id: str, window: Window, name: str | None = None) -> Listing[Eval]:
+    """The project's evals, oldest first; with ``name``, only the one of that name."""
+    if name is not None:
+        return project_scoped.list_named(EvalModel, KIND, project_id, name, window, _eval)
     return project_scoped.list_by_project(EvalModel, project_id, window, _eval)
 
 

@@ -23,10 +23,15 @@ from pynamodb.exceptions import DoesNotExist
 from chalicelib import clock
 from chalicelib.errors import PawlError, concurrent_update, not_found
 from chalicelib.store.base import IdModel
-from chalicelib.store.models import ProjectModel
+from chalicelib.store.models import NameClaimModel, ProjectModel
 from chalicelib.store.names import claiming_name
-from chalicelib.store.pagination import Listing, Partition, Window, page_of
-from chalicelib.store.transactions import LabelledTxn, TxnRefused, labelled_transaction
+from chalicelib.store.pagination import Listing, Partition, Window, listing_of, page_of
+from chalicelib.store.transactions import (
+    LabelledTxn,
+    TxnRefused,
+    claim_key,
+    labelled_transaction,
+)
 
 __all__ = [
     "PROJECT_INDEX_KEYS",
@@ -37,6 +42,7 @@ __all__ = [
     "find_in_project",
     "get_or_404",
     "list_by_project",
+    "list_named",
     "lost_race",
     "save_in_project",
 ]
@@ -86,6 +92,28 @@ def list_by_project(
     """One page of a project's rows, oldest first (the model's ``by_project`` index)."""
     index: Any = model_cls._indexes["by_project"]
     return page_of(Partition(index, project_id, PROJECT_INDEX_KEYS), window, convert)
+
+
+def list_named(
+    model_cls: type[IdModel],
+    kind: str,
+    project_id: str,
+    name: str,
+    window: Window,
+    convert: Callable[[Any], D],
+) -> Listing[D]:
+    """``?name=``: a page holding the project's one row of that name, or none.
+
+    Names are unique in a project (their claim rows, :mod:`chalicelib.store.names`), so
+    the claim row names the row: two GetItems however many rows the project holds.
+    """
+    try:
+        claim = NameClaimModel.get(claim_key(project_id, kind, name), consistent_read=True)
+    except DoesNotExist:
+        claim = None
+    row = find_in_project(model_cls, project_id, claim.resource_id) if claim else None
+    found = [convert(row)] if row is not None else []
+    return listing_of(found, window, f"{kind}-by-name|{project_id}|{name}")
 
 
 @contextmanager

@@ -368,6 +368,7 @@ def _report(outcome: Outcome, args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from pawl.cli.names import NameNotResolved, resolve
     from pawl.transport import DEFAULT_SERVER, NO_KEY_MESSAGE, PawlClient
 
     server = args.server or os.environ.get("PAWL_SERVER") or DEFAULT_SERVER
@@ -381,9 +382,13 @@ def cmd_import(args: argparse.Namespace) -> int:
         return 2
     try:
         with PawlClient(server, api_key, timeout_s=120) as client:
+            dataset_id = resolve(client, "dataset_id", args.dataset)  # a name or an id
             outcome = import_file(
-                client, args.dataset, path, skip=args.skip, parallel=args.parallel, fmt=args.format
+                client, dataset_id, path, skip=args.skip, parallel=args.parallel, fmt=args.format
             )
+    except NameNotResolved as exc:
+        print(f"pawl: nothing imported: {exc}", file=sys.stderr)
+        return 2
     except FileRefused as exc:
         print(f"pawl: nothing imported: {exc}", file=sys.stderr)
         return 2
@@ -401,7 +406,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     command.add_argument("file", metavar="FILE.jsonl|FILE.ndjson|FILE.csv")
-    command.add_argument("--dataset", required=True, metavar="DATASET_ID")
+    command.add_argument(
+        "--dataset", required=True, metavar="DATASET", help="the dataset's name or id"
+    )
     command.add_argument("--format", choices=sorted(set(FORMATS.values())), help="default: by name")
     command.add_argument("--skip", type=int, default=0, metavar="N", help="skip N data lines")
     command.add_argument("--parallel", type=int, default=1, metavar="N", help="requests at once")

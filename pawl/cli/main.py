@@ -297,7 +297,7 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
         "2: refused, unreachable, the run failed, was cancelled or timed out, or a report "
         "asked for could not be written.",
     )
-    run.add_argument("--eval", dest="eval_id", required=True, metavar="EVAL_ID")
+    run.add_argument("--eval", dest="eval_id", required=True, metavar="NAME|ID")
     run.add_argument(
         "--baseline",
         metavar="RUN_ID|latest|latest-or-none",

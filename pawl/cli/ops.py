@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pawl.cli import names
 from pawl.cli import render as cli_render
 from pawl.transport import (
     DEFAULT_SERVER,
@@ -36,7 +37,13 @@ METHODS = ("get", "post", "put", "patch", "delete")
 COMMON_FLAGS = frozenset({"server", "api-key", "output", "body", "help"})
 #: Flags kept for commands written before the path parameter took SOAT's name
 #: (``eval_run_id``, ``--eval-run-id``): pawl's CLI said ``--run-id``.
-FLAG_ALIASES = {"eval_run_id": ("run-id",)}
+#: ``--eval``, ``--agent``, ``--dataset``: the resource's name or id (``pawl.cli.names``).
+FLAG_ALIASES = {
+    "eval_run_id": ("run-id",),
+    "eval_id": ("eval",),
+    "agent_id": ("agent",),
+    "dataset_id": ("dataset",),
+}
 
 
 @dataclass(frozen=True)
@@ -200,7 +207,7 @@ def _add_param_flags(parser: argparse.ArgumentParser, op: Operation) -> None:
             dest=f"param__{param.name}",
             metavar=param.metavar,
             required=param.required and param.location == "path",
-            help=param.help,
+            help=names.flag_help(param.name, param.help),
         )
 
 
@@ -311,11 +318,12 @@ def run_operation(op: Operation, args: argparse.Namespace) -> int:
     if not api_key and not op.public:
         return _fail(op, NO_KEY_MESSAGE)
     try:
-        request = prepare(op, args)
-    except (OSError, ValueError) as exc:
-        return _fail(op, f"--body: {exc}")
-    try:
         with PawlClient(server, api_key) as client:
+            names.resolve_args(op, args, client)  # `--eval support-faq`: the eval's id
+            try:
+                request = prepare(op, args)
+            except (OSError, ValueError) as exc:
+                return _fail(op, f"--body: {exc}")
             answer = client.send(
                 op.method,
                 request.path,
@@ -324,10 +332,10 @@ def run_operation(op: Operation, args: argparse.Namespace) -> int:
                 content=request.content,
                 content_type=op.raw_media_type,
             )
-    except ServerUnreachable as exc:
+    except (ServerUnreachable, names.NameNotResolved) as exc:
         return _fail(op, str(exc))
     except ApiError as exc:
         return _fail(op, f"{exc.status} {exc.code}: {exc.message}{refusal_hint(exc.status)}")
     output = args.output or ("table" if sys.stdout.isatty() else "json")
-    cli_render.render(answer, output)
+    cli_render.render(answer, output, op.operation_id)
     return EXIT_OK

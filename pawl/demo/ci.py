@@ -10,7 +10,7 @@ cancelled, or the wait ran out).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rich.console import Console
 
@@ -18,6 +18,7 @@ from chalicelib.domain import console_links
 from chalicelib.domain.runs import COMPLETED
 from pawl.demo.ci_items import CiReport
 from pawl.demo.ci_report import ReportTargets, gather_report, print_items, write_reports
+from pawl.cli.names import NameNotResolved, resolve
 from pawl.demo.comparison import print_comparison
 from pawl.demo.progress import follow_run
 from pawl.demo.summary import build_comparison
@@ -188,6 +189,7 @@ def run_for_ci(request: RunRequest, console: Console, errors: Console) -> int:
     problem = None
     try:
         with PawlClient(request.server, request.api_key) as client:
+            request = replace(request, eval_id=resolve(client, "eval_id", request.eval_id))
             finished, note = _start_and_follow(client, request, console)
             try:
                 _report(client, request, finished, note, console)
@@ -200,7 +202,7 @@ def run_for_ci(request: RunRequest, console: Console, errors: Console) -> int:
     except RunWaitTimeout as exc:
         errors.print(f"pawl run: {still_running(exc)}", highlight=False, soft_wrap=True)
         return EXIT_NO_VERDICT
-    except (ServerUnreachable, NoBaseline) as exc:
+    except (ServerUnreachable, NoBaseline, NameNotResolved) as exc:
         errors.print(f"pawl run: {exc}", highlight=False, soft_wrap=True)
         return EXIT_NO_VERDICT
     console.print(f"console {run_console_url(request, finished)}", highlight=False, soft_wrap=True)

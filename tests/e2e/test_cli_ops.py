@@ -129,7 +129,7 @@ def test_a_refusal_exits_2_with_the_apis_message(runtime: LocalRuntime) -> None:
     done = pawl(runtime, runtime.admin_key, "create-project", "--name", "x", "--colour", "red")
     assert done.returncode == 2 and "unrecognized arguments: --colour" in done.stderr
 
-    done = pawl(runtime, runtime.admin_key, "get-dataset", "--dataset-id", "ds_nothere1234")
+    done = pawl(runtime, runtime.admin_key, "get-dataset", "--dataset-id", "dset_nothere1234")
     assert done.returncode == 2
     assert "404 RESOURCE_NOT_FOUND" in done.stderr and done.stdout == ""
 
@@ -199,12 +199,10 @@ def test_help_groups_every_operation_by_resource(runtime: LocalRuntime) -> None:
 def test_table_output_lists_a_page_and_shows_an_object() -> None:
     from io import StringIO
 
-    from rich.console import Console
-
     out = StringIO()
     page = {"data": [{"name": "a", "id": "ds_1", "tags": ["x"]}], "next_cursor": "c2"}
     page |= {"total": 7, "limit": 1, "offset": 3}
-    cli_render.render(page, "table", Console(file=out, width=120))
+    cli_render.render(page, "table", "listDatasets", out=out)
     lines = out.getvalue().splitlines()
     header = next(line for line in lines if "id" in line and "name" in line)
     assert header.index("id") < header.index("name") < header.index("tags")

@@ -200,6 +200,18 @@ def test_a_foreign_dataset_is_refused_with_nothing_written(
     assert "not found" in capsys.readouterr().err
 
 
+def test_the_dataset_is_named_by_its_name_too(
+    server: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "one.jsonl"
+    path.write_text(_line(1))
+    dataset_id = _dataset(server, "by-name")
+    assert _import(server, "by-name", path) == 0
+    assert [c[0] for c in _contents(server, dataset_id)] == ["case 1"]
+    assert _import(server, "no-such-dataset", path) == 2
+    assert "no dataset named 'no-such-dataset' in this project" in capsys.readouterr().err
+
+
 def test_a_file_without_items_is_refused_rather_than_imported_as_nothing(
     server: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
