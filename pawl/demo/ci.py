@@ -16,9 +16,9 @@ from rich.console import Console
 
 from chalicelib.domain import console_links
 from chalicelib.domain.runs import COMPLETED
+from pawl.cli.names import NameNotResolved, resolve
 from pawl.demo.ci_items import CiReport
 from pawl.demo.ci_report import ReportTargets, gather_report, print_items, write_reports
-from pawl.cli.names import NameNotResolved, resolve
 from pawl.demo.comparison import print_comparison
 from pawl.demo.progress import follow_run
 from pawl.demo.summary import build_comparison
