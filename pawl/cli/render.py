@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
+if TYPE_CHECKING:  # rich loads for a table only: `--output json` starts without it
+    from rich.console import Console
+    from rich.table import Table
 
 #: Columns shown for a list, first those a reader looks for; the rest in the API's order.
 PREFERRED_COLUMNS = ("id", "name", "status", "passed", "output", "input", "type", "version")
@@ -35,6 +36,8 @@ def _columns(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _list_table(rows: list[Any]) -> Table:
+    from rich.table import Table
+
     objects = [row if isinstance(row, dict) else {"value": row} for row in rows]
     table = Table()
     columns = _columns(objects)
@@ -46,6 +49,8 @@ def _list_table(rows: list[Any]) -> Table:
 
 
 def _object_table(answer: dict[str, Any]) -> Table:
+    from rich.table import Table
+
     table = Table(show_header=False)
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold")
@@ -60,6 +65,8 @@ def render(answer: Any, output: str, console: Console | None = None) -> None:
         if answer is not None:
             print(json.dumps(answer, indent=2))
         return
+    from rich.console import Console
+
     console = console or Console()
     if answer is None:
         console.print("(done: no content)")

@@ -14,13 +14,12 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import yaml
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING, Any
 
 from pawl.transport import ApiError, PawlClient, ServerUnreachable
+
+if TYPE_CHECKING:  # yaml and rich load when a command runs: every `pawl` call registers these
+    from rich.console import Console
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
@@ -46,8 +45,17 @@ class Target:
     parameters: dict[str, str]
 
 
+def escape(text: str) -> str:
+    """``text`` with rich's markup escaped (rich imported on first use)."""
+    from rich.markup import escape as escape_markup
+
+    return escape_markup(text)
+
+
 def load_template(path: Path) -> dict[str, Any]:
     """The file's object (YAML is a superset of JSON, so one parser reads both)."""
+    import yaml
+
     try:
         loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
