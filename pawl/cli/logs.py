@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # logging loads when a command configures it, not for `pawl --help`
     import logging
@@ -57,7 +57,7 @@ def configure(level: int) -> None:
     for handler in _installed:
         root.removeHandler(handler)
     _installed.clear()
-    console = logging.StreamHandler()
+    console = _stderr_handler()
     console.setLevel(level)
     console.setFormatter(logging.Formatter(FORMAT))
     root.addHandler(console)
@@ -65,6 +65,25 @@ def configure(level: int) -> None:
     root.setLevel(level)
     for name in NOISY:
         logging.getLogger(name).setLevel(DEBUG if level <= DEBUG else WARNING)
+
+
+def _stderr_handler() -> logging.Handler:
+    """A handler writing to whatever ``sys.stderr`` is when a record comes, not the stream
+    it was when configured (``main()`` run in-process under a capture, then the capture
+    closed, would otherwise make every later record a logging error)."""
+    import logging
+    import sys
+
+    class CurrentStderr(logging.StreamHandler):
+        @property
+        def stream(self) -> Any:
+            return sys.stderr
+
+        @stream.setter
+        def stream(self, _: Any) -> None:
+            pass
+
+    return CurrentStderr()
 
 
 @contextmanager
