@@ -78,14 +78,16 @@ def test_nothing_listening_is_server_unreachable() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # bound, never listening: refused
-        with StdlibClient(f"http://127.0.0.1:{port}", "k") as client:
-            with pytest.raises(ServerUnreachable, match="Connection refused"):
-                client.send("GET", "/health")
+        client = StdlibClient(f"http://127.0.0.1:{port}", "k")
+        with client, pytest.raises(ServerUnreachable, match="Connection refused"):
+            client.send("GET", "/health")
     with pytest.raises(ServerUnreachable, match="not an http"):
         StdlibClient("127.0.0.1:8000", "k")
 
 
 def test_a_path_prefix_in_the_server_url_is_kept() -> None:
-    with serve(lambda request: Reply(body={"path": request.path})) as server:
-        with StdlibClient(server.url + "/dev/", "k") as client:
-            assert client.send("GET", "/api/v1/evals") == {"path": "/dev/api/v1/evals"}
+    with (
+        serve(lambda request: Reply(body={"path": request.path})) as server,
+        StdlibClient(server.url + "/dev/", "k") as client,
+    ):
+        assert client.send("GET", "/api/v1/evals") == {"path": "/dev/api/v1/evals"}
