@@ -25,11 +25,12 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from pawl.cli import logs, parsing, pipes
+from pawl.cli import parsing, pipes
 
 if TYPE_CHECKING:  # imported lazily: `pawl plugins` need not load moto and the app
     import threading
 
+    from pawl.cli.logs import FileLog
     from pawl.demo.walkthrough import DemoOptions
     from pawl.local.runtime import LocalRuntime, RuntimeConfig
 
@@ -157,11 +158,13 @@ def print_failure(command: str, failure: str) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    with logs.file_log(Path(args.state_dir)) as log_path:
-        return _serve(args, log_path)
+    from pawl.cli import logs
+
+    with logs.file_log(Path(args.state_dir)) as log:
+        return _serve(args, log)
 
 
-def _serve(args: argparse.Namespace, log_path: Path) -> int:
+def _serve(args: argparse.Namespace, log: FileLog) -> int:
     import gc
 
     from pawl.local.runtime import LocalRuntime
@@ -174,7 +177,7 @@ def _serve(args: argparse.Namespace, log_path: Path) -> int:
         except (OSError, RuntimeError) as exc:
             print(f"pawl serve: {start_failure(exc, args.host, args.port)}", file=sys.stderr)
             return 1
-        _banner(runtime, log_path)
+        _banner(runtime, log.open())
         failure = serve_until_stopped(runtime, stop)
         if failure is None:
             print("pawl: stopping (saving state)...", flush=True)
@@ -209,15 +212,16 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     import tempfile
 
+    from pawl.cli import logs
     from pawl.demo.judge import demo_judge
 
     with demo_judge() as judge_url, tempfile.TemporaryDirectory(prefix="pawl-demo-") as temp_dir:
         state_dir = Path(args.state_dir or temp_dir)
-        with logs.file_log(state_dir):
-            return _demo_in(state_dir, judge_url, args)
+        with logs.file_log(state_dir) as log:
+            return _demo_in(state_dir, judge_url, args, log)
 
 
-def _demo_in(state_dir: Path, judge_url: str, args: argparse.Namespace) -> int:
+def _demo_in(state_dir: Path, judge_url: str, args: argparse.Namespace, log: FileLog) -> int:
     from pawl.demo.walkthrough import AGENT_MODULE, DemoOptions
     from pawl.local.runtime import LocalRuntime, RuntimeConfig
 
@@ -231,21 +235,25 @@ def _demo_in(state_dir: Path, judge_url: str, args: argparse.Namespace) -> int:
     except (OSError, RuntimeError) as exc:
         print(f"pawl demo: {start_failure(exc, config.host, args.port)}", file=sys.stderr)
         return 1
+    log_path = log.open()
     with _stop_on_signals() as stop:
         try:
-            return _demo_on(runtime, options, args, stop)
+            return _demo_on(runtime, options, args, stop, log_path)
         finally:
             runtime.stop()
 
 
 def _demo_on(
-    runtime: LocalRuntime, options: DemoOptions, args: argparse.Namespace, stop: threading.Event
+    runtime: LocalRuntime,
+    options: DemoOptions,
+    args: argparse.Namespace,
+    stop: threading.Event,
+    log_path: Path,
 ) -> int:
     from pawl.demo.walkthrough import DemoFailed, run_demo
 
     print(
-        f"pawl demo: runtime on {runtime.url} (state and {logs.LOG_FILE_NAME} in "
-        f"{runtime.state_dir})",
+        f"pawl demo: runtime on {runtime.url} (state in {runtime.state_dir}, log {log_path})",
         flush=True,
     )
     if args.formations:
@@ -381,7 +389,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "-v",
         "--verbose",
         action="store_true",
-        help=f"log INFO lines too (default: warnings and errors; also ${logs.ENV_VARIABLE})",
+        help="log INFO lines too (default: warnings and errors; also $PAWL_LOG_LEVEL)",
     )
     return parser
 
@@ -472,6 +480,8 @@ def main(argv: list[str] | None = None) -> int:
     if command is not None and command not in (names := command_names(parser)):
         parser.error(parsing.unknown_command(command, names))
     args = parsing.parse(parser, argv)
+    from pawl.cli import logs  # after parsing: `pawl --help` loads no logging
+
     try:
         logs.configure(logs.console_level(args.verbose, os.environ))
     except ValueError as exc:

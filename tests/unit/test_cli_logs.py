@@ -49,19 +49,33 @@ def test_info_goes_to_the_file_not_between_the_lines_for_a_person(
 ) -> None:
     logs.configure(logging.WARNING)
     engine = logging.getLogger("chalicelib.engine.test")
-    with logs.file_log(tmp_path / "state") as path:
+    state_dir = tmp_path / "state"
+    with logs.file_log(state_dir) as log:
+        engine.info("restored 1 project")  # before the runtime made its state dir: held
+        assert not state_dir.exists()
+        path = log.open()
         engine.info("queued for 0 webhook(s)")
         engine.warning("a sink failed")
         logging.getLogger("botocore.test").info("a request line")
     engine.info("after the file closed")
     err = capsys.readouterr().err
-    assert "a sink failed" in err and "queued" not in err
+    assert "a sink failed" in err and "queued" not in err and "restored" not in err
     written = path.read_text(encoding="utf-8")
-    assert path == tmp_path / "state" / "pawl.log"
-    assert "INFO chalicelib.engine.test: queued for 0 webhook(s)" in written
+    assert path == state_dir / "pawl.log"
+    assert written.index("INFO chalicelib.engine.test: restored 1 project") < written.index(
+        "INFO chalicelib.engine.test: queued for 0 webhook(s)"
+    )
     assert "WARNING chalicelib.engine.test: a sink failed" in written
     assert "a request line" not in written and "after the file closed" not in written
     assert logging.getLogger().level == logging.WARNING  # restored when the file closed
+    assert (path.stat().st_mode & 0o777, state_dir.stat().st_mode & 0o777) == (0o600, 0o700)
+
+
+def test_a_log_never_opened_leaves_no_state_dir(tmp_path: Path) -> None:
+    """``pawl serve`` refused before its runtime made the state dir: nothing is made."""
+    with logs.file_log(tmp_path / "state"):
+        logging.getLogger("chalicelib.test").warning("refused")
+    assert not (tmp_path / "state").exists()
 
 
 def test_verbose_shows_info_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
