@@ -116,7 +116,7 @@ def _banner(runtime: LocalRuntime, log_path: Path) -> None:
         from pawl.local.snapshot import describe_counts
 
         print(f"  restored    {describe_counts(runtime.restored_counts)}", flush=True)
-    print(f"  log         {log_path}   (--verbose: also here)", flush=True)
+    print(f"  log         {log_path}   (INFO lines; --verbose shows them here too)", flush=True)
     if runtime.persists_state:
         print("  stop with Ctrl-C (every acknowledged write is journaled first)", flush=True)
     else:
