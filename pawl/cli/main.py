@@ -19,11 +19,11 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pawl.cli import parsing, pipes
 
@@ -378,11 +378,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     demo.set_defaults(func=cmd_demo)
 
     _add_run_parser(commands)
-    from pawl.cli import datasets as datasets_cli
-    from pawl.demo import formation_cli
-
-    datasets_cli.register(commands)
-    formation_cli.add_parsers(commands)
+    _add_commands_of_other_modules(commands, only)
     _add_api_commands(parser, commands, only)
     parsing.add_to_every_command(
         parser,
@@ -390,8 +386,47 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "--verbose",
         action="store_true",
         help="log INFO lines too (default: warnings and errors; also $PAWL_LOG_LEVEL)",
+        only=only,
     )
     return parser
+
+
+def _register_datasets(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pawl.cli import datasets as datasets_cli
+
+    datasets_cli.register(commands)
+
+
+def _register_formations(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pawl.demo import formation_cli
+
+    formation_cli.add_parsers(commands)
+
+
+#: Commands another module registers, with the help the command list shows: the module is
+#: imported, and its commands' flags built, only when one of its commands is run (or the
+#: whole parser is built). tests/unit/test_cli_parsing.py checks the help is the module's.
+REGISTERED_ELSEWHERE: dict[str, tuple[Callable[[Any], None], str]] = {
+    "datasets": (_register_datasets, "dataset operations"),
+    "plan": (_register_formations, "show what applying a formation template would change"),
+    "apply": (
+        _register_formations,
+        "create or update a formation from a template (exit 1 if it failed)",
+    ),
+}
+
+
+def _add_commands_of_other_modules(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], only: str | None
+) -> None:
+    running = REGISTERED_ELSEWHERE.get(only or "", (None, ""))[0]
+    for name, (register, summary) in REGISTERED_ELSEWHERE.items():
+        if name in commands.choices:
+            continue  # registered with another command of its module
+        if only is None or register is running:
+            register(commands)
+        else:
+            commands.add_parser(name, help=summary)
 
 
 def _add_serve_flags(serve: argparse.ArgumentParser) -> None:

@@ -111,18 +111,22 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Name
     return args
 
 
-def add_to_every_command(parser: argparse.ArgumentParser, *flags: str, **options: Any) -> None:
+def add_to_every_command(
+    parser: argparse.ArgumentParser, *flags: str, only: str | None = None, **options: Any
+) -> None:
     """Add an option to ``parser`` and, with ``default=SUPPRESS`` so the top-level value
     stands unless repeated, to each command under it (``pawl serve --verbose`` reads as
-    ``pawl --verbose serve``). A command with a flag of that name keeps its own."""
+    ``pawl --verbose serve``); with ``only``, to that command (and those under it) alone.
+    A command with a flag of that name keeps its own."""
     parser.add_argument(*flags, **options)
-    pending = [parser]
+    top = _subcommands(parser)
+    if top is None:
+        return
+    pending = [sub for name, sub in top.choices.items() if only in (None, name)]
     while pending:
-        action = _subcommands(pending.pop())
-        if action is None:
-            continue
-        for sub in dict.fromkeys(action.choices.values()):
-            # An operation whose own field has that name keeps it (the option is top-level only).
-            with contextlib.suppress(argparse.ArgumentError):
-                sub.add_argument(*flags, **{**options, "default": argparse.SUPPRESS})
-            pending.append(sub)
+        sub = pending.pop()
+        # An operation whose own field has that name keeps it (the option is top-level only).
+        with contextlib.suppress(argparse.ArgumentError):
+            sub.add_argument(*flags, **{**options, "default": argparse.SUPPRESS})
+        action = _subcommands(sub)
+        pending.extend(dict.fromkeys(action.choices.values()) if action is not None else ())

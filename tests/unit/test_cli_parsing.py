@@ -85,3 +85,12 @@ def test_the_top_level_help_groups_the_api_commands(capsys: pytest.CaptureFixtur
     out = capsys.readouterr().out
     assert "API commands, by resource" in out
     assert out.index("\n  evals:") < out.index("create-eval ") < out.index("\n  runs:")
+
+
+def test_commands_registered_elsewhere_are_listed_with_their_modules_help() -> None:
+    """`pawl --help` lists `datasets`, `plan` and `apply` without importing their modules:
+    the list must read as it does when the modules register them."""
+    assert cli.build_parser(only="").format_help() == cli.build_parser().format_help()
+    running = cli.build_parser(only="plan")
+    assert {"plan", "apply", "datasets"} <= set(parsing.commands_of(running))
+    assert running.parse_args(["plan", "suite.yaml", "--name", "n"]).name == "n"
