@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import collections
 import logging
-import logging.handlers
 import os
 import sys
 from collections.abc import Iterator, Mapping
@@ -113,6 +112,8 @@ class FileLog:
         held = self._handler
         if not isinstance(held, _Held):
             return self.path
+        import logging.handlers  # sockets, pickle, queues: not for a command that keeps no file
+
         self.path.parent.mkdir(mode=STATE_DIR_MODE, parents=True, exist_ok=True)
         os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, LOG_FILE_MODE))
         handler = logging.handlers.RotatingFileHandler(
