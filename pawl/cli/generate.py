@@ -12,14 +12,21 @@ import argparse
 import sys
 
 from pawl.cli import operation_table
-from pawl.cli.ops import operations
+from pawl.cli.ops import METHODS, Operation, operations
 
 
 def table_text() -> str:
-    """The table the routes give now."""
+    """The table the routes give now, by path and then method: the document lists routes in
+    the order their modules were imported, which a process that imported one early (a test,
+    a plugin) changes, so the table takes an order of its own."""
     from chalicelib import wiring
 
-    return operation_table.dumps(operations(wiring.openapi_document()))
+    found = operations(wiring.openapi_document())
+    return operation_table.dumps(sorted(found, key=_place))
+
+
+def _place(op: Operation) -> tuple[str, int]:
+    return op.path, METHODS.index(op.method.lower())
 
 
 def main(argv: list[str] | None = None) -> int:
