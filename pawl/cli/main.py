@@ -19,13 +19,13 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pawl.cli import parsing, pipes
+from pawl.cli import parsing, pipes, registry
 
 if TYPE_CHECKING:  # imported lazily: `pawl plugins` need not load moto and the app
     import threading
@@ -378,8 +378,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     demo.set_defaults(func=cmd_demo)
 
     _add_run_parser(commands)
-    _add_commands_of_other_modules(commands, only)
-    _add_api_commands(parser, commands, only)
+    registry.add_commands_of_other_modules(commands, only)
+    registry.add_api_commands(parser, commands, only)
     parsing.add_to_every_command(
         parser,
         "-v",
@@ -389,44 +389,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         only=only,
     )
     return parser
-
-
-def _register_datasets(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pawl.cli import datasets as datasets_cli
-
-    datasets_cli.register(commands)
-
-
-def _register_formations(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pawl.demo import formation_cli
-
-    formation_cli.add_parsers(commands)
-
-
-#: Commands another module registers, with the help the command list shows: the module is
-#: imported, and its commands' flags built, only when one of its commands is run (or the
-#: whole parser is built). tests/unit/test_cli_parsing.py checks the help is the module's.
-REGISTERED_ELSEWHERE: dict[str, tuple[Callable[[Any], None], str]] = {
-    "datasets": (_register_datasets, "dataset operations"),
-    "plan": (_register_formations, "show what applying a formation template would change"),
-    "apply": (
-        _register_formations,
-        "create or update a formation from a template (exit 1 if it failed)",
-    ),
-}
-
-
-def _add_commands_of_other_modules(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], only: str | None
-) -> None:
-    running = REGISTERED_ELSEWHERE.get(only or "", (None, ""))[0]
-    for name, (register, summary) in REGISTERED_ELSEWHERE.items():
-        if name in commands.choices:
-            continue  # registered with another command of its module
-        if only is None or register is running:
-            register(commands)
-        else:
-            commands.add_parser(name, help=summary)
 
 
 def _add_serve_flags(serve: argparse.ArgumentParser) -> None:
@@ -486,33 +448,11 @@ def _add_demo_flags(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--formations", action="store_true", help="pawl plan/apply of the suite")
 
 
-def _add_api_commands(
-    parser: argparse.ArgumentParser,
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    only: str | None,
-) -> None:
-    """``pawl <operation-id>`` for every route of the app (see :mod:`pawl.cli.ops`), from
-    the committed table; the epilog groups them all by resource."""
-    from pawl.cli import operation_table
-    from pawl.cli import ops as cli_ops
-
-    listed = [op for op in operation_table.load() if op.command not in commands.choices]
-    cli_ops.add_operation_commands(commands, listed, only)
-    parser.epilog = cli_ops.grouped_help(listed)
-
-
-def command_names(parser: argparse.ArgumentParser) -> set[str]:
-    """Every command's name, each API command's included (added to ``parser`` or not)."""
-    from pawl.cli import operation_table
-
-    return set(parsing.commands_of(parser)) | {op.command for op in operation_table.load()}
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = parsing.command_of(argv)
     parser = build_parser(only=command or "")
-    if command is not None and command not in (names := command_names(parser)):
+    if command is not None and command not in (names := registry.command_names(parser)):
         parser.error(parsing.unknown_command(command, names))
     args = parsing.parse(parser, argv)
     from pawl.cli import logs  # after parsing: `pawl --help` loads no logging

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pawl.cli import main as cli
-from pawl.cli import parsing
+from pawl.cli import parsing, registry
 
 
 def _refusal(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -72,7 +72,7 @@ def test_one_command_gets_its_flags_and_the_help_lists_every_api_command() -> No
     names = parsing.commands_of(parser)
     assert "list-evals" in names and "get-eval" not in names and "serve" in names
     assert "get-eval " in (parser.epilog or "")
-    assert {"list-evals", "get-eval", "serve", "plan"} <= cli.command_names(parser)
+    assert {"list-evals", "get-eval", "serve", "plan"} <= registry.command_names(parser)
     # serve is listed, but its flags are not built (nor pawl.local imported for them)
     serve = parser.parse_args(["serve"])
     assert not hasattr(serve, "port")
