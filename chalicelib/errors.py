@@ -6,9 +6,10 @@ maps to and a ``meta`` dict with machine-readable detail (for example the offend
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+if TYPE_CHECKING:  # a type only: `pawl datasets` reads these errors without loading pydantic
+    from pydantic import ValidationError
 
 
 def error_body(code: str, message: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -61,8 +61,9 @@ class SyncOperations(SyncCaller):
         cursor: str | None = None,
         offset: int | None = None,
         project_id: str | None = None,
+        name: str | None = None,
     ) -> Json:
-        """List a project's agents, oldest first.
+        """List a project's agents, oldest first (``?name=``: the one of that name).
 
         ``GET /api/v1/agents``
         """
@@ -74,6 +75,7 @@ class SyncOperations(SyncCaller):
                 "cursor": cursor,
                 "offset": offset,
                 "project_id": project_id,
+                "name": name,
             },
         )
 
@@ -82,6 +84,7 @@ class SyncOperations(SyncCaller):
         *,
         limit: int | None = None,
         project_id: str | None = None,
+        name: str | None = None,
     ) -> Iterator[Json]:
         """Every item of :meth:`list_agents`, page after page (``limit``: the page size).
 
@@ -93,6 +96,7 @@ class SyncOperations(SyncCaller):
             {
                 "limit": limit,
                 "project_id": project_id,
+                "name": name,
             },
         )
 
@@ -413,8 +417,9 @@ class SyncOperations(SyncCaller):
         cursor: str | None = None,
         offset: int | None = None,
         project_id: str | None = None,
+        name: str | None = None,
     ) -> Json:
-        """List a project's datasets, oldest first.
+        """List a project's datasets, oldest first (``?name=``: the one of that name).
 
         ``GET /api/v1/datasets``
         """
@@ -426,6 +431,7 @@ class SyncOperations(SyncCaller):
                 "cursor": cursor,
                 "offset": offset,
                 "project_id": project_id,
+                "name": name,
             },
         )
 
@@ -434,6 +440,7 @@ class SyncOperations(SyncCaller):
         *,
         limit: int | None = None,
         project_id: str | None = None,
+        name: str | None = None,
     ) -> Iterator[Json]:
         """Every item of :meth:`list_datasets`, page after page (``limit``: the page size).
 
@@ -445,6 +452,7 @@ class SyncOperations(SyncCaller):
             {
                 "limit": limit,
                 "project_id": project_id,
+                "name": name,
             },
         )
 
@@ -898,8 +906,9 @@ class SyncOperations(SyncCaller):
         cursor: str | None = None,
         offset: int | None = None,
         project_id: str | None = None,
+        name: str | None = None,
     ) -> Json:
-        """List a project's evals, oldest first.
+        """List a project's evals, oldest first (``?name=``: the one of that name).
 
         ``GET /api/v1/evals``
         """
@@ -911,6 +920,7 @@ class SyncOperations(SyncCaller):
                 "cursor": cursor,
                 "offset": offset,
                 "project_id": project_id,
+                "name": name,
             },
         )
 
@@ -919,6 +929,7 @@ class SyncOperations(SyncCaller):
         *,
         limit: int | None = None,
         project_id: str | None = None,
+        name: str | None = None,
     ) -> Iterator[Json]:
         """Every item of :meth:`list_evals`, page after page (``limit``: the page size).
 
@@ -930,6 +941,7 @@ class SyncOperations(SyncCaller):
             {
                 "limit": limit,
                 "project_id": project_id,
+                "name": name,
             },
         )
 
@@ -2894,8 +2906,9 @@ class AsyncOperations(AsyncCaller):
         cursor: str | None = None,
         offset: int | None = None,
         project_id: str | None = None,
+        name: str | None = None,
     ) -> Json:
-        """List a project's agents, oldest first.
+        """List a project's agents, oldest first (``?name=``: the one of that name).
 
         ``GET /api/v1/agents``
         """
@@ -2907,6 +2920,7 @@ class AsyncOperations(AsyncCaller):
                 "cursor": cursor,
                 "offset": offset,
                 "project_id": project_id,
+                "name": name,
             },
         )
 
@@ -2915,6 +2929,7 @@ class AsyncOperations(AsyncCaller):
         *,
         limit: int | None = None,
         project_id: str | None = None,
+        name: str | None = None,
     ) -> AsyncIterator[Json]:
         """Every item of :meth:`list_agents`, page after page (``limit``: the page size).
 
@@ -2926,6 +2941,7 @@ class AsyncOperations(AsyncCaller):
             {
                 "limit": limit,
                 "project_id": project_id,
+                "name": name,
             },
         )
 
@@ -3246,8 +3262,9 @@ class AsyncOperations(AsyncCaller):
         cursor: str | None = None,
         offset: int | None = None,
         project_id: str | None = None,
+        name: str | None = None,
     ) -> Json:
-        """List a project's datasets, oldest first.
+        """List a project's datasets, oldest first (``?name=``: the one of that name).
 
         ``GET /api/v1/datasets``
         """
@@ -3259,6 +3276,7 @@ class AsyncOperations(AsyncCaller):
                 "cursor": cursor,
                 "offset": offset,
                 "project_id": project_id,
+                "name": name,
             },
         )
 
@@ -3267,6 +3285,7 @@ class AsyncOperations(AsyncCaller):
         *,
         limit: int | None = None,
         project_id: str | None = None,
+        name: str | None = None,
     ) -> AsyncIterator[Json]:
         """Every item of :meth:`list_datasets`, page after page (``limit``: the page size).
 
@@ -3278,6 +3297,7 @@ class AsyncOperations(AsyncCaller):
             {
                 "limit": limit,
                 "project_id": project_id,
+                "name": name,
             },
         )
 
@@ -3731,8 +3751,9 @@ class AsyncOperations(AsyncCaller):
         cursor: str | None = None,
         offset: int | None = None,
         project_id: str | None = None,
+        name: str | None = None,
     ) -> Json:
-        """List a project's evals, oldest first.
+        """List a project's evals, oldest first (``?name=``: the one of that name).
 
         ``GET /api/v1/evals``
         """
@@ -3744,6 +3765,7 @@ class AsyncOperations(AsyncCaller):
                 "cursor": cursor,
                 "offset": offset,
                 "project_id": project_id,
+                "name": name,
             },
         )
 
@@ -3752,6 +3774,7 @@ class AsyncOperations(AsyncCaller):
         *,
         limit: int | None = None,
         project_id: str | None = None,
+        name: str | None = None,
     ) -> AsyncIterator[Json]:
         """Every item of :meth:`list_evals`, page after page (``limit``: the page size).
 
@@ -3763,6 +3786,7 @@ class AsyncOperations(AsyncCaller):
             {
                 "limit": limit,
                 "project_id": project_id,
+                "name": name,
             },
         )
 

@@ -4,15 +4,17 @@ Every refusal of ``/api/v1`` is the envelope ``{"error": {"code", "message", "me
 :class:`ApiError` carries its parts (and ``field``, the offending field, when the envelope
 names one). The statuses a caller commonly branches on have their own subclasses, so
 ``except pawl.NotFoundError`` reads as what it means; every one of them is an
-:class:`ApiError`. This module imports nothing but httpx, so :mod:`pawl.transport` (the
-CLI's client) and :mod:`pawl.client` (the public one) raise the same classes.
+:class:`ApiError`. This module imports nothing at run time (httpx only for annotations),
+so :mod:`pawl.transport` (the CLI's client) and :mod:`pawl.client` (the public one) raise
+the same classes.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:  # only the annotation: the CLI's start-up path imports this module
+    import httpx
 
 __all__ = [
     "ApiError",

@@ -14,12 +14,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+if TYPE_CHECKING:
+    # Both load on first use: importing httpx (about 0.2 s of CPU with its client) or
+    # pydantic would cost a CLI command more than its whole start-up budget (docs/cli.md).
+    import httpx
 
-from chalicelib.domain.runs import COMPLETED, TERMINAL_STATUSES, status_from_wire
+    from pawl.runs import Run
 
 # The errors are pawl.errors' (the public client raises the same classes); re-exported
 # here because the CLI and the demo import them from this module.
@@ -60,40 +62,13 @@ class RunWaitTimeout(Exception):
         self.run = run
 
 
-class Run(BaseModel):
-    """An eval run as the API returns it (fields this client does not know are ignored)."""
+def __getattr__(name: str) -> Any:
+    """``Run`` (a pydantic model) is imported from :mod:`pawl.runs` when first named."""
+    if name == "Run":
+        from pawl.runs import Run
 
-    model_config = ConfigDict(extra="ignore")
-
-    id: str
-    eval_id: str
-    agent_version: int
-    status: str
-    baseline_run_id: str | None = None
-    aggregate_scores: Json | None = None
-    passed: bool | None = None
-    verdict_reasons: list[Json] | None = None
-    failure_reason: str | None = None
-    item_count: int = 0
-    completed_count: int = 0
-    errored_count: int = 0
-    metadata: Json = Field(default_factory=dict)
-    created_at: str | None = None
-    started_at: str | None = None
-    finished_at: str | None = None
-
-    @field_validator("status", mode="before")
-    @classmethod
-    def _status(cls, status: Any) -> Any:
-        return status_from_wire(status)
-
-    @property
-    def finished(self) -> bool:
-        return self.status in TERMINAL_STATUSES
-
-    @property
-    def recorded_count(self) -> int:
-        return self.completed_count + self.errored_count
+        return Run
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class PawlClient:
@@ -107,6 +82,8 @@ class PawlClient:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
+        import httpx
+
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.base_url = base_url.rstrip("/")
         self._http = httpx.Client(
@@ -147,6 +124,8 @@ class PawlClient:
         content: bytes | None = None,
         content_type: str | None = None,
     ) -> httpx.Response:
+        import httpx
+
         headers = {"Content-Type": content_type} if content_type else None
         try:
             return self._http.request(
@@ -283,18 +262,26 @@ class PawlClient:
             body["metadata"] = metadata
         if max_concurrency is not None:
             body["max_concurrency"] = max_concurrency
+        from pawl.runs import Run
+
         return Run.model_validate(self.send("POST", f"/api/v1/evals/{eval_id}/runs", body=body))
 
     def get_run(self, eval_id: str, run_id: str) -> Run:
+        from pawl.runs import Run
+
         return Run.model_validate(self.send("GET", f"/api/v1/evals/{eval_id}/runs/{run_id}"))
 
     def iter_runs(self, eval_id: str) -> Iterator[Run]:
         """The eval's runs, newest first, one page at a time."""
+        from pawl.runs import Run
+
         for raw in self._paged(f"/api/v1/evals/{eval_id}/runs", RUNS_PAGE_SIZE):
             yield Run.model_validate(raw)
 
     def latest_completed_run(self, eval_id: str) -> Run | None:
         """The newest run of the eval whose status is ``completed`` (None: there is none)."""
+        from chalicelib.domain.runs import COMPLETED
+
         return next((run for run in self.iter_runs(eval_id) if run.status == COMPLETED), None)
 
     def wait_for_run(

@@ -28,12 +28,14 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from chalicelib.errors import ValidationFailed
+
+if TYPE_CHECKING:  # threads load when an import sends: every `pawl` call registers this module
+    from concurrent.futures import Future
 
 #: What one request may hold (the server's ``MAX_LINES`` and well under its byte limit).
 CHUNK_LINES = 99
@@ -244,6 +246,8 @@ def _ticker(progress: Any, task: Any, raw: IO[bytes]) -> Callable[[], None]:
 
 def _send(client: Any, dataset_id: str, chunks_: Iterable[Chunk], parallel: int) -> Outcome:
     """Send the chunks, ``parallel`` at once; stop at the first one refused or unanswered."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from pawl.transport import ApiError, ServerUnreachable
 
     outcome = Outcome()
@@ -274,6 +278,8 @@ def _send(client: Any, dataset_id: str, chunks_: Iterable[Chunk], parallel: int)
 
 def roll_back(client: Any, dataset_id: str, item_ids: list[str]) -> list[str]:
     """Delete the items again; answers those that could not be deleted."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from pawl.transport import ApiError, ServerUnreachable
 
     def kept(item_id: str) -> bool:

@@ -3,6 +3,11 @@ and a command per API operation (:mod:`pawl.cli.ops`).
 
 Not shipped to Lambda's behaviour: it only composes :mod:`pawl.local` and the plugin
 manager for a terminal.
+
+Start-up is kept to the command being run (docs/cli.md): the API commands come from the
+committed table (:mod:`pawl.cli.operation_table`), not from importing the routes; only the
+command being run gets its flags; anything heavier than the standard library is imported
+inside the command that needs it.
 """
 
 from __future__ import annotations
@@ -10,14 +15,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
-import faulthandler
-import gc
-import logging
 import os
 import signal
 import sys
-import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,15 +25,12 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from pawl.cli import datasets as datasets_cli
-from pawl.local.compaction import (
-    DEFAULT_JOURNAL_RATIO,
-    DEFAULT_MIN_JOURNAL_BYTES,
-    MB,
-    CompactionPolicy,
-)
+from pawl.cli import parsing, pipes, registry
 
 if TYPE_CHECKING:  # imported lazily: `pawl plugins` need not load moto and the app
+    import threading
+
+    from pawl.cli.logs import FileLog
     from pawl.demo.walkthrough import DemoOptions
     from pawl.local.runtime import LocalRuntime, RuntimeConfig
 
@@ -43,6 +40,7 @@ SIGNAL_GRACE_S = 2.0
 
 
 def _runtime_config(args: argparse.Namespace, state_dir: Path) -> RuntimeConfig:
+    from pawl.local.compaction import CompactionPolicy
     from pawl.local.runtime import RuntimeConfig
 
     workers: dict[str, int] = {}
@@ -75,6 +73,8 @@ def _stop_on_signals() -> Iterator[threading.Event]:
     group) often delivers the same stop twice; repeats within ``SIGNAL_GRACE_S`` are
     ignored so the final snapshot is not cut short. A signal after that forces the exit.
     """
+    import threading
+
     stop = threading.Event()
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     first_at: list[float] = []
@@ -96,7 +96,7 @@ def _stop_on_signals() -> Iterator[threading.Event]:
             signal.signal(sig, handler)
 
 
-def _banner(runtime: LocalRuntime) -> None:
+def _banner(runtime: LocalRuntime, log_path: Path) -> None:
     from chalicelib.settings import get_settings
 
     print(f"pawl is serving on {runtime.url}", flush=True)
@@ -116,6 +116,7 @@ def _banner(runtime: LocalRuntime) -> None:
         from pawl.local.snapshot import describe_counts
 
         print(f"  restored    {describe_counts(runtime.restored_counts)}", flush=True)
+    print(f"  log         {log_path}   (INFO lines; --verbose shows them here too)", flush=True)
     if runtime.persists_state:
         print("  stop with Ctrl-C (every acknowledged write is journaled first)", flush=True)
     else:
@@ -126,6 +127,8 @@ def _dump_stacks_on_sigusr1() -> None:
     """`kill -USR1 <pid>` prints every thread's stack (where is a stuck stop waiting?)."""
     if not hasattr(signal, "SIGUSR1"):
         return
+    import faulthandler
+
     # stderr may not be a real file (an embedding host captured it): then do without.
     with contextlib.suppress(ValueError, OSError, AttributeError):
         faulthandler.register(signal.SIGUSR1, all_threads=True)
@@ -155,10 +158,18 @@ def print_failure(command: str, failure: str) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from pawl.cli import logs
     from pawl.cli.extras import require
-    from pawl.local.runtime import LocalRuntime
 
-    require("moto", "werkzeug")  # the stand-in (the `local` extra)
+    require("moto", "werkzeug")  # the stand-in (the `local` extra), before anything is written
+    with logs.file_log(Path(args.state_dir)) as log:
+        return _serve(args, log)
+
+
+def _serve(args: argparse.Namespace, log: FileLog) -> int:
+    import gc
+
+    from pawl.local.runtime import LocalRuntime
 
     runtime = LocalRuntime(_runtime_config(args, Path(args.state_dir)))
     _dump_stacks_on_sigusr1()
@@ -168,7 +179,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except (OSError, RuntimeError) as exc:
             print(f"pawl serve: {start_failure(exc, args.host, args.port)}", file=sys.stderr)
             return 1
-        _banner(runtime)
+        _banner(runtime, log.open())
         failure = serve_until_stopped(runtime, stop)
         if failure is None:
             print("pawl: stopping (saving state)...", flush=True)
@@ -196,35 +207,52 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from pawl.cli.extras import require
 
     require("moto", "werkzeug", "rich")  # the stand-in and the walkthrough's output
+    import tempfile
+
+    from pawl.cli import logs
     from pawl.demo.judge import demo_judge
+
+    with demo_judge() as judge_url, tempfile.TemporaryDirectory(prefix="pawl-demo-") as temp_dir:
+        state_dir = Path(args.state_dir or temp_dir)
+        with logs.file_log(state_dir) as log:
+            return _demo_in(state_dir, judge_url, args, log)
+
+
+def _demo_in(state_dir: Path, judge_url: str, args: argparse.Namespace, log: FileLog) -> int:
     from pawl.demo.walkthrough import AGENT_MODULE, DemoOptions
     from pawl.local.runtime import LocalRuntime, RuntimeConfig
 
-    with demo_judge() as judge_url, tempfile.TemporaryDirectory(prefix="pawl-demo-") as temp_dir:
-        options = DemoOptions(report_path=Path(args.report), quick=args.quick, judge_url=judge_url)
-        state_dir = Path(args.state_dir or temp_dir)
-        config = RuntimeConfig(
-            port=args.port, state_dir=state_dir, python_agent_modules=(AGENT_MODULE,)
-        )
-        runtime = LocalRuntime(config)
+    options = DemoOptions(report_path=Path(args.report), quick=args.quick, judge_url=judge_url)
+    config = RuntimeConfig(
+        port=args.port, state_dir=state_dir, python_agent_modules=(AGENT_MODULE,)
+    )
+    runtime = LocalRuntime(config)
+    try:
+        runtime.start()
+    except (OSError, RuntimeError) as exc:
+        print(f"pawl demo: {start_failure(exc, config.host, args.port)}", file=sys.stderr)
+        return 1
+    log_path = log.open()
+    with _stop_on_signals() as stop:
         try:
-            runtime.start()
-        except (OSError, RuntimeError) as exc:
-            print(f"pawl demo: {start_failure(exc, config.host, args.port)}", file=sys.stderr)
-            return 1
-        with _stop_on_signals() as stop:
-            try:
-                return _demo_on(runtime, options, args, stop)
-            finally:
-                runtime.stop()
+            return _demo_on(runtime, options, args, stop, log_path)
+        finally:
+            runtime.stop()
 
 
 def _demo_on(
-    runtime: LocalRuntime, options: DemoOptions, args: argparse.Namespace, stop: threading.Event
+    runtime: LocalRuntime,
+    options: DemoOptions,
+    args: argparse.Namespace,
+    stop: threading.Event,
+    log_path: Path,
 ) -> int:
     from pawl.demo.walkthrough import DemoFailed, run_demo
 
-    print(f"pawl demo: runtime on {runtime.url} (state in {runtime.state_dir})", flush=True)
+    print(
+        f"pawl demo: runtime on {runtime.url} (state in {runtime.state_dir}, log {log_path})",
+        flush=True,
+    )
     if args.formations:
         from pawl.demo.formation_walkthrough import walkthrough
 
@@ -339,8 +367,14 @@ def _add_report_arguments(run: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser(with_operations: bool = True) -> argparse.ArgumentParser:
-    """The ``pawl`` parser; ``with_operations`` adds a command per API operation."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``pawl`` parser: every command, each with its flags.
+
+    ``only`` (the command being run) gives just that command its flags and adds just that
+    API command: the others are listed by name (and the API commands in the epilog, from
+    the committed table), so start-up pays for one command. ``""``: no command's flags
+    (``pawl --help``).
+    """
     parser = argparse.ArgumentParser(
         prog="pawl",
         description="pawl: evaluations for AI agents",
@@ -350,7 +384,39 @@ def build_parser(with_operations: bool = True) -> argparse.ArgumentParser:
         dest="command", required=True, metavar="COMMAND", title="commands"
     )
 
+    def wanted(name: str) -> bool:
+        return only is None or only == name
+
     serve = commands.add_parser("serve", help="run the API, workers and schedules locally")
+    if wanted("serve"):
+        _add_serve_flags(serve)
+    serve.set_defaults(func=cmd_serve)
+
+    plugins = commands.add_parser("plugins", help="what plugins were found (exit 1 if one failed)")
+    plugins.set_defaults(func=cmd_plugins)
+
+    demo = commands.add_parser("demo", help="start a runtime in-process and walk through pawl")
+    if wanted("demo"):
+        _add_demo_flags(demo)
+    demo.set_defaults(func=cmd_demo)
+
+    _add_run_parser(commands)
+    registry.add_commands_of_other_modules(commands, only)
+    registry.add_api_commands(parser, commands, only)
+    parsing.add_to_every_command(
+        parser,
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="log INFO lines too (default: warnings and errors; also $PAWL_LOG_LEVEL)",
+        only=only,
+    )
+    return parser
+
+
+def _add_serve_flags(serve: argparse.ArgumentParser) -> None:
+    from pawl.local.compaction import DEFAULT_JOURNAL_RATIO, DEFAULT_MIN_JOURNAL_BYTES, MB
+
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--state-dir", default=DEFAULT_STATE_DIR)
@@ -394,65 +460,36 @@ def build_parser(with_operations: bool = True) -> argparse.ArgumentParser:
         metavar="N",
         help="restart a dead AWS stand-in up to N times a minute, then exit 1 (0: exit at once)",
     )
-    serve.set_defaults(func=cmd_serve)
 
-    plugins = commands.add_parser("plugins", help="what plugins were found (exit 1 if one failed)")
-    plugins.set_defaults(func=cmd_plugins)
 
-    demo = commands.add_parser("demo", help="start a runtime in-process and walk through pawl")
+def _add_demo_flags(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--state-dir", help="keep the demo's state here (default: a temp dir)")
     demo.add_argument("--port", type=int, default=0, help="default: a free port")
     demo.add_argument("--keep-running", action="store_true", help="serve until Ctrl-C")
     demo.add_argument("--report", default="pawl-report.html", help="where to write the HTML report")
     demo.add_argument("--quick", action="store_true", help="a sample of 12 cases (faster)")
     demo.add_argument("--formations", action="store_true", help="pawl plan/apply of the suite")
-    demo.set_defaults(func=cmd_demo)
-
-    _add_run_parser(commands)
-    datasets_cli.register(commands)
-    from pawl.demo import formation_cli
-
-    formation_cli.add_parsers(commands)
-    if with_operations:
-        _add_api_commands(parser, commands)
-    return parser
-
-
-def _add_api_commands(
-    parser: argparse.ArgumentParser, commands: argparse._SubParsersAction[argparse.ArgumentParser]
-) -> None:
-    """``pawl <operation-id>`` for every route of the app (see :mod:`pawl.cli.ops`)."""
-    from chalicelib import wiring
-    from pawl.cli import ops as cli_ops
-
-    found = cli_ops.add_operations(commands, wiring.openapi_document())
-    parser.epilog = cli_ops.grouped_help(found)
-
-
-def _command_names(parser: argparse.ArgumentParser) -> set[str]:
-    return {
-        name
-        for action in parser._actions
-        if isinstance(action, argparse._SubParsersAction)
-        for name in action.choices
-    }
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    # The API commands need the route table (~0.4 s to import): built only when asked for.
-    parser = build_parser(with_operations=False)
-    if not argv or argv[0] not in _command_names(parser):
-        parser = build_parser()
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    # botocore/urllib3 chatter drowns the runtime's own lines.
-    for noisy in ("botocore", "urllib3", "werkzeug", "httpx", "httpcore", "pynamodb"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    command = parsing.command_of(argv)
+    parser = build_parser(only=command or "")
+    if command is not None and command not in (names := registry.command_names(parser)):
+        parser.error(parsing.unknown_command(command, names))
+    args = parsing.parse(parser, argv)
+    from pawl.cli import logs  # after parsing: `pawl --help` loads no logging
+
     try:
-        code: int = args.func(args)
+        logs.configure(logs.console_level(args.verbose, os.environ))
+    except ValueError as exc:
+        parser.error(str(exc))
+    return pipes.quiet_when_stdout_closes(lambda: _run_command(args))
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    try:
+        return int(args.func(args))
     except ModuleNotFoundError as exc:  # a package of the `local` extra, not installed
         from pawl.cli.extras import missing_extra_message
 
@@ -461,7 +498,6 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(message, file=sys.stderr)
         return 2
-    return code
 
 
 if __name__ == "__main__":

@@ -4,17 +4,20 @@ The document is built from the route table (``routing.endpoint``), so a route de
 there is a command here with nothing else to write: ``startEvalRun`` is
 ``pawl start-eval-run``, its path and query parameters and the top-level fields of its
 body are ``--kebab-case`` flags, and ``--body FILE|-`` supplies a whole body. The entry
-point (:mod:`pawl.cli.main`) hands the document in; this module never imports the app.
+point (:mod:`pawl.cli.main`) hands in the operations, read from the committed table
+(:mod:`pawl.cli.operation_table`, written from the document by ``python -m
+pawl.cli.generate``); this module never imports the app.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +28,6 @@ from pawl.transport import (
     DEFAULT_SERVER,
     NO_KEY_MESSAGE,
     ApiError,
-    PawlClient,
     ServerUnreachable,
     refusal_hint,
 )
@@ -80,6 +82,7 @@ class Operation:
         return kebab_case(self.operation_id)
 
 
+@functools.cache  # the table's 108 names are asked for several times a start-up
 def kebab_case(name: str) -> str:
     """``startEvalRun`` -> ``start-eval-run``; ``eval_id`` -> ``eval-id``."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", name)
@@ -214,14 +217,24 @@ def _add_param_flags(parser: argparse.ArgumentParser, op: Operation) -> None:
 def add_operations(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], document: Mapping[str, Any]
 ) -> list[Operation]:
-    """A subcommand per operation (no ``help=``: the top-level help groups them itself).
+    """A subcommand per operation of an OpenAPI document (see :func:`add_operation_commands`)."""
+    return add_operation_commands(commands, operations(document))
+
+
+def add_operation_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    found: Iterable[Operation],
+    only: str | None = None,
+) -> list[Operation]:
+    """A subcommand per operation (no ``help=``: the top-level help groups them itself);
+    with ``only``, just that command's (the one being run: the others' flags cost start-up).
 
     A local command (``serve``, ``run``, ...) keeps its name: an operation that would take
     it is left out rather than break the whole command line.
     """
     added = []
-    for op in operations(document):
-        if op.command in commands.choices:
+    for op in found:
+        if op.command in commands.choices or only not in (None, op.command):
             continue
         parser = commands.add_parser(
             op.command,
@@ -318,7 +331,9 @@ def run_operation(op: Operation, args: argparse.Namespace) -> int:
     if not api_key and not op.public:
         return _fail(op, NO_KEY_MESSAGE)
     try:
-        with PawlClient(server, api_key) as client:
+        from pawl.cli.sender import StdlibClient  # http.client: not for `--help`
+
+        with StdlibClient(server, api_key) as client:
             names.resolve_args(op, args, client)  # `--eval support-faq`: the eval's id
             try:
                 request = prepare(op, args)

@@ -62,8 +62,12 @@ def test_quick_demo_prints_the_comparison_writes_the_report_and_its_state_serves
     args = ["demo", "--quick", "--state-dir", str(tmp_path / "state"), "--report", str(report)]
     seen = _open_the_compare_link_while_serving(monkeypatch, capsys)
     code = cli.main([*args, "--keep-running"])
-    out = "".join(seen) + capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = "".join(seen) + captured.out
     assert code == 0, out
+    # No engine chatter between the demo's lines: its INFO lines are in the state's log.
+    assert " INFO " not in out + captured.err
+    assert "queued for 0 webhook(s)" in (tmp_path / "state" / "pawl.log").read_text()
     assert len(seen) == 1, "--keep-running never served"
 
     expected = _expected()

@@ -164,6 +164,10 @@ def test_serve_edge_behaviour_and_state_across_a_restart(
     # Twice, as a forwarding wrapper would: still one clean stop with its final snapshot.
     assert first.stop(signal.SIGTERM, times=2) == 0, "".join(first.output)
     assert (state_dir / "snapshot.json").exists()
+    # The engine's INFO lines are in the state dir's log, not between the banner's lines.
+    assert f"log         {state_dir / 'pawl.log'}" in banner
+    assert " INFO " not in "".join(first.output)
+    assert "INFO pawl.local: no snapshot in" in (state_dir / "pawl.log").read_text()
 
     second = ServeProcess(state_dir, tmp_path)
     started.append(second)
