@@ -232,11 +232,15 @@ def method_of(
 
 
 def methods(document: Mapping[str, Any]) -> list[Method]:
-    """Every operation of the document as a method, in the document's order."""
+    """Every operation of the document as a method, sorted by path then method.
+
+    Not the document's order: that follows which route module a process imported first, so
+    the generated module would differ after other tests ran.
+    """
     components = document.get("components", {}).get("schemas", {})
     found = [
         method_of(http_method, path, item[http_method], components)
-        for path, item in document["paths"].items()
+        for path, item in sorted(document["paths"].items())
         for http_method in METHODS
         if http_method in item
     ]

@@ -224,6 +224,93 @@ class SyncOperations(SyncCaller):
             },
         )
 
+    def generate_agent_response(
+        self,
+        agent_id: str,
+        *,
+        input: list[dict[str, Any]] | Omit = OMIT,
+        tool_context: dict[str, Any] | Omit | None = OMIT,
+        actor_id: str | Omit | None = OMIT,
+        session_id: str | Omit | None = OMIT,
+        body: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """Run the agent once, outside any eval, and record the generation and the version that
+
+        ``POST /api/v1/agents/{agent_id}/generate``
+
+        Required (as a keyword or in ``body``): ``input``.
+        """
+        return self._object(
+            "POST",
+            f"/api/v1/agents/{segment(agent_id)}/generate",
+            json=body_of(
+                body,
+                {
+                    "input": input,
+                    "tool_context": tool_context,
+                    "actor_id": actor_id,
+                    "session_id": session_id,
+                },
+            ),
+        )
+
+    def set_agent_release(
+        self,
+        agent_id: str,
+        *,
+        stable_version: int | Omit = OMIT,
+        canary_version: int | Omit = OMIT,
+        canary_percent: int | Omit = OMIT,
+        promotion_gate: str | Omit | None = OMIT,
+        body: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """Serve two archived versions side by side: the canary to ``canary_percent`` of callers.
+
+        ``PUT /api/v1/agents/{agent_id}/release``
+
+        Required (as a keyword or in ``body``): ``stable_version``, ``canary_version``,
+        ``canary_percent``.
+        """
+        return self._object(
+            "PUT",
+            f"/api/v1/agents/{segment(agent_id)}/release",
+            json=body_of(
+                body,
+                {
+                    "stable_version": stable_version,
+                    "canary_version": canary_version,
+                    "canary_percent": canary_percent,
+                    "promotion_gate": promotion_gate,
+                },
+            ),
+        )
+
+    def abort_agent_release(
+        self,
+        agent_id: str,
+    ) -> Json:
+        """Put the stable version back live and end the rollout (never gated).
+
+        ``POST /api/v1/agents/{agent_id}/release/abort``
+        """
+        return self._object(
+            "POST",
+            f"/api/v1/agents/{segment(agent_id)}/release/abort",
+        )
+
+    def promote_agent_release(
+        self,
+        agent_id: str,
+    ) -> Json:
+        """Put the canary live and end the rollout; 409 ``PROMOTION_GATE_UNMET`` without evidence.
+
+        ``POST /api/v1/agents/{agent_id}/release/promote``
+        """
+        return self._object(
+            "POST",
+            f"/api/v1/agents/{segment(agent_id)}/release/promote",
+        )
+
     def list_agent_versions(
         self,
         agent_id: str,
@@ -276,6 +363,29 @@ class SyncOperations(SyncCaller):
         return self._object(
             "GET",
             f"/api/v1/agents/{segment(agent_id)}/versions/{segment(version)}",
+        )
+
+    def restore_agent_version(
+        self,
+        agent_id: str,
+        version: str,
+        *,
+        label: str | Omit | None = OMIT,
+        body: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """Copy an archived version onto the agent as a new version (a no-op when unchanged).
+
+        ``POST /api/v1/agents/{agent_id}/versions/{version}/restore``
+        """
+        return self._object(
+            "POST",
+            f"/api/v1/agents/{segment(agent_id)}/versions/{segment(version)}/restore",
+            json=body_of(
+                body,
+                {
+                    "label": label,
+                },
+            ),
         )
 
     def list_ai_providers(
@@ -408,6 +518,125 @@ class SyncOperations(SyncCaller):
         return self._nothing(
             "DELETE",
             f"/api/v1/ai-providers/{segment(provider_id)}",
+        )
+
+    def list_api_keys(
+        self,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        offset: int | None = None,
+        project_id: str | None = None,
+    ) -> Json:
+        """List a project's API keys (never their secrets).
+
+        ``GET /api/v1/api-keys``
+        """
+        return self._object(
+            "GET",
+            "/api/v1/api-keys",
+            query={
+                "limit": limit,
+                "cursor": cursor,
+                "offset": offset,
+                "project_id": project_id,
+            },
+        )
+
+    def iter_api_keys(
+        self,
+        *,
+        limit: int | None = None,
+        project_id: str | None = None,
+    ) -> Iterator[Json]:
+        """Every item of :meth:`list_api_keys`, page after page (``limit``: the page size).
+
+        ``GET /api/v1/api-keys``, following ``next_cursor``
+        """
+        return self._pages(
+            "GET",
+            "/api/v1/api-keys",
+            {
+                "limit": limit,
+                "project_id": project_id,
+            },
+        )
+
+    def create_api_key(
+        self,
+        *,
+        project_id: str | Omit = OMIT,
+        name: str | Omit = OMIT,
+        policy_ids: list[str] | Omit = OMIT,
+        body: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """Create a project-scoped API key (admin), optionally bounded by policies.
+
+        ``POST /api/v1/api-keys``
+
+        Required (as a keyword or in ``body``): ``project_id``, ``name``.
+        """
+        return self._object(
+            "POST",
+            "/api/v1/api-keys",
+            json=body_of(
+                body,
+                {
+                    "project_id": project_id,
+                    "name": name,
+                    "policy_ids": policy_ids,
+                },
+            ),
+        )
+
+    def get_api_key(
+        self,
+        key_id: str,
+    ) -> Json:
+        """Get an API key (never its secret).
+
+        ``GET /api/v1/api-keys/{key_id}``
+        """
+        return self._object(
+            "GET",
+            f"/api/v1/api-keys/{segment(key_id)}",
+        )
+
+    def update_api_key(
+        self,
+        key_id: str,
+        *,
+        name: str | Omit | None = OMIT,
+        policy_ids: list[str] | Omit | None = OMIT,
+        body: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """Rename an API key and/or replace its policies (admin).
+
+        ``PUT /api/v1/api-keys/{key_id}``
+        """
+        return self._object(
+            "PUT",
+            f"/api/v1/api-keys/{segment(key_id)}",
+            json=body_of(
+                body,
+                {
+                    "name": name,
+                    "policy_ids": policy_ids,
+                },
+            ),
+        )
+
+    def delete_api_key(
+        self,
+        key_id: str,
+    ) -> None:
+        """Revoke an API key.
+
+        ``DELETE /api/v1/api-keys/{key_id}``
+        """
+        return self._nothing(
+            "DELETE",
+            f"/api/v1/api-keys/{segment(key_id)}",
         )
 
     def list_datasets(
@@ -599,6 +828,34 @@ class SyncOperations(SyncCaller):
                 body,
                 {
                     "input": input,
+                    "expected_output": expected_output,
+                    "metadata": metadata,
+                },
+            ),
+        )
+
+    def create_dataset_item_from_generation(
+        self,
+        dataset_id: str,
+        *,
+        generation_id: str | Omit = OMIT,
+        expected_output: str | Omit | None = OMIT,
+        metadata: dict[str, Any] | Omit | None = OMIT,
+        body: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """Copy a completed generation of the same project into the dataset as a new item.
+
+        ``POST /api/v1/datasets/{dataset_id}/items/from-generation``
+
+        Required (as a keyword or in ``body``): ``generation_id``.
+        """
+        return self._object(
+            "POST",
+            f"/api/v1/datasets/{segment(dataset_id)}/items/from-generation",
+            json=body_of(
+                body,
+                {
+                    "generation_id": generation_id,
                     "expected_output": expected_output,
                     "metadata": metadata,
                 },
@@ -806,6 +1063,32 @@ class SyncOperations(SyncCaller):
             f"/api/v1/deciders/{segment(decider_id)}",
         )
 
+    def create_decision(
+        self,
+        decider_id: str,
+        *,
+        input: Any = OMIT,
+        metadata: dict[str, Any] | Omit | None = OMIT,
+        body: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """Ask the decider about ``input`` (current version). Answers 201 with the settled
+
+        ``POST /api/v1/deciders/{decider_id}/decisions``
+
+        Required (as a keyword or in ``body``): ``input``.
+        """
+        return self._object(
+            "POST",
+            f"/api/v1/deciders/{segment(decider_id)}/decisions",
+            json=body_of(
+                body,
+                {
+                    "input": input,
+                    "metadata": metadata,
+                },
+            ),
+        )
+
     def list_decider_versions(
         self,
         decider_id: str,
@@ -858,32 +1141,6 @@ class SyncOperations(SyncCaller):
         return self._object(
             "GET",
             f"/api/v1/deciders/{segment(decider_id)}/versions/{segment(version)}",
-        )
-
-    def create_decision(
-        self,
-        decider_id: str,
-        *,
-        input: Any = OMIT,
-        metadata: dict[str, Any] | Omit | None = OMIT,
-        body: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """Ask the decider about ``input`` (current version). Answers 201 with the settled
-
-        ``POST /api/v1/deciders/{decider_id}/decisions``
-
-        Required (as a keyword or in ``body``): ``input``.
-        """
-        return self._object(
-            "POST",
-            f"/api/v1/deciders/{segment(decider_id)}/decisions",
-            json=body_of(
-                body,
-                {
-                    "input": input,
-                    "metadata": metadata,
-                },
-            ),
         )
 
     def get_decision(
@@ -1059,6 +1316,215 @@ class SyncOperations(SyncCaller):
             f"/api/v1/evals/{segment(eval_id)}",
         )
 
+    def list_eval_runs(
+        self,
+        eval_id: str,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        offset: int | None = None,
+        view: Literal["full", "summary"] | None = None,
+    ) -> Json:
+        """List an eval's runs, newest first (``view=summary``: each run's headline figures
+
+        ``GET /api/v1/evals/{eval_id}/runs``
+        """
+        return self._object(
+            "GET",
+            f"/api/v1/evals/{segment(eval_id)}/runs",
+            query={
+                "limit": limit,
+                "cursor": cursor,
+                "offset": offset,
+                "view": view,
+            },
+        )
+
+    def iter_eval_runs(
+        self,
+        eval_id: str,
+        *,
+        limit: int | None = None,
+        view: Literal["full", "summary"] | None = None,
+    ) -> Iterator[Json]:
+        """Every item of :meth:`list_eval_runs`, page after page (``limit``: the page size).
+
+        ``GET /api/v1/evals/{eval_id}/runs``, following ``next_cursor``
+        """
+        return self._pages(
+            "GET",
+            f"/api/v1/evals/{segment(eval_id)}/runs",
+            {
+                "limit": limit,
+                "view": view,
+            },
+        )
+
+    def start_eval_run(
+        self,
+        eval_id: str,
+        *,
+        wait: bool | Omit = OMIT,
+        agent_version: int | Omit | None = OMIT,
+        baseline_run_id: str | Omit | None = OMIT,
+        metadata: dict[str, Any] | Omit | None = OMIT,
+        tool_context: dict[str, Any] | Omit | None = OMIT,
+        max_concurrency: int | Omit | None = OMIT,
+        max_cost_usd: Any = OMIT,
+        body: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """Start a run: ``wait: true`` returns it finished (25 items at most), else queued.
+
+        ``POST /api/v1/evals/{eval_id}/runs``
+        """
+        return self._object(
+            "POST",
+            f"/api/v1/evals/{segment(eval_id)}/runs",
+            json=body_of(
+                body,
+                {
+                    "wait": wait,
+                    "agent_version": agent_version,
+                    "baseline_run_id": baseline_run_id,
+                    "metadata": metadata,
+                    "tool_context": tool_context,
+                    "max_concurrency": max_concurrency,
+                    "max_cost_usd": max_cost_usd,
+                },
+            ),
+        )
+
+    def get_eval_run(
+        self,
+        eval_id: str,
+        eval_run_id: str,
+    ) -> Json:
+        """Get a run: status, counts, aggregate scores and verdict.
+
+        ``GET /api/v1/evals/{eval_id}/runs/{eval_run_id}``
+        """
+        return self._object(
+            "GET",
+            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}",
+        )
+
+    def cancel_eval_run(
+        self,
+        eval_id: str,
+        eval_run_id: str,
+    ) -> Json:
+        """Cancel a queued or running run: results kept, aggregates null, no event.
+
+        ``POST /api/v1/evals/{eval_id}/runs/{eval_run_id}/cancel``
+        """
+        return self._object(
+            "POST",
+            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}/cancel",
+        )
+
+    def compare_eval_runs(
+        self,
+        eval_id: str,
+        eval_run_id: str,
+        *,
+        baseline_run_id: str | None = None,
+        changed: Literal["true", "false", "all"] | None = None,
+        group: str | None = None,
+        scorer: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Json:
+        """Compare a run with its baseline (or another run of the eval) item by item.
+
+        ``GET /api/v1/evals/{eval_id}/runs/{eval_run_id}/comparison``
+        """
+        return self._object(
+            "GET",
+            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}/comparison",
+            query={
+                "baseline_run_id": baseline_run_id,
+                "changed": changed,
+                "group": group,
+                "scorer": scorer,
+                "limit": limit,
+                "cursor": cursor,
+            },
+        )
+
+    def list_eval_results(
+        self,
+        eval_id: str,
+        eval_run_id: str,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        offset: int | None = None,
+        outcome: Literal["passed", "failed", "errored", "flaky"] | None = None,
+        dataset_item_id: str | None = None,
+        group: str | None = None,
+        scorer: str | None = None,
+        min_score: Any = None,
+        max_score: Any = None,
+        text: str | None = None,
+        sort: Literal["score_asc", "score_desc"] | None = None,
+    ) -> Json:
+        """List a run's results in item order (trials of an item together).
+
+        ``GET /api/v1/evals/{eval_id}/runs/{eval_run_id}/results``
+        """
+        return self._object(
+            "GET",
+            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}/results",
+            query={
+                "limit": limit,
+                "cursor": cursor,
+                "offset": offset,
+                "outcome": outcome,
+                "dataset_item_id": dataset_item_id,
+                "group": group,
+                "scorer": scorer,
+                "min_score": min_score,
+                "max_score": max_score,
+                "text": text,
+                "sort": sort,
+            },
+        )
+
+    def iter_eval_results(
+        self,
+        eval_id: str,
+        eval_run_id: str,
+        *,
+        limit: int | None = None,
+        outcome: Literal["passed", "failed", "errored", "flaky"] | None = None,
+        dataset_item_id: str | None = None,
+        group: str | None = None,
+        scorer: str | None = None,
+        min_score: Any = None,
+        max_score: Any = None,
+        text: str | None = None,
+        sort: Literal["score_asc", "score_desc"] | None = None,
+    ) -> Iterator[Json]:
+        """Every item of :meth:`list_eval_results`, page after page (``limit``: the page size).
+
+        ``GET /api/v1/evals/{eval_id}/runs/{eval_run_id}/results``, following ``next_cursor``
+        """
+        return self._pages(
+            "GET",
+            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}/results",
+            {
+                "limit": limit,
+                "outcome": outcome,
+                "dataset_item_id": dataset_item_id,
+                "group": group,
+                "scorer": scorer,
+                "min_score": min_score,
+                "max_score": max_score,
+                "text": text,
+                "sort": sort,
+            },
+        )
+
     def list_formations(
         self,
         *,
@@ -1136,6 +1602,37 @@ class SyncOperations(SyncCaller):
             ),
         )
 
+    def plan_formation(
+        self,
+        *,
+        project_id: str | Omit | None = OMIT,
+        formation_id: str | Omit | None = OMIT,
+        name: str | Omit | None = OMIT,
+        template: dict[str, Any] | Omit = OMIT,
+        parameters: dict[str, Any] | Omit | None = OMIT,
+        body: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """The changes a template would make to a formation (every change a create when the
+
+        ``POST /api/v1/formations/plan``
+
+        Required (as a keyword or in ``body``): ``template``.
+        """
+        return self._object(
+            "POST",
+            "/api/v1/formations/plan",
+            json=body_of(
+                body,
+                {
+                    "project_id": project_id,
+                    "formation_id": formation_id,
+                    "name": name,
+                    "template": template,
+                    "parameters": parameters,
+                },
+            ),
+        )
+
     def get_formation(
         self,
         formation_id: str,
@@ -1188,37 +1685,6 @@ class SyncOperations(SyncCaller):
         return self._nothing(
             "DELETE",
             f"/api/v1/formations/{segment(formation_id)}",
-        )
-
-    def plan_formation(
-        self,
-        *,
-        project_id: str | Omit | None = OMIT,
-        formation_id: str | Omit | None = OMIT,
-        name: str | Omit | None = OMIT,
-        template: dict[str, Any] | Omit = OMIT,
-        parameters: dict[str, Any] | Omit | None = OMIT,
-        body: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """The changes a template would make to a formation (every change a create when the
-
-        ``POST /api/v1/formations/plan``
-
-        Required (as a keyword or in ``body``): ``template``.
-        """
-        return self._object(
-            "POST",
-            "/api/v1/formations/plan",
-            json=body_of(
-                body,
-                {
-                    "project_id": project_id,
-                    "formation_id": formation_id,
-                    "name": name,
-                    "template": template,
-                    "parameters": parameters,
-                },
-            ),
         )
 
     def list_formation_events(
@@ -1332,64 +1798,6 @@ class SyncOperations(SyncCaller):
             f"/api/v1/generations/{segment(generation_id)}",
         )
 
-    def generate_agent_response(
-        self,
-        agent_id: str,
-        *,
-        input: list[dict[str, Any]] | Omit = OMIT,
-        tool_context: dict[str, Any] | Omit | None = OMIT,
-        actor_id: str | Omit | None = OMIT,
-        session_id: str | Omit | None = OMIT,
-        body: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """Run the agent once, outside any eval, and record the generation and the version that
-
-        ``POST /api/v1/agents/{agent_id}/generate``
-
-        Required (as a keyword or in ``body``): ``input``.
-        """
-        return self._object(
-            "POST",
-            f"/api/v1/agents/{segment(agent_id)}/generate",
-            json=body_of(
-                body,
-                {
-                    "input": input,
-                    "tool_context": tool_context,
-                    "actor_id": actor_id,
-                    "session_id": session_id,
-                },
-            ),
-        )
-
-    def create_dataset_item_from_generation(
-        self,
-        dataset_id: str,
-        *,
-        generation_id: str | Omit = OMIT,
-        expected_output: str | Omit | None = OMIT,
-        metadata: dict[str, Any] | Omit | None = OMIT,
-        body: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """Copy a completed generation of the same project into the dataset as a new item.
-
-        ``POST /api/v1/datasets/{dataset_id}/items/from-generation``
-
-        Required (as a keyword or in ``body``): ``generation_id``.
-        """
-        return self._object(
-            "POST",
-            f"/api/v1/datasets/{segment(dataset_id)}/items/from-generation",
-            json=body_of(
-                body,
-                {
-                    "generation_id": generation_id,
-                    "expected_output": expected_output,
-                    "metadata": metadata,
-                },
-            ),
-        )
-
     def delete_generation_content(
         self,
         generation_id: str,
@@ -1401,18 +1809,6 @@ class SyncOperations(SyncCaller):
         return self._nothing(
             "DELETE",
             f"/api/v1/generations/{segment(generation_id)}/content",
-        )
-
-    def get_health(
-        self,
-    ) -> Json:
-        """Liveness probe.
-
-        ``GET /health``
-        """
-        return self._object(
-            "GET",
-            "/health",
         )
 
     def get_open_api_document(
@@ -1544,264 +1940,102 @@ class SyncOperations(SyncCaller):
             f"/api/v1/policies/{segment(policy_id)}",
         )
 
-    def restore_agent_version(
+    def list_projects(
         self,
-        agent_id: str,
-        version: str,
         *,
-        label: str | Omit | None = OMIT,
+        limit: int | None = None,
+        cursor: str | None = None,
+        offset: int | None = None,
+    ) -> Json:
+        """List the projects the caller can reach (admin: all; scoped key: its own).
+
+        ``GET /api/v1/projects``
+        """
+        return self._object(
+            "GET",
+            "/api/v1/projects",
+            query={
+                "limit": limit,
+                "cursor": cursor,
+                "offset": offset,
+            },
+        )
+
+    def iter_projects(
+        self,
+        *,
+        limit: int | None = None,
+    ) -> Iterator[Json]:
+        """Every item of :meth:`list_projects`, page after page (``limit``: the page size).
+
+        ``GET /api/v1/projects``, following ``next_cursor``
+        """
+        return self._pages(
+            "GET",
+            "/api/v1/projects",
+            {
+                "limit": limit,
+            },
+        )
+
+    def create_project(
+        self,
+        *,
+        name: str | Omit = OMIT,
         body: Mapping[str, Any] | None = None,
     ) -> Json:
-        """Copy an archived version onto the agent as a new version (a no-op when unchanged).
+        """Create a project (admin).
 
-        ``POST /api/v1/agents/{agent_id}/versions/{version}/restore``
+        ``POST /api/v1/projects``
+
+        Required (as a keyword or in ``body``): ``name``.
         """
         return self._object(
             "POST",
-            f"/api/v1/agents/{segment(agent_id)}/versions/{segment(version)}/restore",
+            "/api/v1/projects",
             json=body_of(
                 body,
                 {
-                    "label": label,
+                    "name": name,
                 },
             ),
         )
 
-    def set_agent_release(
+    def get_project(
         self,
-        agent_id: str,
+        project_id: str,
+    ) -> Json:
+        """Get a project.
+
+        ``GET /api/v1/projects/{project_id}``
+        """
+        return self._object(
+            "GET",
+            f"/api/v1/projects/{segment(project_id)}",
+        )
+
+    def update_project(
+        self,
+        project_id: str,
         *,
-        stable_version: int | Omit = OMIT,
-        canary_version: int | Omit = OMIT,
-        canary_percent: int | Omit = OMIT,
-        promotion_gate: str | Omit | None = OMIT,
+        name: str | Omit | None = OMIT,
+        default_ai_provider_id: str | Omit | None = OMIT,
         body: Mapping[str, Any] | None = None,
     ) -> Json:
-        """Serve two archived versions side by side: the canary to ``canary_percent`` of callers.
+        """Rename a project and/or set or clear (null) its default AI provider.
 
-        ``PUT /api/v1/agents/{agent_id}/release``
-
-        Required (as a keyword or in ``body``): ``stable_version``, ``canary_version``,
-        ``canary_percent``.
+        ``PUT /api/v1/projects/{project_id}``
         """
         return self._object(
             "PUT",
-            f"/api/v1/agents/{segment(agent_id)}/release",
+            f"/api/v1/projects/{segment(project_id)}",
             json=body_of(
                 body,
                 {
-                    "stable_version": stable_version,
-                    "canary_version": canary_version,
-                    "canary_percent": canary_percent,
-                    "promotion_gate": promotion_gate,
+                    "name": name,
+                    "default_ai_provider_id": default_ai_provider_id,
                 },
             ),
-        )
-
-    def promote_agent_release(
-        self,
-        agent_id: str,
-    ) -> Json:
-        """Put the canary live and end the rollout; 409 ``PROMOTION_GATE_UNMET`` without evidence.
-
-        ``POST /api/v1/agents/{agent_id}/release/promote``
-        """
-        return self._object(
-            "POST",
-            f"/api/v1/agents/{segment(agent_id)}/release/promote",
-        )
-
-    def abort_agent_release(
-        self,
-        agent_id: str,
-    ) -> Json:
-        """Put the stable version back live and end the rollout (never gated).
-
-        ``POST /api/v1/agents/{agent_id}/release/abort``
-        """
-        return self._object(
-            "POST",
-            f"/api/v1/agents/{segment(agent_id)}/release/abort",
-        )
-
-    def list_eval_runs(
-        self,
-        eval_id: str,
-        *,
-        limit: int | None = None,
-        cursor: str | None = None,
-        offset: int | None = None,
-        view: Literal["full", "summary"] | None = None,
-    ) -> Json:
-        """List an eval's runs, newest first (``view=summary``: each run's headline figures
-
-        ``GET /api/v1/evals/{eval_id}/runs``
-        """
-        return self._object(
-            "GET",
-            f"/api/v1/evals/{segment(eval_id)}/runs",
-            query={
-                "limit": limit,
-                "cursor": cursor,
-                "offset": offset,
-                "view": view,
-            },
-        )
-
-    def iter_eval_runs(
-        self,
-        eval_id: str,
-        *,
-        limit: int | None = None,
-        view: Literal["full", "summary"] | None = None,
-    ) -> Iterator[Json]:
-        """Every item of :meth:`list_eval_runs`, page after page (``limit``: the page size).
-
-        ``GET /api/v1/evals/{eval_id}/runs``, following ``next_cursor``
-        """
-        return self._pages(
-            "GET",
-            f"/api/v1/evals/{segment(eval_id)}/runs",
-            {
-                "limit": limit,
-                "view": view,
-            },
-        )
-
-    def start_eval_run(
-        self,
-        eval_id: str,
-        *,
-        wait: bool | Omit = OMIT,
-        agent_version: int | Omit | None = OMIT,
-        baseline_run_id: str | Omit | None = OMIT,
-        metadata: dict[str, Any] | Omit | None = OMIT,
-        tool_context: dict[str, Any] | Omit | None = OMIT,
-        max_concurrency: int | Omit | None = OMIT,
-        max_cost_usd: Any = OMIT,
-        body: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """Start a run: ``wait: true`` returns it finished (25 items at most), else queued.
-
-        ``POST /api/v1/evals/{eval_id}/runs``
-        """
-        return self._object(
-            "POST",
-            f"/api/v1/evals/{segment(eval_id)}/runs",
-            json=body_of(
-                body,
-                {
-                    "wait": wait,
-                    "agent_version": agent_version,
-                    "baseline_run_id": baseline_run_id,
-                    "metadata": metadata,
-                    "tool_context": tool_context,
-                    "max_concurrency": max_concurrency,
-                    "max_cost_usd": max_cost_usd,
-                },
-            ),
-        )
-
-    def get_eval_run(
-        self,
-        eval_id: str,
-        eval_run_id: str,
-    ) -> Json:
-        """Get a run: status, counts, aggregate scores and verdict.
-
-        ``GET /api/v1/evals/{eval_id}/runs/{eval_run_id}``
-        """
-        return self._object(
-            "GET",
-            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}",
-        )
-
-    def list_eval_results(
-        self,
-        eval_id: str,
-        eval_run_id: str,
-        *,
-        limit: int | None = None,
-        cursor: str | None = None,
-        offset: int | None = None,
-        outcome: Literal["passed", "failed", "errored", "flaky"] | None = None,
-        dataset_item_id: str | None = None,
-        group: str | None = None,
-        scorer: str | None = None,
-        min_score: Any = None,
-        max_score: Any = None,
-        text: str | None = None,
-        sort: Literal["score_asc", "score_desc"] | None = None,
-    ) -> Json:
-        """List a run's results in item order (trials of an item together).
-
-        ``GET /api/v1/evals/{eval_id}/runs/{eval_run_id}/results``
-        """
-        return self._object(
-            "GET",
-            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}/results",
-            query={
-                "limit": limit,
-                "cursor": cursor,
-                "offset": offset,
-                "outcome": outcome,
-                "dataset_item_id": dataset_item_id,
-                "group": group,
-                "scorer": scorer,
-                "min_score": min_score,
-                "max_score": max_score,
-                "text": text,
-                "sort": sort,
-            },
-        )
-
-    def iter_eval_results(
-        self,
-        eval_id: str,
-        eval_run_id: str,
-        *,
-        limit: int | None = None,
-        outcome: Literal["passed", "failed", "errored", "flaky"] | None = None,
-        dataset_item_id: str | None = None,
-        group: str | None = None,
-        scorer: str | None = None,
-        min_score: Any = None,
-        max_score: Any = None,
-        text: str | None = None,
-        sort: Literal["score_asc", "score_desc"] | None = None,
-    ) -> Iterator[Json]:
-        """Every item of :meth:`list_eval_results`, page after page (``limit``: the page size).
-
-        ``GET /api/v1/evals/{eval_id}/runs/{eval_run_id}/results``, following ``next_cursor``
-        """
-        return self._pages(
-            "GET",
-            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}/results",
-            {
-                "limit": limit,
-                "outcome": outcome,
-                "dataset_item_id": dataset_item_id,
-                "group": group,
-                "scorer": scorer,
-                "min_score": min_score,
-                "max_score": max_score,
-                "text": text,
-                "sort": sort,
-            },
-        )
-
-    def cancel_eval_run(
-        self,
-        eval_id: str,
-        eval_run_id: str,
-    ) -> Json:
-        """Cancel a queued or running run: results kept, aggregates null, no event.
-
-        ``POST /api/v1/evals/{eval_id}/runs/{eval_run_id}/cancel``
-        """
-        return self._object(
-            "POST",
-            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}/cancel",
         )
 
     def list_secrets(
@@ -1926,223 +2160,6 @@ class SyncOperations(SyncCaller):
             query={
                 "force": force,
             },
-        )
-
-    def list_projects(
-        self,
-        *,
-        limit: int | None = None,
-        cursor: str | None = None,
-        offset: int | None = None,
-    ) -> Json:
-        """List the projects the caller can reach (admin: all; scoped key: its own).
-
-        ``GET /api/v1/projects``
-        """
-        return self._object(
-            "GET",
-            "/api/v1/projects",
-            query={
-                "limit": limit,
-                "cursor": cursor,
-                "offset": offset,
-            },
-        )
-
-    def iter_projects(
-        self,
-        *,
-        limit: int | None = None,
-    ) -> Iterator[Json]:
-        """Every item of :meth:`list_projects`, page after page (``limit``: the page size).
-
-        ``GET /api/v1/projects``, following ``next_cursor``
-        """
-        return self._pages(
-            "GET",
-            "/api/v1/projects",
-            {
-                "limit": limit,
-            },
-        )
-
-    def create_project(
-        self,
-        *,
-        name: str | Omit = OMIT,
-        body: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """Create a project (admin).
-
-        ``POST /api/v1/projects``
-
-        Required (as a keyword or in ``body``): ``name``.
-        """
-        return self._object(
-            "POST",
-            "/api/v1/projects",
-            json=body_of(
-                body,
-                {
-                    "name": name,
-                },
-            ),
-        )
-
-    def get_project(
-        self,
-        project_id: str,
-    ) -> Json:
-        """Get a project.
-
-        ``GET /api/v1/projects/{project_id}``
-        """
-        return self._object(
-            "GET",
-            f"/api/v1/projects/{segment(project_id)}",
-        )
-
-    def update_project(
-        self,
-        project_id: str,
-        *,
-        name: str | Omit | None = OMIT,
-        default_ai_provider_id: str | Omit | None = OMIT,
-        body: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """Rename a project and/or set or clear (null) its default AI provider.
-
-        ``PUT /api/v1/projects/{project_id}``
-        """
-        return self._object(
-            "PUT",
-            f"/api/v1/projects/{segment(project_id)}",
-            json=body_of(
-                body,
-                {
-                    "name": name,
-                    "default_ai_provider_id": default_ai_provider_id,
-                },
-            ),
-        )
-
-    def list_api_keys(
-        self,
-        *,
-        limit: int | None = None,
-        cursor: str | None = None,
-        offset: int | None = None,
-        project_id: str | None = None,
-    ) -> Json:
-        """List a project's API keys (never their secrets).
-
-        ``GET /api/v1/api-keys``
-        """
-        return self._object(
-            "GET",
-            "/api/v1/api-keys",
-            query={
-                "limit": limit,
-                "cursor": cursor,
-                "offset": offset,
-                "project_id": project_id,
-            },
-        )
-
-    def iter_api_keys(
-        self,
-        *,
-        limit: int | None = None,
-        project_id: str | None = None,
-    ) -> Iterator[Json]:
-        """Every item of :meth:`list_api_keys`, page after page (``limit``: the page size).
-
-        ``GET /api/v1/api-keys``, following ``next_cursor``
-        """
-        return self._pages(
-            "GET",
-            "/api/v1/api-keys",
-            {
-                "limit": limit,
-                "project_id": project_id,
-            },
-        )
-
-    def create_api_key(
-        self,
-        *,
-        project_id: str | Omit = OMIT,
-        name: str | Omit = OMIT,
-        policy_ids: list[str] | Omit = OMIT,
-        body: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """Create a project-scoped API key (admin), optionally bounded by policies.
-
-        ``POST /api/v1/api-keys``
-
-        Required (as a keyword or in ``body``): ``project_id``, ``name``.
-        """
-        return self._object(
-            "POST",
-            "/api/v1/api-keys",
-            json=body_of(
-                body,
-                {
-                    "project_id": project_id,
-                    "name": name,
-                    "policy_ids": policy_ids,
-                },
-            ),
-        )
-
-    def get_api_key(
-        self,
-        key_id: str,
-    ) -> Json:
-        """Get an API key (never its secret).
-
-        ``GET /api/v1/api-keys/{key_id}``
-        """
-        return self._object(
-            "GET",
-            f"/api/v1/api-keys/{segment(key_id)}",
-        )
-
-    def update_api_key(
-        self,
-        key_id: str,
-        *,
-        name: str | Omit | None = OMIT,
-        policy_ids: list[str] | Omit | None = OMIT,
-        body: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """Rename an API key and/or replace its policies (admin).
-
-        ``PUT /api/v1/api-keys/{key_id}``
-        """
-        return self._object(
-            "PUT",
-            f"/api/v1/api-keys/{segment(key_id)}",
-            json=body_of(
-                body,
-                {
-                    "name": name,
-                    "policy_ids": policy_ids,
-                },
-            ),
-        )
-
-    def delete_api_key(
-        self,
-        key_id: str,
-    ) -> None:
-        """Revoke an API key.
-
-        ``DELETE /api/v1/api-keys/{key_id}``
-        """
-        return self._nothing(
-            "DELETE",
-            f"/api/v1/api-keys/{segment(key_id)}",
         )
 
     def list_tools(
@@ -2270,6 +2287,65 @@ class SyncOperations(SyncCaller):
         return self._nothing(
             "DELETE",
             f"/api/v1/tools/{segment(tool_id)}",
+        )
+
+    def list_trigger_firings(
+        self,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        offset: int | None = None,
+        project_id: str | None = None,
+        trigger_id: str | None = None,
+    ) -> Json:
+        """List a project's firings (or one trigger's, deleted or not), newest first.
+
+        ``GET /api/v1/trigger-firings``
+        """
+        return self._object(
+            "GET",
+            "/api/v1/trigger-firings",
+            query={
+                "limit": limit,
+                "cursor": cursor,
+                "offset": offset,
+                "project_id": project_id,
+                "trigger_id": trigger_id,
+            },
+        )
+
+    def iter_trigger_firings(
+        self,
+        *,
+        limit: int | None = None,
+        project_id: str | None = None,
+        trigger_id: str | None = None,
+    ) -> Iterator[Json]:
+        """Every item of :meth:`list_trigger_firings`, page after page (``limit``: the page size).
+
+        ``GET /api/v1/trigger-firings``, following ``next_cursor``
+        """
+        return self._pages(
+            "GET",
+            "/api/v1/trigger-firings",
+            {
+                "limit": limit,
+                "project_id": project_id,
+                "trigger_id": trigger_id,
+            },
+        )
+
+    def get_trigger_firing(
+        self,
+        firing_id: str,
+    ) -> Json:
+        """Get a firing: its status, the run it started (``result.result_id``) or its error.
+
+        ``GET /api/v1/trigger-firings/{firing_id}``
+        """
+        return self._object(
+            "GET",
+            f"/api/v1/trigger-firings/{segment(firing_id)}",
         )
 
     def list_triggers(
@@ -2432,32 +2508,6 @@ class SyncOperations(SyncCaller):
             f"/api/v1/triggers/{segment(trigger_id)}",
         )
 
-    def get_trigger_secret(
-        self,
-        trigger_id: str,
-    ) -> Json:
-        """A webhook trigger's signing secret.
-
-        ``GET /api/v1/triggers/{trigger_id}/secret``
-        """
-        return self._object(
-            "GET",
-            f"/api/v1/triggers/{segment(trigger_id)}/secret",
-        )
-
-    def rotate_trigger_secret(
-        self,
-        trigger_id: str,
-    ) -> Json:
-        """Replace a webhook trigger's secret; the old one stops verifying at once.
-
-        ``POST /api/v1/triggers/{trigger_id}/rotate-secret``
-        """
-        return self._object(
-            "POST",
-            f"/api/v1/triggers/{segment(trigger_id)}/rotate-secret",
-        )
-
     def fire_trigger(
         self,
         trigger_id: str,
@@ -2480,63 +2530,59 @@ class SyncOperations(SyncCaller):
             ),
         )
 
-    def list_trigger_firings(
+    def rotate_trigger_secret(
         self,
-        *,
-        limit: int | None = None,
-        cursor: str | None = None,
-        offset: int | None = None,
-        project_id: str | None = None,
-        trigger_id: str | None = None,
+        trigger_id: str,
     ) -> Json:
-        """List a project's firings (or one trigger's, deleted or not), newest first.
+        """Replace a webhook trigger's secret; the old one stops verifying at once.
 
-        ``GET /api/v1/trigger-firings``
+        ``POST /api/v1/triggers/{trigger_id}/rotate-secret``
+        """
+        return self._object(
+            "POST",
+            f"/api/v1/triggers/{segment(trigger_id)}/rotate-secret",
+        )
+
+    def get_trigger_secret(
+        self,
+        trigger_id: str,
+    ) -> Json:
+        """A webhook trigger's signing secret.
+
+        ``GET /api/v1/triggers/{trigger_id}/secret``
         """
         return self._object(
             "GET",
-            "/api/v1/trigger-firings",
+            f"/api/v1/triggers/{segment(trigger_id)}/secret",
+        )
+
+    def get_usage_aggregate(
+        self,
+        *,
+        project_id: str | None = None,
+        source: str | None = None,
+        eval_id: str | None = None,
+        eval_run_id: str | None = None,
+        from_: str | None = None,
+        to: str | None = None,
+        group_by: Literal["source", "eval_id", "model", "day"],
+    ) -> Json:
+        """Roll a project's usage up by source, eval, model or day (groups sum to the totals).
+
+        ``GET /api/v1/usage/aggregate``
+        """
+        return self._object(
+            "GET",
+            "/api/v1/usage/aggregate",
             query={
-                "limit": limit,
-                "cursor": cursor,
-                "offset": offset,
                 "project_id": project_id,
-                "trigger_id": trigger_id,
+                "source": source,
+                "eval_id": eval_id,
+                "eval_run_id": eval_run_id,
+                "from": from_,
+                "to": to,
+                "group_by": group_by,
             },
-        )
-
-    def iter_trigger_firings(
-        self,
-        *,
-        limit: int | None = None,
-        project_id: str | None = None,
-        trigger_id: str | None = None,
-    ) -> Iterator[Json]:
-        """Every item of :meth:`list_trigger_firings`, page after page (``limit``: the page size).
-
-        ``GET /api/v1/trigger-firings``, following ``next_cursor``
-        """
-        return self._pages(
-            "GET",
-            "/api/v1/trigger-firings",
-            {
-                "limit": limit,
-                "project_id": project_id,
-                "trigger_id": trigger_id,
-            },
-        )
-
-    def get_trigger_firing(
-        self,
-        firing_id: str,
-    ) -> Json:
-        """Get a firing: its status, the run it started (``result.result_id``) or its error.
-
-        ``GET /api/v1/trigger-firings/{firing_id}``
-        """
-        return self._object(
-            "GET",
-            f"/api/v1/trigger-firings/{segment(firing_id)}",
         )
 
     def list_usage_events(
@@ -2601,33 +2647,77 @@ class SyncOperations(SyncCaller):
             },
         )
 
-    def get_usage_aggregate(
+    def list_webhook_deliveries(
         self,
         *,
-        project_id: str | None = None,
-        source: str | None = None,
-        eval_id: str | None = None,
-        eval_run_id: str | None = None,
-        from_: str | None = None,
-        to: str | None = None,
-        group_by: Literal["source", "eval_id", "model", "day"],
+        limit: int | None = None,
+        cursor: str | None = None,
+        offset: int | None = None,
+        webhook_id: str,
+        status: Literal["pending", "success", "failed"] | None = None,
     ) -> Json:
-        """Roll a project's usage up by source, eval, model or day (groups sum to the totals).
+        """List a webhook's deliveries, newest first, with their attempts and last outcome.
 
-        ``GET /api/v1/usage/aggregate``
+        ``GET /api/v1/webhook-deliveries``
         """
         return self._object(
             "GET",
-            "/api/v1/usage/aggregate",
+            "/api/v1/webhook-deliveries",
             query={
-                "project_id": project_id,
-                "source": source,
-                "eval_id": eval_id,
-                "eval_run_id": eval_run_id,
-                "from": from_,
-                "to": to,
-                "group_by": group_by,
+                "limit": limit,
+                "cursor": cursor,
+                "offset": offset,
+                "webhook_id": webhook_id,
+                "status": status,
             },
+        )
+
+    def iter_webhook_deliveries(
+        self,
+        *,
+        limit: int | None = None,
+        webhook_id: str,
+        status: Literal["pending", "success", "failed"] | None = None,
+    ) -> Iterator[Json]:
+        """Every item of :meth:`list_webhook_deliveries`, page after page (``limit``: the page
+        size).
+
+        ``GET /api/v1/webhook-deliveries``, following ``next_cursor``
+        """
+        return self._pages(
+            "GET",
+            "/api/v1/webhook-deliveries",
+            {
+                "limit": limit,
+                "webhook_id": webhook_id,
+                "status": status,
+            },
+        )
+
+    def get_webhook_delivery(
+        self,
+        delivery_id: str,
+    ) -> Json:
+        """Get a delivery: its payload, status, attempts and the receiver's last answer.
+
+        ``GET /api/v1/webhook-deliveries/{delivery_id}``
+        """
+        return self._object(
+            "GET",
+            f"/api/v1/webhook-deliveries/{segment(delivery_id)}",
+        )
+
+    def redeliver_webhook_delivery(
+        self,
+        delivery_id: str,
+    ) -> Json:
+        """Send a delivery's stored payload again, as a new delivery to the webhook's current
+
+        ``POST /api/v1/webhook-deliveries/{delivery_id}/redeliver``
+        """
+        return self._object(
+            "POST",
+            f"/api/v1/webhook-deliveries/{segment(delivery_id)}/redeliver",
         )
 
     def list_webhooks(
@@ -2767,19 +2857,6 @@ class SyncOperations(SyncCaller):
             f"/api/v1/webhooks/{segment(webhook_id)}",
         )
 
-    def get_webhook_secret(
-        self,
-        webhook_id: str,
-    ) -> Json:
-        """A webhook's signing secret (its own action: ``webhooks:GetWebhookSecret``).
-
-        ``GET /api/v1/webhooks/{webhook_id}/secret``
-        """
-        return self._object(
-            "GET",
-            f"/api/v1/webhooks/{segment(webhook_id)}/secret",
-        )
-
     def rotate_webhook_secret(
         self,
         webhook_id: str,
@@ -2793,106 +2870,29 @@ class SyncOperations(SyncCaller):
             f"/api/v1/webhooks/{segment(webhook_id)}/rotate-secret",
         )
 
-    def list_webhook_deliveries(
+    def get_webhook_secret(
         self,
-        *,
-        limit: int | None = None,
-        cursor: str | None = None,
-        offset: int | None = None,
         webhook_id: str,
-        status: Literal["pending", "success", "failed"] | None = None,
     ) -> Json:
-        """List a webhook's deliveries, newest first, with their attempts and last outcome.
+        """A webhook's signing secret (its own action: ``webhooks:GetWebhookSecret``).
 
-        ``GET /api/v1/webhook-deliveries``
+        ``GET /api/v1/webhooks/{webhook_id}/secret``
         """
         return self._object(
             "GET",
-            "/api/v1/webhook-deliveries",
-            query={
-                "limit": limit,
-                "cursor": cursor,
-                "offset": offset,
-                "webhook_id": webhook_id,
-                "status": status,
-            },
+            f"/api/v1/webhooks/{segment(webhook_id)}/secret",
         )
 
-    def iter_webhook_deliveries(
+    def get_health(
         self,
-        *,
-        limit: int | None = None,
-        webhook_id: str,
-        status: Literal["pending", "success", "failed"] | None = None,
-    ) -> Iterator[Json]:
-        """Every item of :meth:`list_webhook_deliveries`, page after page (``limit``: the page
-        size).
-
-        ``GET /api/v1/webhook-deliveries``, following ``next_cursor``
-        """
-        return self._pages(
-            "GET",
-            "/api/v1/webhook-deliveries",
-            {
-                "limit": limit,
-                "webhook_id": webhook_id,
-                "status": status,
-            },
-        )
-
-    def get_webhook_delivery(
-        self,
-        delivery_id: str,
     ) -> Json:
-        """Get a delivery: its payload, status, attempts and the receiver's last answer.
+        """Liveness probe.
 
-        ``GET /api/v1/webhook-deliveries/{delivery_id}``
+        ``GET /health``
         """
         return self._object(
             "GET",
-            f"/api/v1/webhook-deliveries/{segment(delivery_id)}",
-        )
-
-    def redeliver_webhook_delivery(
-        self,
-        delivery_id: str,
-    ) -> Json:
-        """Send a delivery's stored payload again, as a new delivery to the webhook's current
-
-        ``POST /api/v1/webhook-deliveries/{delivery_id}/redeliver``
-        """
-        return self._object(
-            "POST",
-            f"/api/v1/webhook-deliveries/{segment(delivery_id)}/redeliver",
-        )
-
-    def compare_eval_runs(
-        self,
-        eval_id: str,
-        eval_run_id: str,
-        *,
-        baseline_run_id: str | None = None,
-        changed: Literal["true", "false", "all"] | None = None,
-        group: str | None = None,
-        scorer: str | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
-    ) -> Json:
-        """Compare a run with its baseline (or another run of the eval) item by item.
-
-        ``GET /api/v1/evals/{eval_id}/runs/{eval_run_id}/comparison``
-        """
-        return self._object(
-            "GET",
-            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}/comparison",
-            query={
-                "baseline_run_id": baseline_run_id,
-                "changed": changed,
-                "group": group,
-                "scorer": scorer,
-                "limit": limit,
-                "cursor": cursor,
-            },
+            "/health",
         )
 
 
@@ -3069,6 +3069,93 @@ class AsyncOperations(AsyncCaller):
             },
         )
 
+    async def generate_agent_response(
+        self,
+        agent_id: str,
+        *,
+        input: list[dict[str, Any]] | Omit = OMIT,
+        tool_context: dict[str, Any] | Omit | None = OMIT,
+        actor_id: str | Omit | None = OMIT,
+        session_id: str | Omit | None = OMIT,
+        body: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """Run the agent once, outside any eval, and record the generation and the version that
+
+        ``POST /api/v1/agents/{agent_id}/generate``
+
+        Required (as a keyword or in ``body``): ``input``.
+        """
+        return await self._object(
+            "POST",
+            f"/api/v1/agents/{segment(agent_id)}/generate",
+            json=body_of(
+                body,
+                {
+                    "input": input,
+                    "tool_context": tool_context,
+                    "actor_id": actor_id,
+                    "session_id": session_id,
+                },
+            ),
+        )
+
+    async def set_agent_release(
+        self,
+        agent_id: str,
+        *,
+        stable_version: int | Omit = OMIT,
+        canary_version: int | Omit = OMIT,
+        canary_percent: int | Omit = OMIT,
+        promotion_gate: str | Omit | None = OMIT,
+        body: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """Serve two archived versions side by side: the canary to ``canary_percent`` of callers.
+
+        ``PUT /api/v1/agents/{agent_id}/release``
+
+        Required (as a keyword or in ``body``): ``stable_version``, ``canary_version``,
+        ``canary_percent``.
+        """
+        return await self._object(
+            "PUT",
+            f"/api/v1/agents/{segment(agent_id)}/release",
+            json=body_of(
+                body,
+                {
+                    "stable_version": stable_version,
+                    "canary_version": canary_version,
+                    "canary_percent": canary_percent,
+                    "promotion_gate": promotion_gate,
+                },
+            ),
+        )
+
+    async def abort_agent_release(
+        self,
+        agent_id: str,
+    ) -> Json:
+        """Put the stable version back live and end the rollout (never gated).
+
+        ``POST /api/v1/agents/{agent_id}/release/abort``
+        """
+        return await self._object(
+            "POST",
+            f"/api/v1/agents/{segment(agent_id)}/release/abort",
+        )
+
+    async def promote_agent_release(
+        self,
+        agent_id: str,
+    ) -> Json:
+        """Put the canary live and end the rollout; 409 ``PROMOTION_GATE_UNMET`` without evidence.
+
+        ``POST /api/v1/agents/{agent_id}/release/promote``
+        """
+        return await self._object(
+            "POST",
+            f"/api/v1/agents/{segment(agent_id)}/release/promote",
+        )
+
     async def list_agent_versions(
         self,
         agent_id: str,
@@ -3121,6 +3208,29 @@ class AsyncOperations(AsyncCaller):
         return await self._object(
             "GET",
             f"/api/v1/agents/{segment(agent_id)}/versions/{segment(version)}",
+        )
+
+    async def restore_agent_version(
+        self,
+        agent_id: str,
+        version: str,
+        *,
+        label: str | Omit | None = OMIT,
+        body: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """Copy an archived version onto the agent as a new version (a no-op when unchanged).
+
+        ``POST /api/v1/agents/{agent_id}/versions/{version}/restore``
+        """
+        return await self._object(
+            "POST",
+            f"/api/v1/agents/{segment(agent_id)}/versions/{segment(version)}/restore",
+            json=body_of(
+                body,
+                {
+                    "label": label,
+                },
+            ),
         )
 
     async def list_ai_providers(
@@ -3253,6 +3363,125 @@ class AsyncOperations(AsyncCaller):
         return await self._nothing(
             "DELETE",
             f"/api/v1/ai-providers/{segment(provider_id)}",
+        )
+
+    async def list_api_keys(
+        self,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        offset: int | None = None,
+        project_id: str | None = None,
+    ) -> Json:
+        """List a project's API keys (never their secrets).
+
+        ``GET /api/v1/api-keys``
+        """
+        return await self._object(
+            "GET",
+            "/api/v1/api-keys",
+            query={
+                "limit": limit,
+                "cursor": cursor,
+                "offset": offset,
+                "project_id": project_id,
+            },
+        )
+
+    def iter_api_keys(
+        self,
+        *,
+        limit: int | None = None,
+        project_id: str | None = None,
+    ) -> AsyncIterator[Json]:
+        """Every item of :meth:`list_api_keys`, page after page (``limit``: the page size).
+
+        ``GET /api/v1/api-keys``, following ``next_cursor``
+        """
+        return self._pages(
+            "GET",
+            "/api/v1/api-keys",
+            {
+                "limit": limit,
+                "project_id": project_id,
+            },
+        )
+
+    async def create_api_key(
+        self,
+        *,
+        project_id: str | Omit = OMIT,
+        name: str | Omit = OMIT,
+        policy_ids: list[str] | Omit = OMIT,
+        body: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """Create a project-scoped API key (admin), optionally bounded by policies.
+
+        ``POST /api/v1/api-keys``
+
+        Required (as a keyword or in ``body``): ``project_id``, ``name``.
+        """
+        return await self._object(
+            "POST",
+            "/api/v1/api-keys",
+            json=body_of(
+                body,
+                {
+                    "project_id": project_id,
+                    "name": name,
+                    "policy_ids": policy_ids,
+                },
+            ),
+        )
+
+    async def get_api_key(
+        self,
+        key_id: str,
+    ) -> Json:
+        """Get an API key (never its secret).
+
+        ``GET /api/v1/api-keys/{key_id}``
+        """
+        return await self._object(
+            "GET",
+            f"/api/v1/api-keys/{segment(key_id)}",
+        )
+
+    async def update_api_key(
+        self,
+        key_id: str,
+        *,
+        name: str | Omit | None = OMIT,
+        policy_ids: list[str] | Omit | None = OMIT,
+        body: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """Rename an API key and/or replace its policies (admin).
+
+        ``PUT /api/v1/api-keys/{key_id}``
+        """
+        return await self._object(
+            "PUT",
+            f"/api/v1/api-keys/{segment(key_id)}",
+            json=body_of(
+                body,
+                {
+                    "name": name,
+                    "policy_ids": policy_ids,
+                },
+            ),
+        )
+
+    async def delete_api_key(
+        self,
+        key_id: str,
+    ) -> None:
+        """Revoke an API key.
+
+        ``DELETE /api/v1/api-keys/{key_id}``
+        """
+        return await self._nothing(
+            "DELETE",
+            f"/api/v1/api-keys/{segment(key_id)}",
         )
 
     async def list_datasets(
@@ -3444,6 +3673,34 @@ class AsyncOperations(AsyncCaller):
                 body,
                 {
                     "input": input,
+                    "expected_output": expected_output,
+                    "metadata": metadata,
+                },
+            ),
+        )
+
+    async def create_dataset_item_from_generation(
+        self,
+        dataset_id: str,
+        *,
+        generation_id: str | Omit = OMIT,
+        expected_output: str | Omit | None = OMIT,
+        metadata: dict[str, Any] | Omit | None = OMIT,
+        body: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """Copy a completed generation of the same project into the dataset as a new item.
+
+        ``POST /api/v1/datasets/{dataset_id}/items/from-generation``
+
+        Required (as a keyword or in ``body``): ``generation_id``.
+        """
+        return await self._object(
+            "POST",
+            f"/api/v1/datasets/{segment(dataset_id)}/items/from-generation",
+            json=body_of(
+                body,
+                {
+                    "generation_id": generation_id,
                     "expected_output": expected_output,
                     "metadata": metadata,
                 },
@@ -3651,6 +3908,32 @@ class AsyncOperations(AsyncCaller):
             f"/api/v1/deciders/{segment(decider_id)}",
         )
 
+    async def create_decision(
+        self,
+        decider_id: str,
+        *,
+        input: Any = OMIT,
+        metadata: dict[str, Any] | Omit | None = OMIT,
+        body: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """Ask the decider about ``input`` (current version). Answers 201 with the settled
+
+        ``POST /api/v1/deciders/{decider_id}/decisions``
+
+        Required (as a keyword or in ``body``): ``input``.
+        """
+        return await self._object(
+            "POST",
+            f"/api/v1/deciders/{segment(decider_id)}/decisions",
+            json=body_of(
+                body,
+                {
+                    "input": input,
+                    "metadata": metadata,
+                },
+            ),
+        )
+
     async def list_decider_versions(
         self,
         decider_id: str,
@@ -3703,32 +3986,6 @@ class AsyncOperations(AsyncCaller):
         return await self._object(
             "GET",
             f"/api/v1/deciders/{segment(decider_id)}/versions/{segment(version)}",
-        )
-
-    async def create_decision(
-        self,
-        decider_id: str,
-        *,
-        input: Any = OMIT,
-        metadata: dict[str, Any] | Omit | None = OMIT,
-        body: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """Ask the decider about ``input`` (current version). Answers 201 with the settled
-
-        ``POST /api/v1/deciders/{decider_id}/decisions``
-
-        Required (as a keyword or in ``body``): ``input``.
-        """
-        return await self._object(
-            "POST",
-            f"/api/v1/deciders/{segment(decider_id)}/decisions",
-            json=body_of(
-                body,
-                {
-                    "input": input,
-                    "metadata": metadata,
-                },
-            ),
         )
 
     async def get_decision(
@@ -3904,6 +4161,215 @@ class AsyncOperations(AsyncCaller):
             f"/api/v1/evals/{segment(eval_id)}",
         )
 
+    async def list_eval_runs(
+        self,
+        eval_id: str,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        offset: int | None = None,
+        view: Literal["full", "summary"] | None = None,
+    ) -> Json:
+        """List an eval's runs, newest first (``view=summary``: each run's headline figures
+
+        ``GET /api/v1/evals/{eval_id}/runs``
+        """
+        return await self._object(
+            "GET",
+            f"/api/v1/evals/{segment(eval_id)}/runs",
+            query={
+                "limit": limit,
+                "cursor": cursor,
+                "offset": offset,
+                "view": view,
+            },
+        )
+
+    def iter_eval_runs(
+        self,
+        eval_id: str,
+        *,
+        limit: int | None = None,
+        view: Literal["full", "summary"] | None = None,
+    ) -> AsyncIterator[Json]:
+        """Every item of :meth:`list_eval_runs`, page after page (``limit``: the page size).
+
+        ``GET /api/v1/evals/{eval_id}/runs``, following ``next_cursor``
+        """
+        return self._pages(
+            "GET",
+            f"/api/v1/evals/{segment(eval_id)}/runs",
+            {
+                "limit": limit,
+                "view": view,
+            },
+        )
+
+    async def start_eval_run(
+        self,
+        eval_id: str,
+        *,
+        wait: bool | Omit = OMIT,
+        agent_version: int | Omit | None = OMIT,
+        baseline_run_id: str | Omit | None = OMIT,
+        metadata: dict[str, Any] | Omit | None = OMIT,
+        tool_context: dict[str, Any] | Omit | None = OMIT,
+        max_concurrency: int | Omit | None = OMIT,
+        max_cost_usd: Any = OMIT,
+        body: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """Start a run: ``wait: true`` returns it finished (25 items at most), else queued.
+
+        ``POST /api/v1/evals/{eval_id}/runs``
+        """
+        return await self._object(
+            "POST",
+            f"/api/v1/evals/{segment(eval_id)}/runs",
+            json=body_of(
+                body,
+                {
+                    "wait": wait,
+                    "agent_version": agent_version,
+                    "baseline_run_id": baseline_run_id,
+                    "metadata": metadata,
+                    "tool_context": tool_context,
+                    "max_concurrency": max_concurrency,
+                    "max_cost_usd": max_cost_usd,
+                },
+            ),
+        )
+
+    async def get_eval_run(
+        self,
+        eval_id: str,
+        eval_run_id: str,
+    ) -> Json:
+        """Get a run: status, counts, aggregate scores and verdict.
+
+        ``GET /api/v1/evals/{eval_id}/runs/{eval_run_id}``
+        """
+        return await self._object(
+            "GET",
+            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}",
+        )
+
+    async def cancel_eval_run(
+        self,
+        eval_id: str,
+        eval_run_id: str,
+    ) -> Json:
+        """Cancel a queued or running run: results kept, aggregates null, no event.
+
+        ``POST /api/v1/evals/{eval_id}/runs/{eval_run_id}/cancel``
+        """
+        return await self._object(
+            "POST",
+            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}/cancel",
+        )
+
+    async def compare_eval_runs(
+        self,
+        eval_id: str,
+        eval_run_id: str,
+        *,
+        baseline_run_id: str | None = None,
+        changed: Literal["true", "false", "all"] | None = None,
+        group: str | None = None,
+        scorer: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Json:
+        """Compare a run with its baseline (or another run of the eval) item by item.
+
+        ``GET /api/v1/evals/{eval_id}/runs/{eval_run_id}/comparison``
+        """
+        return await self._object(
+            "GET",
+            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}/comparison",
+            query={
+                "baseline_run_id": baseline_run_id,
+                "changed": changed,
+                "group": group,
+                "scorer": scorer,
+                "limit": limit,
+                "cursor": cursor,
+            },
+        )
+
+    async def list_eval_results(
+        self,
+        eval_id: str,
+        eval_run_id: str,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        offset: int | None = None,
+        outcome: Literal["passed", "failed", "errored", "flaky"] | None = None,
+        dataset_item_id: str | None = None,
+        group: str | None = None,
+        scorer: str | None = None,
+        min_score: Any = None,
+        max_score: Any = None,
+        text: str | None = None,
+        sort: Literal["score_asc", "score_desc"] | None = None,
+    ) -> Json:
+        """List a run's results in item order (trials of an item together).
+
+        ``GET /api/v1/evals/{eval_id}/runs/{eval_run_id}/results``
+        """
+        return await self._object(
+            "GET",
+            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}/results",
+            query={
+                "limit": limit,
+                "cursor": cursor,
+                "offset": offset,
+                "outcome": outcome,
+                "dataset_item_id": dataset_item_id,
+                "group": group,
+                "scorer": scorer,
+                "min_score": min_score,
+                "max_score": max_score,
+                "text": text,
+                "sort": sort,
+            },
+        )
+
+    def iter_eval_results(
+        self,
+        eval_id: str,
+        eval_run_id: str,
+        *,
+        limit: int | None = None,
+        outcome: Literal["passed", "failed", "errored", "flaky"] | None = None,
+        dataset_item_id: str | None = None,
+        group: str | None = None,
+        scorer: str | None = None,
+        min_score: Any = None,
+        max_score: Any = None,
+        text: str | None = None,
+        sort: Literal["score_asc", "score_desc"] | None = None,
+    ) -> AsyncIterator[Json]:
+        """Every item of :meth:`list_eval_results`, page after page (``limit``: the page size).
+
+        ``GET /api/v1/evals/{eval_id}/runs/{eval_run_id}/results``, following ``next_cursor``
+        """
+        return self._pages(
+            "GET",
+            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}/results",
+            {
+                "limit": limit,
+                "outcome": outcome,
+                "dataset_item_id": dataset_item_id,
+                "group": group,
+                "scorer": scorer,
+                "min_score": min_score,
+                "max_score": max_score,
+                "text": text,
+                "sort": sort,
+            },
+        )
+
     async def list_formations(
         self,
         *,
@@ -3981,6 +4447,37 @@ class AsyncOperations(AsyncCaller):
             ),
         )
 
+    async def plan_formation(
+        self,
+        *,
+        project_id: str | Omit | None = OMIT,
+        formation_id: str | Omit | None = OMIT,
+        name: str | Omit | None = OMIT,
+        template: dict[str, Any] | Omit = OMIT,
+        parameters: dict[str, Any] | Omit | None = OMIT,
+        body: Mapping[str, Any] | None = None,
+    ) -> Json:
+        """The changes a template would make to a formation (every change a create when the
+
+        ``POST /api/v1/formations/plan``
+
+        Required (as a keyword or in ``body``): ``template``.
+        """
+        return await self._object(
+            "POST",
+            "/api/v1/formations/plan",
+            json=body_of(
+                body,
+                {
+                    "project_id": project_id,
+                    "formation_id": formation_id,
+                    "name": name,
+                    "template": template,
+                    "parameters": parameters,
+                },
+            ),
+        )
+
     async def get_formation(
         self,
         formation_id: str,
@@ -4033,37 +4530,6 @@ class AsyncOperations(AsyncCaller):
         return await self._nothing(
             "DELETE",
             f"/api/v1/formations/{segment(formation_id)}",
-        )
-
-    async def plan_formation(
-        self,
-        *,
-        project_id: str | Omit | None = OMIT,
-        formation_id: str | Omit | None = OMIT,
-        name: str | Omit | None = OMIT,
-        template: dict[str, Any] | Omit = OMIT,
-        parameters: dict[str, Any] | Omit | None = OMIT,
-        body: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """The changes a template would make to a formation (every change a create when the
-
-        ``POST /api/v1/formations/plan``
-
-        Required (as a keyword or in ``body``): ``template``.
-        """
-        return await self._object(
-            "POST",
-            "/api/v1/formations/plan",
-            json=body_of(
-                body,
-                {
-                    "project_id": project_id,
-                    "formation_id": formation_id,
-                    "name": name,
-                    "template": template,
-                    "parameters": parameters,
-                },
-            ),
         )
 
     async def list_formation_events(
@@ -4177,64 +4643,6 @@ class AsyncOperations(AsyncCaller):
             f"/api/v1/generations/{segment(generation_id)}",
         )
 
-    async def generate_agent_response(
-        self,
-        agent_id: str,
-        *,
-        input: list[dict[str, Any]] | Omit = OMIT,
-        tool_context: dict[str, Any] | Omit | None = OMIT,
-        actor_id: str | Omit | None = OMIT,
-        session_id: str | Omit | None = OMIT,
-        body: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """Run the agent once, outside any eval, and record the generation and the version that
-
-        ``POST /api/v1/agents/{agent_id}/generate``
-
-        Required (as a keyword or in ``body``): ``input``.
-        """
-        return await self._object(
-            "POST",
-            f"/api/v1/agents/{segment(agent_id)}/generate",
-            json=body_of(
-                body,
-                {
-                    "input": input,
-                    "tool_context": tool_context,
-                    "actor_id": actor_id,
-                    "session_id": session_id,
-                },
-            ),
-        )
-
-    async def create_dataset_item_from_generation(
-        self,
-        dataset_id: str,
-        *,
-        generation_id: str | Omit = OMIT,
-        expected_output: str | Omit | None = OMIT,
-        metadata: dict[str, Any] | Omit | None = OMIT,
-        body: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """Copy a completed generation of the same project into the dataset as a new item.
-
-        ``POST /api/v1/datasets/{dataset_id}/items/from-generation``
-
-        Required (as a keyword or in ``body``): ``generation_id``.
-        """
-        return await self._object(
-            "POST",
-            f"/api/v1/datasets/{segment(dataset_id)}/items/from-generation",
-            json=body_of(
-                body,
-                {
-                    "generation_id": generation_id,
-                    "expected_output": expected_output,
-                    "metadata": metadata,
-                },
-            ),
-        )
-
     async def delete_generation_content(
         self,
         generation_id: str,
@@ -4246,18 +4654,6 @@ class AsyncOperations(AsyncCaller):
         return await self._nothing(
             "DELETE",
             f"/api/v1/generations/{segment(generation_id)}/content",
-        )
-
-    async def get_health(
-        self,
-    ) -> Json:
-        """Liveness probe.
-
-        ``GET /health``
-        """
-        return await self._object(
-            "GET",
-            "/health",
         )
 
     async def get_open_api_document(
@@ -4389,264 +4785,102 @@ class AsyncOperations(AsyncCaller):
             f"/api/v1/policies/{segment(policy_id)}",
         )
 
-    async def restore_agent_version(
+    async def list_projects(
         self,
-        agent_id: str,
-        version: str,
         *,
-        label: str | Omit | None = OMIT,
+        limit: int | None = None,
+        cursor: str | None = None,
+        offset: int | None = None,
+    ) -> Json:
+        """List the projects the caller can reach (admin: all; scoped key: its own).
+
+        ``GET /api/v1/projects``
+        """
+        return await self._object(
+            "GET",
+            "/api/v1/projects",
+            query={
+                "limit": limit,
+                "cursor": cursor,
+                "offset": offset,
+            },
+        )
+
+    def iter_projects(
+        self,
+        *,
+        limit: int | None = None,
+    ) -> AsyncIterator[Json]:
+        """Every item of :meth:`list_projects`, page after page (``limit``: the page size).
+
+        ``GET /api/v1/projects``, following ``next_cursor``
+        """
+        return self._pages(
+            "GET",
+            "/api/v1/projects",
+            {
+                "limit": limit,
+            },
+        )
+
+    async def create_project(
+        self,
+        *,
+        name: str | Omit = OMIT,
         body: Mapping[str, Any] | None = None,
     ) -> Json:
-        """Copy an archived version onto the agent as a new version (a no-op when unchanged).
+        """Create a project (admin).
 
-        ``POST /api/v1/agents/{agent_id}/versions/{version}/restore``
+        ``POST /api/v1/projects``
+
+        Required (as a keyword or in ``body``): ``name``.
         """
         return await self._object(
             "POST",
-            f"/api/v1/agents/{segment(agent_id)}/versions/{segment(version)}/restore",
+            "/api/v1/projects",
             json=body_of(
                 body,
                 {
-                    "label": label,
+                    "name": name,
                 },
             ),
         )
 
-    async def set_agent_release(
+    async def get_project(
         self,
-        agent_id: str,
+        project_id: str,
+    ) -> Json:
+        """Get a project.
+
+        ``GET /api/v1/projects/{project_id}``
+        """
+        return await self._object(
+            "GET",
+            f"/api/v1/projects/{segment(project_id)}",
+        )
+
+    async def update_project(
+        self,
+        project_id: str,
         *,
-        stable_version: int | Omit = OMIT,
-        canary_version: int | Omit = OMIT,
-        canary_percent: int | Omit = OMIT,
-        promotion_gate: str | Omit | None = OMIT,
+        name: str | Omit | None = OMIT,
+        default_ai_provider_id: str | Omit | None = OMIT,
         body: Mapping[str, Any] | None = None,
     ) -> Json:
-        """Serve two archived versions side by side: the canary to ``canary_percent`` of callers.
+        """Rename a project and/or set or clear (null) its default AI provider.
 
-        ``PUT /api/v1/agents/{agent_id}/release``
-
-        Required (as a keyword or in ``body``): ``stable_version``, ``canary_version``,
-        ``canary_percent``.
+        ``PUT /api/v1/projects/{project_id}``
         """
         return await self._object(
             "PUT",
-            f"/api/v1/agents/{segment(agent_id)}/release",
+            f"/api/v1/projects/{segment(project_id)}",
             json=body_of(
                 body,
                 {
-                    "stable_version": stable_version,
-                    "canary_version": canary_version,
-                    "canary_percent": canary_percent,
-                    "promotion_gate": promotion_gate,
+                    "name": name,
+                    "default_ai_provider_id": default_ai_provider_id,
                 },
             ),
-        )
-
-    async def promote_agent_release(
-        self,
-        agent_id: str,
-    ) -> Json:
-        """Put the canary live and end the rollout; 409 ``PROMOTION_GATE_UNMET`` without evidence.
-
-        ``POST /api/v1/agents/{agent_id}/release/promote``
-        """
-        return await self._object(
-            "POST",
-            f"/api/v1/agents/{segment(agent_id)}/release/promote",
-        )
-
-    async def abort_agent_release(
-        self,
-        agent_id: str,
-    ) -> Json:
-        """Put the stable version back live and end the rollout (never gated).
-
-        ``POST /api/v1/agents/{agent_id}/release/abort``
-        """
-        return await self._object(
-            "POST",
-            f"/api/v1/agents/{segment(agent_id)}/release/abort",
-        )
-
-    async def list_eval_runs(
-        self,
-        eval_id: str,
-        *,
-        limit: int | None = None,
-        cursor: str | None = None,
-        offset: int | None = None,
-        view: Literal["full", "summary"] | None = None,
-    ) -> Json:
-        """List an eval's runs, newest first (``view=summary``: each run's headline figures
-
-        ``GET /api/v1/evals/{eval_id}/runs``
-        """
-        return await self._object(
-            "GET",
-            f"/api/v1/evals/{segment(eval_id)}/runs",
-            query={
-                "limit": limit,
-                "cursor": cursor,
-                "offset": offset,
-                "view": view,
-            },
-        )
-
-    def iter_eval_runs(
-        self,
-        eval_id: str,
-        *,
-        limit: int | None = None,
-        view: Literal["full", "summary"] | None = None,
-    ) -> AsyncIterator[Json]:
-        """Every item of :meth:`list_eval_runs`, page after page (``limit``: the page size).
-
-        ``GET /api/v1/evals/{eval_id}/runs``, following ``next_cursor``
-        """
-        return self._pages(
-            "GET",
-            f"/api/v1/evals/{segment(eval_id)}/runs",
-            {
-                "limit": limit,
-                "view": view,
-            },
-        )
-
-    async def start_eval_run(
-        self,
-        eval_id: str,
-        *,
-        wait: bool | Omit = OMIT,
-        agent_version: int | Omit | None = OMIT,
-        baseline_run_id: str | Omit | None = OMIT,
-        metadata: dict[str, Any] | Omit | None = OMIT,
-        tool_context: dict[str, Any] | Omit | None = OMIT,
-        max_concurrency: int | Omit | None = OMIT,
-        max_cost_usd: Any = OMIT,
-        body: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """Start a run: ``wait: true`` returns it finished (25 items at most), else queued.
-
-        ``POST /api/v1/evals/{eval_id}/runs``
-        """
-        return await self._object(
-            "POST",
-            f"/api/v1/evals/{segment(eval_id)}/runs",
-            json=body_of(
-                body,
-                {
-                    "wait": wait,
-                    "agent_version": agent_version,
-                    "baseline_run_id": baseline_run_id,
-                    "metadata": metadata,
-                    "tool_context": tool_context,
-                    "max_concurrency": max_concurrency,
-                    "max_cost_usd": max_cost_usd,
-                },
-            ),
-        )
-
-    async def get_eval_run(
-        self,
-        eval_id: str,
-        eval_run_id: str,
-    ) -> Json:
-        """Get a run: status, counts, aggregate scores and verdict.
-
-        ``GET /api/v1/evals/{eval_id}/runs/{eval_run_id}``
-        """
-        return await self._object(
-            "GET",
-            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}",
-        )
-
-    async def list_eval_results(
-        self,
-        eval_id: str,
-        eval_run_id: str,
-        *,
-        limit: int | None = None,
-        cursor: str | None = None,
-        offset: int | None = None,
-        outcome: Literal["passed", "failed", "errored", "flaky"] | None = None,
-        dataset_item_id: str | None = None,
-        group: str | None = None,
-        scorer: str | None = None,
-        min_score: Any = None,
-        max_score: Any = None,
-        text: str | None = None,
-        sort: Literal["score_asc", "score_desc"] | None = None,
-    ) -> Json:
-        """List a run's results in item order (trials of an item together).
-
-        ``GET /api/v1/evals/{eval_id}/runs/{eval_run_id}/results``
-        """
-        return await self._object(
-            "GET",
-            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}/results",
-            query={
-                "limit": limit,
-                "cursor": cursor,
-                "offset": offset,
-                "outcome": outcome,
-                "dataset_item_id": dataset_item_id,
-                "group": group,
-                "scorer": scorer,
-                "min_score": min_score,
-                "max_score": max_score,
-                "text": text,
-                "sort": sort,
-            },
-        )
-
-    def iter_eval_results(
-        self,
-        eval_id: str,
-        eval_run_id: str,
-        *,
-        limit: int | None = None,
-        outcome: Literal["passed", "failed", "errored", "flaky"] | None = None,
-        dataset_item_id: str | None = None,
-        group: str | None = None,
-        scorer: str | None = None,
-        min_score: Any = None,
-        max_score: Any = None,
-        text: str | None = None,
-        sort: Literal["score_asc", "score_desc"] | None = None,
-    ) -> AsyncIterator[Json]:
-        """Every item of :meth:`list_eval_results`, page after page (``limit``: the page size).
-
-        ``GET /api/v1/evals/{eval_id}/runs/{eval_run_id}/results``, following ``next_cursor``
-        """
-        return self._pages(
-            "GET",
-            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}/results",
-            {
-                "limit": limit,
-                "outcome": outcome,
-                "dataset_item_id": dataset_item_id,
-                "group": group,
-                "scorer": scorer,
-                "min_score": min_score,
-                "max_score": max_score,
-                "text": text,
-                "sort": sort,
-            },
-        )
-
-    async def cancel_eval_run(
-        self,
-        eval_id: str,
-        eval_run_id: str,
-    ) -> Json:
-        """Cancel a queued or running run: results kept, aggregates null, no event.
-
-        ``POST /api/v1/evals/{eval_id}/runs/{eval_run_id}/cancel``
-        """
-        return await self._object(
-            "POST",
-            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}/cancel",
         )
 
     async def list_secrets(
@@ -4771,223 +5005,6 @@ class AsyncOperations(AsyncCaller):
             query={
                 "force": force,
             },
-        )
-
-    async def list_projects(
-        self,
-        *,
-        limit: int | None = None,
-        cursor: str | None = None,
-        offset: int | None = None,
-    ) -> Json:
-        """List the projects the caller can reach (admin: all; scoped key: its own).
-
-        ``GET /api/v1/projects``
-        """
-        return await self._object(
-            "GET",
-            "/api/v1/projects",
-            query={
-                "limit": limit,
-                "cursor": cursor,
-                "offset": offset,
-            },
-        )
-
-    def iter_projects(
-        self,
-        *,
-        limit: int | None = None,
-    ) -> AsyncIterator[Json]:
-        """Every item of :meth:`list_projects`, page after page (``limit``: the page size).
-
-        ``GET /api/v1/projects``, following ``next_cursor``
-        """
-        return self._pages(
-            "GET",
-            "/api/v1/projects",
-            {
-                "limit": limit,
-            },
-        )
-
-    async def create_project(
-        self,
-        *,
-        name: str | Omit = OMIT,
-        body: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """Create a project (admin).
-
-        ``POST /api/v1/projects``
-
-        Required (as a keyword or in ``body``): ``name``.
-        """
-        return await self._object(
-            "POST",
-            "/api/v1/projects",
-            json=body_of(
-                body,
-                {
-                    "name": name,
-                },
-            ),
-        )
-
-    async def get_project(
-        self,
-        project_id: str,
-    ) -> Json:
-        """Get a project.
-
-        ``GET /api/v1/projects/{project_id}``
-        """
-        return await self._object(
-            "GET",
-            f"/api/v1/projects/{segment(project_id)}",
-        )
-
-    async def update_project(
-        self,
-        project_id: str,
-        *,
-        name: str | Omit | None = OMIT,
-        default_ai_provider_id: str | Omit | None = OMIT,
-        body: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """Rename a project and/or set or clear (null) its default AI provider.
-
-        ``PUT /api/v1/projects/{project_id}``
-        """
-        return await self._object(
-            "PUT",
-            f"/api/v1/projects/{segment(project_id)}",
-            json=body_of(
-                body,
-                {
-                    "name": name,
-                    "default_ai_provider_id": default_ai_provider_id,
-                },
-            ),
-        )
-
-    async def list_api_keys(
-        self,
-        *,
-        limit: int | None = None,
-        cursor: str | None = None,
-        offset: int | None = None,
-        project_id: str | None = None,
-    ) -> Json:
-        """List a project's API keys (never their secrets).
-
-        ``GET /api/v1/api-keys``
-        """
-        return await self._object(
-            "GET",
-            "/api/v1/api-keys",
-            query={
-                "limit": limit,
-                "cursor": cursor,
-                "offset": offset,
-                "project_id": project_id,
-            },
-        )
-
-    def iter_api_keys(
-        self,
-        *,
-        limit: int | None = None,
-        project_id: str | None = None,
-    ) -> AsyncIterator[Json]:
-        """Every item of :meth:`list_api_keys`, page after page (``limit``: the page size).
-
-        ``GET /api/v1/api-keys``, following ``next_cursor``
-        """
-        return self._pages(
-            "GET",
-            "/api/v1/api-keys",
-            {
-                "limit": limit,
-                "project_id": project_id,
-            },
-        )
-
-    async def create_api_key(
-        self,
-        *,
-        project_id: str | Omit = OMIT,
-        name: str | Omit = OMIT,
-        policy_ids: list[str] | Omit = OMIT,
-        body: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """Create a project-scoped API key (admin), optionally bounded by policies.
-
-        ``POST /api/v1/api-keys``
-
-        Required (as a keyword or in ``body``): ``project_id``, ``name``.
-        """
-        return await self._object(
-            "POST",
-            "/api/v1/api-keys",
-            json=body_of(
-                body,
-                {
-                    "project_id": project_id,
-                    "name": name,
-                    "policy_ids": policy_ids,
-                },
-            ),
-        )
-
-    async def get_api_key(
-        self,
-        key_id: str,
-    ) -> Json:
-        """Get an API key (never its secret).
-
-        ``GET /api/v1/api-keys/{key_id}``
-        """
-        return await self._object(
-            "GET",
-            f"/api/v1/api-keys/{segment(key_id)}",
-        )
-
-    async def update_api_key(
-        self,
-        key_id: str,
-        *,
-        name: str | Omit | None = OMIT,
-        policy_ids: list[str] | Omit | None = OMIT,
-        body: Mapping[str, Any] | None = None,
-    ) -> Json:
-        """Rename an API key and/or replace its policies (admin).
-
-        ``PUT /api/v1/api-keys/{key_id}``
-        """
-        return await self._object(
-            "PUT",
-            f"/api/v1/api-keys/{segment(key_id)}",
-            json=body_of(
-                body,
-                {
-                    "name": name,
-                    "policy_ids": policy_ids,
-                },
-            ),
-        )
-
-    async def delete_api_key(
-        self,
-        key_id: str,
-    ) -> None:
-        """Revoke an API key.
-
-        ``DELETE /api/v1/api-keys/{key_id}``
-        """
-        return await self._nothing(
-            "DELETE",
-            f"/api/v1/api-keys/{segment(key_id)}",
         )
 
     async def list_tools(
@@ -5115,6 +5132,65 @@ class AsyncOperations(AsyncCaller):
         return await self._nothing(
             "DELETE",
             f"/api/v1/tools/{segment(tool_id)}",
+        )
+
+    async def list_trigger_firings(
+        self,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        offset: int | None = None,
+        project_id: str | None = None,
+        trigger_id: str | None = None,
+    ) -> Json:
+        """List a project's firings (or one trigger's, deleted or not), newest first.
+
+        ``GET /api/v1/trigger-firings``
+        """
+        return await self._object(
+            "GET",
+            "/api/v1/trigger-firings",
+            query={
+                "limit": limit,
+                "cursor": cursor,
+                "offset": offset,
+                "project_id": project_id,
+                "trigger_id": trigger_id,
+            },
+        )
+
+    def iter_trigger_firings(
+        self,
+        *,
+        limit: int | None = None,
+        project_id: str | None = None,
+        trigger_id: str | None = None,
+    ) -> AsyncIterator[Json]:
+        """Every item of :meth:`list_trigger_firings`, page after page (``limit``: the page size).
+
+        ``GET /api/v1/trigger-firings``, following ``next_cursor``
+        """
+        return self._pages(
+            "GET",
+            "/api/v1/trigger-firings",
+            {
+                "limit": limit,
+                "project_id": project_id,
+                "trigger_id": trigger_id,
+            },
+        )
+
+    async def get_trigger_firing(
+        self,
+        firing_id: str,
+    ) -> Json:
+        """Get a firing: its status, the run it started (``result.result_id``) or its error.
+
+        ``GET /api/v1/trigger-firings/{firing_id}``
+        """
+        return await self._object(
+            "GET",
+            f"/api/v1/trigger-firings/{segment(firing_id)}",
         )
 
     async def list_triggers(
@@ -5277,32 +5353,6 @@ class AsyncOperations(AsyncCaller):
             f"/api/v1/triggers/{segment(trigger_id)}",
         )
 
-    async def get_trigger_secret(
-        self,
-        trigger_id: str,
-    ) -> Json:
-        """A webhook trigger's signing secret.
-
-        ``GET /api/v1/triggers/{trigger_id}/secret``
-        """
-        return await self._object(
-            "GET",
-            f"/api/v1/triggers/{segment(trigger_id)}/secret",
-        )
-
-    async def rotate_trigger_secret(
-        self,
-        trigger_id: str,
-    ) -> Json:
-        """Replace a webhook trigger's secret; the old one stops verifying at once.
-
-        ``POST /api/v1/triggers/{trigger_id}/rotate-secret``
-        """
-        return await self._object(
-            "POST",
-            f"/api/v1/triggers/{segment(trigger_id)}/rotate-secret",
-        )
-
     async def fire_trigger(
         self,
         trigger_id: str,
@@ -5325,63 +5375,59 @@ class AsyncOperations(AsyncCaller):
             ),
         )
 
-    async def list_trigger_firings(
+    async def rotate_trigger_secret(
         self,
-        *,
-        limit: int | None = None,
-        cursor: str | None = None,
-        offset: int | None = None,
-        project_id: str | None = None,
-        trigger_id: str | None = None,
+        trigger_id: str,
     ) -> Json:
-        """List a project's firings (or one trigger's, deleted or not), newest first.
+        """Replace a webhook trigger's secret; the old one stops verifying at once.
 
-        ``GET /api/v1/trigger-firings``
+        ``POST /api/v1/triggers/{trigger_id}/rotate-secret``
+        """
+        return await self._object(
+            "POST",
+            f"/api/v1/triggers/{segment(trigger_id)}/rotate-secret",
+        )
+
+    async def get_trigger_secret(
+        self,
+        trigger_id: str,
+    ) -> Json:
+        """A webhook trigger's signing secret.
+
+        ``GET /api/v1/triggers/{trigger_id}/secret``
         """
         return await self._object(
             "GET",
-            "/api/v1/trigger-firings",
+            f"/api/v1/triggers/{segment(trigger_id)}/secret",
+        )
+
+    async def get_usage_aggregate(
+        self,
+        *,
+        project_id: str | None = None,
+        source: str | None = None,
+        eval_id: str | None = None,
+        eval_run_id: str | None = None,
+        from_: str | None = None,
+        to: str | None = None,
+        group_by: Literal["source", "eval_id", "model", "day"],
+    ) -> Json:
+        """Roll a project's usage up by source, eval, model or day (groups sum to the totals).
+
+        ``GET /api/v1/usage/aggregate``
+        """
+        return await self._object(
+            "GET",
+            "/api/v1/usage/aggregate",
             query={
-                "limit": limit,
-                "cursor": cursor,
-                "offset": offset,
                 "project_id": project_id,
-                "trigger_id": trigger_id,
+                "source": source,
+                "eval_id": eval_id,
+                "eval_run_id": eval_run_id,
+                "from": from_,
+                "to": to,
+                "group_by": group_by,
             },
-        )
-
-    def iter_trigger_firings(
-        self,
-        *,
-        limit: int | None = None,
-        project_id: str | None = None,
-        trigger_id: str | None = None,
-    ) -> AsyncIterator[Json]:
-        """Every item of :meth:`list_trigger_firings`, page after page (``limit``: the page size).
-
-        ``GET /api/v1/trigger-firings``, following ``next_cursor``
-        """
-        return self._pages(
-            "GET",
-            "/api/v1/trigger-firings",
-            {
-                "limit": limit,
-                "project_id": project_id,
-                "trigger_id": trigger_id,
-            },
-        )
-
-    async def get_trigger_firing(
-        self,
-        firing_id: str,
-    ) -> Json:
-        """Get a firing: its status, the run it started (``result.result_id``) or its error.
-
-        ``GET /api/v1/trigger-firings/{firing_id}``
-        """
-        return await self._object(
-            "GET",
-            f"/api/v1/trigger-firings/{segment(firing_id)}",
         )
 
     async def list_usage_events(
@@ -5446,33 +5492,77 @@ class AsyncOperations(AsyncCaller):
             },
         )
 
-    async def get_usage_aggregate(
+    async def list_webhook_deliveries(
         self,
         *,
-        project_id: str | None = None,
-        source: str | None = None,
-        eval_id: str | None = None,
-        eval_run_id: str | None = None,
-        from_: str | None = None,
-        to: str | None = None,
-        group_by: Literal["source", "eval_id", "model", "day"],
+        limit: int | None = None,
+        cursor: str | None = None,
+        offset: int | None = None,
+        webhook_id: str,
+        status: Literal["pending", "success", "failed"] | None = None,
     ) -> Json:
-        """Roll a project's usage up by source, eval, model or day (groups sum to the totals).
+        """List a webhook's deliveries, newest first, with their attempts and last outcome.
 
-        ``GET /api/v1/usage/aggregate``
+        ``GET /api/v1/webhook-deliveries``
         """
         return await self._object(
             "GET",
-            "/api/v1/usage/aggregate",
+            "/api/v1/webhook-deliveries",
             query={
-                "project_id": project_id,
-                "source": source,
-                "eval_id": eval_id,
-                "eval_run_id": eval_run_id,
-                "from": from_,
-                "to": to,
-                "group_by": group_by,
+                "limit": limit,
+                "cursor": cursor,
+                "offset": offset,
+                "webhook_id": webhook_id,
+                "status": status,
             },
+        )
+
+    def iter_webhook_deliveries(
+        self,
+        *,
+        limit: int | None = None,
+        webhook_id: str,
+        status: Literal["pending", "success", "failed"] | None = None,
+    ) -> AsyncIterator[Json]:
+        """Every item of :meth:`list_webhook_deliveries`, page after page (``limit``: the page
+        size).
+
+        ``GET /api/v1/webhook-deliveries``, following ``next_cursor``
+        """
+        return self._pages(
+            "GET",
+            "/api/v1/webhook-deliveries",
+            {
+                "limit": limit,
+                "webhook_id": webhook_id,
+                "status": status,
+            },
+        )
+
+    async def get_webhook_delivery(
+        self,
+        delivery_id: str,
+    ) -> Json:
+        """Get a delivery: its payload, status, attempts and the receiver's last answer.
+
+        ``GET /api/v1/webhook-deliveries/{delivery_id}``
+        """
+        return await self._object(
+            "GET",
+            f"/api/v1/webhook-deliveries/{segment(delivery_id)}",
+        )
+
+    async def redeliver_webhook_delivery(
+        self,
+        delivery_id: str,
+    ) -> Json:
+        """Send a delivery's stored payload again, as a new delivery to the webhook's current
+
+        ``POST /api/v1/webhook-deliveries/{delivery_id}/redeliver``
+        """
+        return await self._object(
+            "POST",
+            f"/api/v1/webhook-deliveries/{segment(delivery_id)}/redeliver",
         )
 
     async def list_webhooks(
@@ -5612,19 +5702,6 @@ class AsyncOperations(AsyncCaller):
             f"/api/v1/webhooks/{segment(webhook_id)}",
         )
 
-    async def get_webhook_secret(
-        self,
-        webhook_id: str,
-    ) -> Json:
-        """A webhook's signing secret (its own action: ``webhooks:GetWebhookSecret``).
-
-        ``GET /api/v1/webhooks/{webhook_id}/secret``
-        """
-        return await self._object(
-            "GET",
-            f"/api/v1/webhooks/{segment(webhook_id)}/secret",
-        )
-
     async def rotate_webhook_secret(
         self,
         webhook_id: str,
@@ -5638,104 +5715,27 @@ class AsyncOperations(AsyncCaller):
             f"/api/v1/webhooks/{segment(webhook_id)}/rotate-secret",
         )
 
-    async def list_webhook_deliveries(
+    async def get_webhook_secret(
         self,
-        *,
-        limit: int | None = None,
-        cursor: str | None = None,
-        offset: int | None = None,
         webhook_id: str,
-        status: Literal["pending", "success", "failed"] | None = None,
     ) -> Json:
-        """List a webhook's deliveries, newest first, with their attempts and last outcome.
+        """A webhook's signing secret (its own action: ``webhooks:GetWebhookSecret``).
 
-        ``GET /api/v1/webhook-deliveries``
+        ``GET /api/v1/webhooks/{webhook_id}/secret``
         """
         return await self._object(
             "GET",
-            "/api/v1/webhook-deliveries",
-            query={
-                "limit": limit,
-                "cursor": cursor,
-                "offset": offset,
-                "webhook_id": webhook_id,
-                "status": status,
-            },
+            f"/api/v1/webhooks/{segment(webhook_id)}/secret",
         )
 
-    def iter_webhook_deliveries(
+    async def get_health(
         self,
-        *,
-        limit: int | None = None,
-        webhook_id: str,
-        status: Literal["pending", "success", "failed"] | None = None,
-    ) -> AsyncIterator[Json]:
-        """Every item of :meth:`list_webhook_deliveries`, page after page (``limit``: the page
-        size).
-
-        ``GET /api/v1/webhook-deliveries``, following ``next_cursor``
-        """
-        return self._pages(
-            "GET",
-            "/api/v1/webhook-deliveries",
-            {
-                "limit": limit,
-                "webhook_id": webhook_id,
-                "status": status,
-            },
-        )
-
-    async def get_webhook_delivery(
-        self,
-        delivery_id: str,
     ) -> Json:
-        """Get a delivery: its payload, status, attempts and the receiver's last answer.
+        """Liveness probe.
 
-        ``GET /api/v1/webhook-deliveries/{delivery_id}``
+        ``GET /health``
         """
         return await self._object(
             "GET",
-            f"/api/v1/webhook-deliveries/{segment(delivery_id)}",
-        )
-
-    async def redeliver_webhook_delivery(
-        self,
-        delivery_id: str,
-    ) -> Json:
-        """Send a delivery's stored payload again, as a new delivery to the webhook's current
-
-        ``POST /api/v1/webhook-deliveries/{delivery_id}/redeliver``
-        """
-        return await self._object(
-            "POST",
-            f"/api/v1/webhook-deliveries/{segment(delivery_id)}/redeliver",
-        )
-
-    async def compare_eval_runs(
-        self,
-        eval_id: str,
-        eval_run_id: str,
-        *,
-        baseline_run_id: str | None = None,
-        changed: Literal["true", "false", "all"] | None = None,
-        group: str | None = None,
-        scorer: str | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
-    ) -> Json:
-        """Compare a run with its baseline (or another run of the eval) item by item.
-
-        ``GET /api/v1/evals/{eval_id}/runs/{eval_run_id}/comparison``
-        """
-        return await self._object(
-            "GET",
-            f"/api/v1/evals/{segment(eval_id)}/runs/{segment(eval_run_id)}/comparison",
-            query={
-                "baseline_run_id": baseline_run_id,
-                "changed": changed,
-                "group": group,
-                "scorer": scorer,
-                "limit": limit,
-                "cursor": cursor,
-            },
+            "/health",
         )
