@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -58,10 +59,10 @@ class Setup:
         return ["run", "--server", self.url, "--api-key", key, "--timeout", "120", *extra]
 
 
-@pytest.fixture(scope="module")
-def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
-    state_dir: Path = tmp_path_factory.mktemp("pawl-run-state")
-    with runtime_with_project(state_dir, "pawl-run-tests") as (runtime, key):
+@contextmanager
+def seeded_runtime(state_dir: Path, project_name: str) -> Iterator[Setup]:
+    """A runtime with a project, the demo's agent at version 2 and a four-case dataset."""
+    with runtime_with_project(state_dir, project_name) as (runtime, key):
         with PawlClient(runtime.url, key) as client:
             agent = client.create_agent(
                 {
@@ -76,6 +77,12 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
             for index in CASE_INDICES:
                 client.add_item(dataset["id"], items[index])
         yield Setup(runtime, key, agent["id"], dataset["id"])
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+    with seeded_runtime(tmp_path_factory.mktemp("pawl-run-state"), "pawl-run-tests") as seeded:
+        yield seeded
 
 
 def _runs(setup: Setup, eval_id: str) -> list[Run]:

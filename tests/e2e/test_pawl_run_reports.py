@@ -14,10 +14,8 @@ import junitparser
 import pytest
 
 from pawl.cli import main as cli
-from pawl.demo.cases import dataset_items
-from pawl.transport import PawlClient, Run
-from tests.e2e.test_pawl_run import CASE_INDICES, Setup
-from tests.support.runtime import runtime_with_project
+from pawl.transport import Run
+from tests.e2e.test_pawl_run import Setup, seeded_runtime
 from tests.unit.test_ci_reports import PARSER, _parse_github_output, _tables
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,22 +24,9 @@ ACTION_SCRIPT = ROOT / "scripts" / "github_action.sh"
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
-    state_dir: Path = tmp_path_factory.mktemp("pawl-run-reports-state")
-    with runtime_with_project(state_dir, "pawl-run-reports") as (runtime, key):
-        with PawlClient(runtime.url, key) as client:
-            agent = client.create_agent(
-                {
-                    "name": "support",
-                    "type": "python",
-                    "config": {"callable": "pawl.demo.agent:answer_v1"},
-                }
-            )
-            client.update_agent(agent["id"], {"config": {"callable": "pawl.demo.agent:answer_v2"}})
-            dataset = client.create_dataset({"name": "four-cases"})
-            items = dataset_items()
-            for index in CASE_INDICES:
-                client.add_item(dataset["id"], items[index])
-        yield Setup(runtime, key, agent["id"], dataset["id"])
+    state_dir = tmp_path_factory.mktemp("pawl-run-reports-state")
+    with seeded_runtime(state_dir, "pawl-run-reports") as seeded:
+        yield seeded
 
 
 def _newest_run(setup: Setup, eval_id: str) -> tuple[Run, list[str]]:
