@@ -3,7 +3,9 @@
 Beyond the spec, an eval carries ``trials`` (how many times each item runs, 1-10),
 ``trial_reducer`` (how an item's trials reduce to its verdict: ``all``, ``any`` or
 ``majority``) and ``max_regression`` (the largest pass-rate drop against a baseline
-the run tolerates, 0-1, or null for no gate), and ``max_concurrency`` (how many of a run's
+the run tolerates, 0-1, or null for no gate), ``on_inconclusive`` (``"pass"`` or
+``"fail"``: that gate's outcome when the comparison can tell neither a regression nor
+"not worse"), and ``max_concurrency`` (how many of a run's
 items execute at once, default 40, at most the server's ``PAWL_MAX_CONCURRENCY_LIMIT``).
 """
 
@@ -67,6 +69,15 @@ CostLimit = Annotated[
     ),
 ]
 Reducer = Literal["all", "any", "majority"]
+OnInconclusive = Annotated[
+    Literal["pass", "fail"],
+    Field(
+        description=(
+            "The max_regression gate's outcome when the comparison is inconclusive (its 95% "
+            "interval straddles -max_regression and the drop is not significant beyond it)"
+        )
+    ),
+]
 GroupBy = Annotated[str, Field(min_length=1, max_length=255)]
 ScorerList = Annotated[list[Any], Field(min_length=1, description="Scorer configs")]
 #: An eval's run reads every item and calls the agent: binding them needs read on both and
@@ -90,6 +101,7 @@ class CreateEval(RequestBody):
     trials: Trials = 1
     trial_reducer: Reducer = "all"
     max_regression: Fraction | None = None
+    on_inconclusive: OnInconclusive = "pass"
     max_concurrency: Concurrency = DEFAULT_MAX_CONCURRENCY
     max_cost_usd: CostLimit | None = None
 
@@ -104,6 +116,7 @@ class UpdateEval(RequestBody):
     trials: Trials | None = None
     trial_reducer: Reducer | None = None
     max_regression: Fraction | None = None
+    on_inconclusive: OnInconclusive | None = None
     max_concurrency: Concurrency | None = None
     max_cost_usd: CostLimit | None = Field(None, description="null removes the budget")
 
@@ -140,6 +153,7 @@ _NOT_NULL = (
     "scorers",
     "trials",
     "trial_reducer",
+    "on_inconclusive",
     "max_concurrency",
 )
 

@@ -89,6 +89,9 @@ class EvalSettings(Resource):
     trials: int = 1
     trial_reducer: str = "all"
     max_regression: float | None = None
+    #: The regression gate's outcome when the comparison is inconclusive (neither regressed
+    #: nor shown not worse): "pass" (the default, what such a run always did) or "fail".
+    on_inconclusive: str = "pass"
     #: How many of a run's items may execute at once (pawl's own; the spec has none).
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     #: A run stops starting items once its spend reaches this (USD); None: no budget.

@@ -152,7 +152,11 @@ def aggregate_and_compare(settlement: Settlement) -> None:
 def decide_verdict(settlement: Settlement) -> None:
     snapshot = settlement.state.snapshot
     settlement.passed, settlement.verdict_reasons = verdict(
-        settlement.aggregate, snapshot.pass_threshold, snapshot.max_regression, settlement.baseline
+        settlement.aggregate,
+        snapshot.pass_threshold,
+        snapshot.max_regression,
+        settlement.baseline,
+        on_inconclusive=snapshot.on_inconclusive,
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from chalicelib.stats.holm import holm_adjust
 from chalicelib.stats.mcnemar import mcnemar_exact_p
+from chalicelib.stats.paired_interval import paired_delta_interval
 from chalicelib.stats.outcomes import ItemOutcome
 from chalicelib.stats.tally import PairedScorerTally
 
@@ -72,6 +73,8 @@ class _Comparison:
     removed: int = 0
     improved: int = 0
     regressed: int = 0
+    #: Passed in both runs: with the flips, the paired table the delta's interval reads.
+    both_passed: int = 0
     scorers: dict[str, PairedScorerTally] = field(default_factory=dict)
 
     def add_compared(self, here: ItemOutcome, there: ItemOutcome) -> None:
@@ -81,6 +84,8 @@ class _Comparison:
                 self.improved += 1
             else:
                 self.regressed += 1
+        elif here.passed:
+            self.both_passed += 1
         there_scores = there.scores
         for key, here_score in here.scores.items():
             there_score = there_scores.get(key)
@@ -103,7 +108,11 @@ class _Comparison:
             "pass_rate_delta": (
                 (self.improved - self.regressed) / self.compared if self.compared else None
             ),
+            "pass_rate_delta_interval": paired_delta_interval(
+                self.both_passed, self.improved, self.regressed, self.compared
+            ),
             "flipped": {"improved": self.improved, "regressed": self.regressed},
+            "both_passed_count": self.both_passed,
             "p_value": self.p_value(),
             "scorers": {key: self.scorers[key].summary() for key in sorted(self.scorers)},
         }

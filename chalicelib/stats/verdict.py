@@ -4,10 +4,14 @@ Two gates, each optional:
 
 - ``pass_threshold`` (the spec's): the run's pass rate must reach it. A run that scored
   nothing has no pass rate and does not pass.
-- ``max_regression`` (pawl's addition): against a baseline, the run fails when its pass
-  rate dropped by more than ``max_regression`` *and* the drop is significant (exact
-  McNemar ``p < alpha``). Both conditions, because a large drop over a few flips is
-  noise, and a significant drop of one point may be a trade the team accepts.
+- ``max_regression`` (pawl's addition): against a baseline, the comparison has one of
+  three conclusions (:mod:`chalicelib.stats.regression_gate`): ``regressed`` (the delta's
+  95% interval lies below ``-max_regression``, or the drop exceeds it *and* is significant,
+  exact McNemar ``p < alpha``), ``not_worse`` (the interval's low is above
+  ``-max_regression``) or ``inconclusive`` (neither: the run was too small to tell, and the
+  reason says how many compared items would decide). ``regressed`` fails the gate,
+  ``not_worse`` passes it, ``inconclusive`` does what the eval's ``on_inconclusive`` says
+  (``"pass"`` by default: before the three answers existed such a run passed).
 
 Groups are never read: a kind that needs its own gate needs its own eval.
 """
@@ -15,6 +19,15 @@ Groups are never read: a kind that needs its own gate needs its own eval.
 from __future__ import annotations
 
 from typing import Any
+
+from chalicelib.stats.regression_gate import (
+    INCONCLUSIVE,
+    NOT_WORSE,
+    ON_INCONCLUSIVE,
+    conclude,
+    explain,
+    regression_figures,
+)
 
 REGRESSION_ALPHA = 0.05
 
@@ -31,22 +44,28 @@ def _threshold_gate(aggregate: dict[str, Any], pass_threshold: float) -> dict[st
 
 
 def _regression_gate(
-    baseline: dict[str, Any], max_regression: float, alpha: float
+    baseline: dict[str, Any], max_regression: float, alpha: float, on_inconclusive: str
 ) -> dict[str, Any]:
-    delta = baseline.get("pass_rate_delta")
-    p_value = baseline.get("p_value")
-    # Nothing compared means no evidence of a regression: the gate holds.
-    regressed = (
-        delta is not None and p_value is not None and delta < -max_regression and p_value < alpha
+    figures = regression_figures(baseline)
+    decision = conclude(figures, max_regression, alpha)
+    passed = decision.conclusion == NOT_WORSE or (
+        decision.conclusion == INCONCLUSIVE and on_inconclusive == "pass"
     )
     return {
         "gate": "max_regression",
-        "passed": not regressed,
-        "pass_rate_delta": delta,
+        "passed": passed,
+        "conclusion": decision.conclusion,
+        "pass_rate_delta": figures.delta,
+        "pass_rate_delta_interval": figures.interval,
         "max_regression": max_regression,
-        "p_value": p_value,
+        "p_value": figures.p_value,
         "alpha": alpha,
-        "compared_item_count": baseline.get("compared_item_count", 0),
+        "compared_item_count": figures.compared,
+        "items_needed": decision.items_needed,
+        "more_items_needed": decision.more_items_needed,
+        "on_inconclusive": on_inconclusive,
+        "unit": figures.unit,
+        "explanation": explain(figures, max_regression, alpha, decision, on_inconclusive),
         "baseline_run_id": baseline.get("run_id"),
     }
 
@@ -63,6 +82,7 @@ def verdict(
     baseline: dict[str, Any] | None,
     *,
     alpha: float = REGRESSION_ALPHA,
+    on_inconclusive: str = "pass",
 ) -> tuple[bool | None, list[dict[str, Any]]]:
     """``(passed, verdict_reasons)`` for a settled run.
 
@@ -72,11 +92,15 @@ def verdict(
     """
     _check_fraction("pass_threshold", pass_threshold)
     _check_fraction("max_regression", max_regression)
+    if on_inconclusive not in ON_INCONCLUSIVE:
+        raise ValueError(
+            f"on_inconclusive must be one of {ON_INCONCLUSIVE}, got {on_inconclusive!r}"
+        )
     reasons: list[dict[str, Any]] = []
     if pass_threshold is not None:
         reasons.append(_threshold_gate(aggregate, pass_threshold))
     if max_regression is not None and baseline is not None:
-        reasons.append(_regression_gate(baseline, max_regression, alpha))
+        reasons.append(_regression_gate(baseline, max_regression, alpha, on_inconclusive))
     if not reasons:
         return None, reasons
     return all(reason["passed"] for reason in reasons), reasons

@@ -54,6 +54,7 @@ def _eval(model: EvalModel) -> Eval:
         trials=int(model.trials),
         trial_reducer=model.trial_reducer,
         max_regression=model.max_regression,
+        on_inconclusive=model.on_inconclusive or "pass",
         max_concurrency=int(model.max_concurrency or DEFAULT_MAX_CONCURRENCY),
         max_cost_usd=float(model.max_cost_usd) if model.max_cost_usd is not None else None,
         created_at=model.created_at,

@@ -214,6 +214,7 @@ class EvalModel(ProjectScoped, IdModel):
     trials = NumberAttribute(default=1)
     trial_reducer = UnicodeAttribute(default="all")
     max_regression = NumberAttribute(null=True)
+    on_inconclusive = UnicodeAttribute(null=True)  # absent on evals created before it: "pass"
     max_concurrency = NumberAttribute(null=True)  # absent on evals created before it existed
     max_cost_usd = NumberAttribute(null=True)
     updated_at = UnicodeAttribute()

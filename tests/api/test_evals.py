@@ -97,6 +97,7 @@ def test_eval_crud_with_every_scorer_type(api: Any, world: dict[str, Any]) -> No
     assert suite["id"].startswith("eval_") and suite["project_id"] == world["project"]["id"]
     assert suite["trials"] == 1 and suite["trial_reducer"] == "all"
     assert suite["max_regression"] is None and suite["group_by"] == "topic"
+    assert suite["on_inconclusive"] == "pass"
     assert [s["type"] for s in suite["scorers"]] == [s["type"] for s in ALL_SCORERS]
     assert suite["scorers"][1] == {"type": "contains", "value": "invoice", "case_sensitive": False}
     assert api.get(f"{EVALS}/{suite['id']}").json == suite
@@ -105,11 +106,21 @@ def test_eval_crud_with_every_scorer_type(api: Any, world: dict[str, Any]) -> No
 
     path = f"{EVALS}/{suite['id']}"
     updated = api.put(
-        path, {"name": "suite-2", "trials": 3, "trial_reducer": "majority", "max_regression": 0.05}
+        path,
+        {
+            "name": "suite-2",
+            "trials": 3,
+            "trial_reducer": "majority",
+            "max_regression": 0.05,
+            "on_inconclusive": "fail",
+        },
     )
     assert updated.status == 200, updated
     assert updated.json["name"] == "suite-2" and updated.json["trials"] == 3
     assert updated.json["trial_reducer"] == "majority" and updated.json["max_regression"] == 0.05
+    assert updated.json["on_inconclusive"] == "fail"
+    refused = api.put(path, {"on_inconclusive": "sometimes"})
+    assert refused.status == 400 and _field(refused) == "on_inconclusive", refused
     assert updated.json["group_by"] == "topic" and updated.json["scorers"] == suite["scorers"]
     cleared = api.put(path, {"group_by": None, "pass_threshold": None})
     assert cleared.json["group_by"] is None and cleared.json["pass_threshold"] is None
@@ -194,6 +205,8 @@ REFUSED_EVALS: list[tuple[dict[str, Any], str]] = [
     ({"trials": 0}, "trials"),
     ({"trial_reducer": "most"}, "trial_reducer"),
     ({"max_regression": -0.1}, "max_regression"),
+    ({"on_inconclusive": "maybe"}, "on_inconclusive"),
+    ({"on_inconclusive": None}, "on_inconclusive"),
     ({"group_by": ""}, "group_by"),
     ({"baseline": "x"}, "baseline"),
     ({"name": ""}, "name"),
