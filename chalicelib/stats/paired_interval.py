@@ -82,7 +82,8 @@ def _bounds(
 
 
 def _check_table(both: float, improved: float, regressed: float, compared: float) -> None:
-    if min(both, improved, regressed) < 0 or both + improved + regressed > compared:
+    # The relative slack lets a table scaled to another size (real counts) round either way.
+    if min(both, improved, regressed) < 0 or both + improved + regressed > compared * (1 + 1e-12):
         raise ValueError(
             "need 0 <= both, improved, regressed and both + improved + regressed <= compared, "
             f"got both={both} improved={improved} regressed={regressed} compared={compared}"
@@ -98,7 +99,8 @@ def paired_delta_interval(
     z = _z(level)
     if compared == 0:
         return None
-    low, high = _bounds(both, improved, regressed, compared - both - improved - regressed, z)
+    neither = max(0.0, compared - both - improved - regressed)
+    low, high = _bounds(both, improved, regressed, neither, z)
     return {"low": low, "high": high, "level": level, "method": METHOD}
 
 
@@ -106,7 +108,7 @@ def _decided_at(
     n: float, shares: tuple[float, float, float], margin: float, above: bool, z: float
 ) -> bool:
     both, improved, regressed = (share * n for share in shares)
-    low, high = _bounds(both, improved, regressed, n - both - improved - regressed, z)
+    low, high = _bounds(both, improved, regressed, max(0.0, n - both - improved - regressed), z)
     return low > -margin if above else high < -margin
 
 
