@@ -110,7 +110,7 @@ def regression(
     ]
     verdict = paired_verdict(pairs)
     delta = max(-1.0, min(1.0, aggregate(outcomes) - aggregate(baseline)))
-    return {
+    block: dict[str, Any] = {
         "baselineRunId": baseline_run_id,
         "scoreDelta": delta,
         "pairedTaskCount": verdict.paired,
@@ -119,6 +119,11 @@ def regression(
         "regressedCount": verdict.regressed,
         "pValue": verdict.p_value,
     }
+    if verdict.delta_interval is not None:
+        # pawl's additions, only when pass flags flipped (docs/openwop.md).
+        block["passRateDeltaInterval"] = verdict.delta_interval
+        block["pairedTasksNeeded"] = verdict.tasks_needed
+    return block
 
 
 def summary(

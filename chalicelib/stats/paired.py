@@ -6,15 +6,18 @@ decide through the exact McNemar test; when no pass flag flipped, the score diff
 decide through the exact sign test (ties dropped), which is the same two-sided binomial
 tail over the non-zero differences. ``improved`` / ``regressed`` when p < ``ALPHA`` in that
 direction, ``unchanged`` when every paired score is equal, ``inconclusive`` otherwise (and
-with no pairs at all). Pure: no I/O.
+with no pairs at all). When pass flags flipped the verdict also carries the pass-rate
+delta's paired interval (:mod:`chalicelib.stats.paired_interval`) and, inconclusive, the
+paired tasks that would make it exclude 0. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chalicelib.stats.mcnemar import mcnemar_exact_p
+from chalicelib.stats.paired_interval import items_needed, paired_delta_interval
 
 ALPHA = 0.05
 
@@ -32,6 +35,10 @@ class PairedVerdict:
     regressed: int
     p_value: float | None
     verdict: str
+    #: When pass flags flipped: the pass-rate delta's paired interval (pawl's addition) and,
+    #: for an inconclusive verdict, the paired tasks at which it would exclude 0.
+    delta_interval: dict[str, float | str] | None = None
+    tasks_needed: int | None = None
 
 
 def _counts(pairs: list[tuple[TaskScore, TaskScore]]) -> tuple[int, int]:
@@ -58,4 +65,23 @@ def paired_verdict(pairs: Iterable[tuple[TaskScore, TaskScore]]) -> PairedVerdic
         verdict = "improved" if improved > regressed else "regressed"
     else:
         verdict = "inconclusive"
-    return PairedVerdict(len(paired), improved, regressed, p_value, verdict)
+    flipped = any(here.passed != there.passed for here, there in paired)
+    if not flipped:
+        return PairedVerdict(len(paired), improved, regressed, p_value, verdict)
+    return _with_interval(PairedVerdict(len(paired), improved, regressed, p_value, verdict), paired)
+
+
+def _with_interval(
+    verdict: PairedVerdict, pairs: list[tuple[TaskScore, TaskScore]]
+) -> PairedVerdict:
+    """The flip table's interval and, when inconclusive, the tasks at which (proportions
+    held) it would exclude 0; None when it already does (McNemar and the interval can
+    disagree at the edge) or never will."""
+    both = sum(1 for here, there in pairs if here.passed and there.passed)
+    table = (both, verdict.improved, verdict.regressed, verdict.paired)
+    needed = items_needed(*table, margin=0.0) if verdict.verdict == "inconclusive" else None
+    return replace(
+        verdict,
+        delta_interval=paired_delta_interval(*table),
+        tasks_needed=needed if needed is not None and needed > verdict.paired else None,
+    )

@@ -7,6 +7,7 @@ import pytest
 from chalicelib.openwop import matching, rubric, suites, summary
 from chalicelib.openwop.summary import RunFacts, TaskOutcome
 from chalicelib.stats.paired import TaskScore, paired_verdict
+from chalicelib.stats.paired_interval import items_needed, paired_delta_interval
 
 
 def test_exact_contains_and_json_match() -> None:
@@ -89,3 +90,30 @@ def test_thresholds_decide_passed() -> None:
     assert not summary.run_passed(slow, {"maxP95LatencyMs": 500})
     assert not summary.run_passed(slow, {"maxCostUsd": 0.1})
     assert summary.p95([1, 2, 3, 4, 100]) == 100
+
+
+def test_the_paired_verdict_carries_the_flip_interval_and_the_tasks_needed() -> None:
+    # 6 pass twice, 1 improved, 3 regressed: McNemar p = 0.625, inconclusive.
+    rows = [(1, True, 1, True)] * 6 + [(1, True, 0, False)] + [(0, False, 1, True)] * 3
+    verdict = paired_verdict(_pairs(*rows))
+    assert verdict.verdict == "inconclusive"
+    assert verdict.delta_interval == paired_delta_interval(6, 1, 3, 10)
+    needed = items_needed(6, 1, 3, 10, margin=0.0)
+    assert verdict.tasks_needed == needed and needed is not None and needed > 10
+    # Decided verdicts name no tasks; no flipped pass flag, no interval (scores decided).
+    assert paired_verdict(_pairs(*[(0, False, 1, True)] * 6)).tasks_needed is None
+    scores = paired_verdict(_pairs(*[(0.9, True, 0.8, True)] * 6))
+    assert scores.delta_interval is None and scores.tasks_needed is None
+
+
+def test_the_regression_block_adds_the_interval_only_when_flags_flipped() -> None:
+    def outcome(task: str, score: float, passed: bool) -> TaskOutcome:
+        return TaskOutcome(task, 0, score, passed, False, "t")
+
+    now = [outcome("a", 0.0, False), outcome("b", 1.0, True)]
+    before = [outcome("a", 1.0, True), outcome("b", 1.0, True)]
+    block = summary.regression("run_b", now, before)
+    assert block["passRateDeltaInterval"] == paired_delta_interval(1, 0, 1, 2)
+    assert block["verdict"] == "inconclusive" and block["pairedTasksNeeded"] is not None
+    steady = summary.regression("run_b", before, before)
+    assert "passRateDeltaInterval" not in steady and "pairedTasksNeeded" not in steady

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from chalicelib.stats import BaselineComparator, ItemOutcome, ScorerScore, merge_join
+from chalicelib.stats.paired_interval import paired_delta_interval
 
 
 def scored(dataset_item_id: str, passed: bool, group: Any = None, **scores: float) -> ItemOutcome:
@@ -160,7 +161,9 @@ def test_grouped_comparison_with_holm_and_ungrouped_compared_items() -> None:
             "added_item_count",
             "removed_item_count",
             "pass_rate_delta",
+            "pass_rate_delta_interval",
             "flipped",
+            "both_passed_count",
             "p_value",
             "scorers",
             "p_value_adjusted",
@@ -169,6 +172,10 @@ def test_grouped_comparison_with_holm_and_ungrouped_compared_items() -> None:
     assert result["added_item_count"] == 1
     assert result["compared_item_count"] == 24
     assert result["flipped"] == {"improved": 9, "regressed": 14}
+    # The paired interval reads the full table: u1 passed in both runs.
+    assert result["both_passed_count"] == 1
+    assert result["pass_rate_delta_interval"] == paired_delta_interval(1, 9, 14, 24)
+    assert refusal["pass_rate_delta_interval"] == paired_delta_interval(0, 0, 8, 8)
 
 
 def test_group_label_comes_from_the_current_side_and_counts_drift_per_group() -> None:

@@ -18,6 +18,18 @@ PAIRED_FIELDS = {
     "improvedCount": {"type": "integer", "minimum": 0},
     "regressedCount": {"type": "integer", "minimum": 0},
     "pValue": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+    "passRateDeltaInterval": {
+        "type": "object",
+        "required": ["low", "high", "level", "method"],
+        "additionalProperties": False,
+        "properties": {
+            "low": {"type": "number", "minimum": -1, "maximum": 1},
+            "high": {"type": "number", "minimum": -1, "maximum": 1},
+            "level": {"type": "number"},
+            "method": {"const": "newcombe_hybrid_score"},
+        },
+    },
+    "pairedTasksNeeded": {"type": ["integer", "null"], "minimum": 1},
 }
 
 
