@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 
 from chalicelib.stats.holm import holm_adjust
 from chalicelib.stats.mcnemar import mcnemar_exact_p
-from chalicelib.stats.paired_interval import paired_delta_interval
 from chalicelib.stats.outcomes import ItemOutcome
+from chalicelib.stats.paired_interval import paired_delta_interval
 from chalicelib.stats.tally import PairedScorerTally
 
 Pair = tuple[ItemOutcome | None, ItemOutcome | None]

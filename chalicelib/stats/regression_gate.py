@@ -154,7 +154,8 @@ def explain(
             f"{span} lies above {bar}; the gate passes"
         )
     if figures.delta is None:
-        return f"inconclusive: no item was compared with the baseline; on_inconclusive={on_inconclusive}"
+        nothing = "inconclusive: no item was compared with the baseline"
+        return f"{nothing}; on_inconclusive={on_inconclusive}"
     if decision.more_items_needed is not None:
         more = f"about {decision.more_items_needed} more compared items would decide"
     else:
