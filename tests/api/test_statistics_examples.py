@@ -19,7 +19,8 @@ The block format (``docs/statistics.md``, "Executable worked examples"):
   scores 0..1, a trial passes at >= 0.5; no ``baseline`` on any item: one run, no baseline).
 - ``run``: extra fields of the current run's start body (``early_stop``, ...).
 - ``request``: ``"GET /api/v1/..."`` with ``{eval_id}``, ``{run_id}``, ``{baseline_run_id}``
-  substituted; ``expect`` is then checked on its answer (which must be a 200).
+  substituted; ``expect`` is then checked on its answer (which must be a 200). The same
+  three are substituted in ``expect``'s string values (``"inputs.run_id": "{run_id}"``).
 - ``expect``: ``{"dotted.path[0].key": value}``; a float matches when the actual value rounds
   to it at the decimals written (``-0.301`` matches -0.30149), ``null`` means the key is
   there and null, anything else must be equal (a bool only to a bool).
@@ -260,8 +261,17 @@ def run_to_end(api: Any, app: Any, eval_id: str, body: dict[str, Any]) -> dict[s
     return run
 
 
-def execute(api: Any, app: Any, project: dict[str, Any], example: dict[str, Any]) -> Any:
-    """Run the example; the document its ``expect`` is checked against."""
+def substitute(text: str, names: dict[str, str]) -> str:
+    """``{eval_id}``, ``{run_id}`` and ``{baseline_run_id}`` replaced (nothing else)."""
+    for name, value in names.items():
+        text = text.replace("{" + name + "}", value)
+    return text
+
+
+def execute(
+    api: Any, app: Any, project: dict[str, Any], example: dict[str, Any]
+) -> tuple[Any, dict[str, str]]:
+    """Run the example: the document its ``expect`` is checked against, and the ids."""
     evaluation = make_eval(api, project, example)
     items = scripted_items(example)
     import_items(api, evaluation["dataset_id"], items)
@@ -274,9 +284,9 @@ def execute(api: Any, app: Any, project: dict[str, Any], example: dict[str, Any]
     current = run_to_end(api, app, evaluation["id"], body)
     names["run_id"] = current["id"]
     if "request" not in example:
-        return current
-    path = example["request"].removeprefix("GET ").format(**names)
-    return _ok(api.get(path), 200)
+        return current, names
+    path = substitute(example["request"].removeprefix("GET "), names)
+    return _ok(api.get(path), 200), names
 
 
 @pytest.mark.parametrize("block", blocks(), ids=lambda b: b.id)
@@ -284,8 +294,12 @@ def test_worked_example(
     api: Any, app: Any, project: dict[str, Any], numeric_plugins: None, block: Block
 ) -> None:
     example = parse(block)
-    document = execute(api, app, project, example)
-    found = mismatches(example["expect"], document)
+    document, names = execute(api, app, project, example)
+    expect = {
+        path: substitute(value, names) if isinstance(value, str) else value
+        for path, value in example["expect"].items()
+    }
+    found = mismatches(expect, document)
     assert not found, f"{example['title']} (docs/statistics.md line {block.line}):\n" + "\n".join(
         found
     )
@@ -362,7 +376,7 @@ def test_each_trial_scores_what_the_example_scripts(
         "request": "GET /api/v1/evals/{eval_id}/runs/{run_id}",
         "expect": {"status": "completed"},
     }
-    run = execute(api, app, project, example)
+    run, _ = execute(api, app, project, example)
     baseline_id = run["baseline_run_id"]
     for side, run_id in (("baseline", baseline_id), ("current", run["id"])):
         path = f"/api/v1/evals/{run['eval_id']}/runs/{run_id}/results?limit=100"
