@@ -71,7 +71,7 @@ def _compared(aggregate: dict[str, Any]) -> int:
     return int(baseline.get("compared_item_count") or 0)
 
 
-def _from_run(run: EvalRun, trials: int, considered: int) -> PlanInputs:
+def inputs_from_run(run: EvalRun, trials: int, considered: int) -> PlanInputs:
     aggregate = run.aggregate_scores or {}
     pass_rate = aggregate.get("pass_rate")
     flip_rate = _flip_rate(aggregate)
@@ -113,9 +113,9 @@ def plan_inputs(evaluation: Eval) -> PlanInputs:
     completed = [run for run in newest if run.status == "completed"]
     for run in completed:
         if _compared(run.aggregate_scores or {}):
-            return _from_run(run, evaluation.trials, len(completed))
+            return inputs_from_run(run, evaluation.trials, len(completed))
     if completed:
-        return _from_run(completed[0], evaluation.trials, len(completed))
+        return inputs_from_run(completed[0], evaluation.trials, len(completed))
     noise = 2 * ASSUMED_PASS_RATE * (1 - ASSUMED_PASS_RATE)
     return PlanInputs(
         source="assumption",
