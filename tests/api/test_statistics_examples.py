@@ -37,6 +37,7 @@ from typing import Any
 
 import pytest
 
+from chalicelib.domain.runs import TERMINAL_STATUSES
 from tests.support import agents
 from tests.support.drain import drain_queues
 from tests.support.numeric import NumericPlugin
@@ -109,8 +110,10 @@ def parse(block: Block) -> dict[str, Any]:
         unknown = set(pairs) - set(PAIR_KEYS)
         assert not unknown, f"{where}: unknown pairs {sorted(unknown)} (known: {list(PAIR_KEYS)})"
         assert all(isinstance(n, int) and n >= 0 for n in pairs.values()), f"{where}: counts"
+        assert sum(pairs.values()) > 0, f"{where}: pairs hold no item"
     else:
         _check_items(example["items"], where)
+        _check_trials(example, where)
     request = example.get("request")
     assert request is None or (isinstance(request, str) and request.startswith("GET /")), (
         f"{where}: request is a string 'GET /api/v1/...'"
@@ -134,6 +137,18 @@ def _check_items(items: Any, where: str) -> None:
         assert isinstance(item.get("metadata", {}), dict), f"{where}: items[{i}].metadata"
     with_baseline = {"baseline" in item for item in items}
     assert len(with_baseline) == 1, f"{where}: give baseline scores on every item or on none"
+
+
+def _check_trials(example: dict[str, Any], where: str) -> None:
+    """Each item scripts one score per trial the eval runs, in each run."""
+    counts = dict(zip(("baseline", "current"), trial_counts(example), strict=True))
+    for i, item in enumerate(example["items"]):
+        for side, trials in counts.items():
+            if side in item:
+                assert len(item[side]) == trials, (
+                    f"{where}: items[{i}].{side} has {len(item[side])} scores for "
+                    f"{trials} trial(s) (eval.trials)"
+                )
 
 
 def trial_counts(example: dict[str, Any]) -> tuple[int, int]:
@@ -257,7 +272,7 @@ def run_to_end(api: Any, app: Any, eval_id: str, body: dict[str, Any]) -> dict[s
     started = _ok(api.post(f"/api/v1/evals/{eval_id}/runs", body))
     drain_queues(app)
     run: dict[str, Any] = _ok(api.get(f"/api/v1/evals/{eval_id}/runs/{started['id']}"), 200)
-    assert run["status"] not in ("pending", "running"), run
+    assert run["status"] in TERMINAL_STATUSES, run
     return run
 
 
@@ -329,7 +344,16 @@ def test_the_document_has_examples_with_unique_titles() -> None:
             ' "expect": {"a": 1}}',
             "every item or on none",
         ),
-        ('{"title": "t", "pairs": {}, "expect": {"a": 1}, "request": "POST /x"}', "GET"),
+        (
+            '{"title": "t", "pairs": {"pass->pass": 1}, "expect": {"a": 1}, "request": "POST /x"}',
+            "GET",
+        ),
+        ('{"title": "t", "pairs": {"pass->pass": 0}, "expect": {"a": 1}}', "no item"),
+        (
+            '{"title": "t", "eval": {"trials": 2}, "items": [{"current": [1]}],'
+            ' "expect": {"a": 1}}',
+            "1 scores for 2 trial(s)",
+        ),
     ],
 )
 def test_a_malformed_block_fails_with_the_reason(text: str, message: str) -> None:
