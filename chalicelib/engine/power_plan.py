@@ -148,10 +148,11 @@ def _explain(plan_needed: int | None, mdr: float | None, n: int, **f: Any) -> st
         if plan_needed is not None
         else f"no practical number of items detects a drop of {f['margin']:g}"
     )
+    items = f"{n} item" if n == 1 else f"{n} items"
     detects = (
-        f"the dataset's {n} items detect drops of {mdr:.4f} or more"
+        f"the dataset's {items} detect drops of {mdr:.4f} or more"
         if mdr is not None
-        else f"the dataset's {n} items detect no drop"
+        else f"the dataset's {items} detect no drop"
     )
     return (
         f"With noise discordance {noise} ({f['noise_from']}, source: {f['source']}), "
