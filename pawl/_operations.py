@@ -1320,6 +1320,28 @@ class SyncOperations(SyncCaller):
             f"/api/v1/evals/{segment(eval_id)}",
         )
 
+    def get_eval_power(
+        self,
+        eval_id: str,
+        *,
+        margin: Any = None,
+        alpha: Any = None,
+        power: Any = None,
+    ) -> Json:
+        """Plan an eval's size: the items that detect a regression, and what it detects now.
+
+        ``GET /api/v1/evals/{eval_id}/power``
+        """
+        return self._object(
+            "GET",
+            f"/api/v1/evals/{segment(eval_id)}/power",
+            query={
+                "margin": margin,
+                "alpha": alpha,
+                "power": power,
+            },
+        )
+
     def list_eval_runs(
         self,
         eval_id: str,
@@ -4167,6 +4189,28 @@ class AsyncOperations(AsyncCaller):
         return await self._nothing(
             "DELETE",
             f"/api/v1/evals/{segment(eval_id)}",
+        )
+
+    async def get_eval_power(
+        self,
+        eval_id: str,
+        *,
+        margin: Any = None,
+        alpha: Any = None,
+        power: Any = None,
+    ) -> Json:
+        """Plan an eval's size: the items that detect a regression, and what it detects now.
+
+        ``GET /api/v1/evals/{eval_id}/power``
+        """
+        return await self._object(
+            "GET",
+            f"/api/v1/evals/{segment(eval_id)}/power",
+            query={
+                "margin": margin,
+                "alpha": alpha,
+                "power": power,
+            },
         )
 
     async def list_eval_runs(

@@ -29,7 +29,7 @@ from chalicelib.api import (
 # isort: split
 # Imported after the run routes it extends: routes are documented (and `pawl --help` groups
 # them) in the order they register, and the comparison belongs after the runs' own.
-from chalicelib.api import comparison
+from chalicelib.api import comparison, power
 
 BLUEPRINTS: list[Blueprint] = [
     health.bp,
@@ -44,6 +44,7 @@ BLUEPRINTS: list[Blueprint] = [
     evals.bp,
     runs.bp,
     comparison.bp,
+    power.bp,
     generations.bp,
     tools.bp,
     deciders.bp,

@@ -126,6 +126,22 @@ def reason_text(reason: dict[str, Any]) -> str:
     return f"{gate}: {held}"
 
 
+def detectable_text(run: dict[str, Any]) -> str | None:
+    """The smallest drop the run's compared items could detect, as its regression gate
+    states it (``min_detectable_regression``); None for a run whose verdict has no such gate."""
+    for reason in run.get("verdict_reasons") or []:
+        if reason.get("gate") != "max_regression" or "min_detectable_regression" not in reason:
+            continue
+        compared = reason.get("compared_item_count") or 0
+        power = reason.get("min_detectable_power")
+        at = f"{percent(power)} power" if power is not None else "its power"
+        smallest = reason.get("min_detectable_regression")
+        if smallest is None:
+            return f"none: {compared} compared items detect no drop at {at}"
+        return f"{percent(smallest)} ({at}, {compared} compared items)"
+    return None
+
+
 def trial_view(result: dict[str, Any]) -> dict[str, Any]:
     """One trial of an item, whole: messages by role, expected, output, scores, error, usage."""
     usage = [u for u in result.get("usage") or [] if isinstance(u, dict)]

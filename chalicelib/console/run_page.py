@@ -139,6 +139,7 @@ def console_run(visit: Visit, eval_id: str, eval_run_id: str) -> Response:
         progress_url=progress_url(eval_id, eval_run_id),
         scorers=figures.scorer_rows(run),
         reasons=[figures.reason_text(r) for r in run.get("verdict_reasons") or []],
+        detectable=figures.detectable_text(run),
         plot=run_charts.group_plot(run.get("aggregate_scores")),
         flaky=_flaky_items(caller, run, path),
         flaky_count=(run.get("aggregate_scores") or {}).get("flaky_item_count") or 0,

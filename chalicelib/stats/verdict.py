@@ -13,6 +13,10 @@ Two gates, each optional:
   ``not_worse`` passes it, ``inconclusive`` does what the eval's ``on_inconclusive`` says
   (``"pass"`` by default: before the three answers existed such a run passed).
 
+Next to the answer the gate states ``min_detectable_regression``: the smallest pass-rate
+drop the run's compared items could have detected (two-sided McNemar at ``alpha`` with
+power :data:`DETECTABLE_POWER`, :mod:`chalicelib.stats.power`), from the run's own figures.
+
 Groups are never read: a kind that needs its own gate needs its own eval.
 """
 
@@ -20,16 +24,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.stats.power import min_detectable_regression
 from chalicelib.stats.regression_gate import (
     INCONCLUSIVE,
     NOT_WORSE,
     ON_INCONCLUSIVE,
+    RegressionFigures,
     conclude,
     explain,
     regression_figures,
 )
 
 REGRESSION_ALPHA = 0.05
+#: The power at which a verdict states the smallest regression its items could detect.
+DETECTABLE_POWER = 0.8
 
 
 def _threshold_gate(aggregate: dict[str, Any], pass_threshold: float) -> dict[str, Any]:
@@ -41,6 +49,24 @@ def _threshold_gate(aggregate: dict[str, Any], pass_threshold: float) -> dict[st
         "pass_threshold": pass_threshold,
         "scored_item_count": aggregate.get("scored_item_count", 0),
     }
+
+
+def detectable_regression(figures: RegressionFigures, alpha: float) -> float | None:
+    """The smallest drop the run's compared items detect (``stats.power``), from the run's
+    own noise: the share of items that flipped either way, or with trial-aware figures the
+    variance of the per-item differences. None with nothing compared."""
+    if figures.compared < 1 or not 0.0 < alpha < 0.5:
+        return None
+    if figures.unit == "trial_proportion":
+        if figures.difference_sd is None:
+            return None
+        noise = min(1.0, float(figures.difference_sd) ** 2)
+    elif figures.table is not None:
+        _, improved, regressed = figures.table
+        noise = min(1.0, (improved + regressed) / figures.compared)
+    else:
+        return None
+    return min_detectable_regression(figures.compared, noise, alpha, DETECTABLE_POWER)
 
 
 def _regression_gate(
@@ -63,6 +89,8 @@ def _regression_gate(
         "compared_item_count": figures.compared,
         "items_needed": decision.items_needed,
         "more_items_needed": decision.more_items_needed,
+        "min_detectable_regression": detectable_regression(figures, alpha),
+        "min_detectable_power": DETECTABLE_POWER,
         "on_inconclusive": on_inconclusive,
         "unit": figures.unit,
         "explanation": explain(figures, max_regression, alpha, decision, on_inconclusive),

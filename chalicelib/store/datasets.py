@@ -313,6 +313,12 @@ def count_items(dataset_id: str, up_to: int) -> int:
     return min(up_to, int(DatasetItemModel.by_dataset.count(dataset_id, limit=up_to)))
 
 
+def dataset_size(dataset_id: str) -> int:
+    """How many items the dataset holds: a COUNT Query, paged 1 MB at a time (no Limit,
+    which would make PynamoDB page it item by item)."""
+    return int(DatasetItemModel.by_dataset.count(dataset_id))
+
+
 def batch_get_items(item_ids: Iterable[str]) -> dict[str, DatasetItem]:
     """Items by id (BatchGetItem in chunks); ids that do not exist are absent."""
     unique = list(dict.fromkeys(item_ids))

@@ -195,13 +195,26 @@ def _regression_sentence(reason: Mapping[str, Any]) -> str:
     )
 
 
+def detectable_clause(reason: Mapping[str, Any]) -> str:
+    """The smallest drop the run's compared items could detect, as the gate states it
+    (``min_detectable_regression``); empty for a reason that does not carry it."""
+    if "min_detectable_regression" not in reason or not reason.get("compared_item_count"):
+        return ""
+    smallest = reason.get("min_detectable_regression")
+    power = reason.get("min_detectable_power") or 0.8
+    compared = reason.get("compared_item_count")
+    if smallest is None:
+        return f"; {compared} compared items detect no drop at {power:.0%} power"
+    return f"; smallest detectable drop {smallest:.3f} at {power:.0%} power"
+
+
 def reason_sentence(reason: Mapping[str, Any]) -> str:
     """One verdict reason (a gate and its figures) in plain words."""
     gate = reason.get("gate")
     if gate == THRESHOLD_GATE:
         return _threshold_sentence(reason)
     if gate == REGRESSION_GATE:
-        return _regression_sentence(reason)
+        return _regression_sentence(reason) + detectable_clause(reason)
     figures = ", ".join(f"{k} {v}" for k, v in reason.items() if k not in {"gate", "passed"})
     return f"{'passed' if reason.get('passed') else 'failed'}: gate {gate} ({figures})"
 

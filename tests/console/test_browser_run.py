@@ -159,3 +159,47 @@ def test_a_running_run_updates_in_place_and_the_filters_work(
             page.screenshot(path=str(shots / f"run-{width}.png"), full_page=True)
         context.close()
     assert errors == []
+
+
+def test_the_verdict_shows_the_smallest_detectable_drop_beside_it(
+    api: Any,
+    app: Any,
+    chromium: Any,
+    project: Any,
+    project_key: str,
+    plugins: Plugins,
+    tmp_path: Path,
+) -> None:
+    shots = screenshots_dir(tmp_path)
+    cases: list[Any] = [("flip:refund ok", "refund ok"), ("flip:cart ok", "cart ok")]
+    cases += [(f"echo:answer {i}", f"answer {i}") for i in range(18)]
+    suite = make_suite(api, project, cases, name="gated bot", max_regression=0.05)
+    baseline = api.post(suite.runs_path, {"wait": True}).json
+    run = api.post(suite.runs_path, {"wait": True, "baseline_run_id": baseline["id"]}).json
+    (gate,) = [r for r in run["verdict_reasons"] if r["gate"] == "max_regression"]
+    expected = f"{gate['min_detectable_regression'] * 100:.1f}% (80.0% power, 20 compared items)"
+    errors: list[str] = []
+    with serving(app) as server:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        context = chromium.new_context(viewport={"width": WIDTHS[0], "height": 900})
+        page = context.new_page()
+        _watch_errors(page, errors)
+        sign_in(page, base, project_key)
+        for width in WIDTHS:
+            page.set_viewport_size({"width": width, "height": 900})
+            page.goto(f"{base}/console/evals/{suite.eval['id']}/runs/{run['id']}")
+            shown = page.locator("dd.detectable")
+            expect(shown).to_be_visible()
+            assert shown.inner_text() == expected
+            # Beside the verdict: the facts row right below it, before the pass rate.
+            verdict = page.locator("dl.facts dd").nth(1).bounding_box()
+            box = shown.bounding_box()
+            assert verdict is not None and box is not None
+            assert 0 < box["y"] - verdict["y"] < 80, (verdict, box)
+            overflow = page.evaluate(
+                "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
+            assert overflow <= 0, (width, overflow)
+            page.screenshot(path=str(shots / f"run-detectable-{width}.png"), full_page=True)
+        context.close()
+    assert errors == []

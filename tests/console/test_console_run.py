@@ -329,3 +329,25 @@ def test_a_big_runs_flaky_items_are_a_link_not_a_read(
     page = browser.get(path)
     assert "Flaky items (1)" in page.text and 'href="?outcome=flaky"' in page.text
     assert '<ul class="flaky">' not in page.text
+
+
+def test_the_verdict_shows_the_smallest_drop_the_runs_items_could_detect(
+    api: Any, browser: Browser, project: Any, plugins: Plugins
+) -> None:
+    cases: list[Any] = [("flip:a", "a"), ("flip:b", "b")]
+    cases += [(f"echo:s{i}", f"s{i}") for i in range(8)]
+    suite = make_suite(api, project, cases, name="gated", max_regression=0.05)
+    baseline = api.post(suite.runs_path, {"wait": True}).json
+    plain = browser.get(f"/console/evals/{suite.eval['id']}/runs/{baseline['id']}")
+    assert plain.status == 200 and "Smallest detectable drop" not in plain.text  # no gate
+    run = api.post(suite.runs_path, {"wait": True, "baseline_run_id": baseline["id"]}).json
+    (gate,) = [r for r in run["verdict_reasons"] if r["gate"] == "max_regression"]
+    smallest = gate["min_detectable_regression"]
+    assert smallest is not None and 0.05 < smallest < 1
+    page = browser.get(f"/console/evals/{suite.eval['id']}/runs/{run['id']}")
+    assert page.status == 200
+    shown = f"{smallest * 100:.1f}% (80.0% power, 10 compared items)"
+    assert f'<dd class="detectable">{shown}</dd>' in page.text
+    # Beside the verdict: the row right after it in the run's facts.
+    assert page.text.index("Verdict") < page.text.index("Smallest detectable drop")
+    assert page.text.index("Smallest detectable drop") < page.text.index("Pass rate")

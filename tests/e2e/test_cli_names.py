@@ -182,3 +182,17 @@ def test_pawl_run_takes_the_evals_name(world: World, capsys: pytest.CaptureFixtu
     assert f"eval {world.theirs.eval_ids[1]}, agent v1" in capsys.readouterr().out
     assert cli.main([*args, "--eval", "nothing-of-that-name"]) == 2
     assert "no eval named 'nothing-of-that-name' in this project" in capsys.readouterr().err
+
+
+def test_get_eval_power_plans_the_eval_it_names(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _pawl(world, world.theirs.key, "get-eval-power", "--eval", "only-theirs")
+    assert cli.main([*args, "--margin", "0.1", "--power", "0.9"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["eval_id"] == world.theirs.eval_ids[1]
+    assert (plan["margin"], plan["margin_from"], plan["power"]) == (0.1, "query", 0.9)
+    assert plan["dataset_item_count"] == 1 and plan["items_needed"] > 1
+    assert plan["sides"] == "two-sided" and plan["explanation"]
+    assert cli.main([*args, "--margin", "1.5"]) != 0  # the API's 400
+    assert "margin" in capsys.readouterr().err

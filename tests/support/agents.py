@@ -36,6 +36,8 @@ PAID_USAGE = {"input_tokens": 10, "output_tokens": 2, "cost_usd": 0.001}
 def reset() -> None:
     with _lock:
         CALLS.clear()
+        _SCORE_RUNS.clear()
+        _SCORE_CALLS.clear()
     RELEASE.clear()
     # An earlier test may have blocked several calls and waited for one: its other entries
     # must not tell this test that its own call is executing.
@@ -95,3 +97,35 @@ def scripted(payload: dict[str, Any]) -> dict[str, Any]:
 def instant(payload: dict[str, Any]) -> dict[str, Any]:
     """The cheapest possible agent (benchmarks): answers the last user message."""
     return {"output": _last_user_text(payload)}
+
+
+#: The ``scores`` agent's memory: per dataset item, the runs that called it (in order), and
+#: per (run, item) how many calls it answered. Cleared by :func:`reset`.
+_SCORE_RUNS: dict[str, list[str]] = {}
+_SCORE_CALLS: dict[tuple[str, str], int] = {}
+
+
+def scores(payload: dict[str, Any]) -> dict[str, Any]:
+    """Answer a score from the sequences the item's text holds, for the numeric scorer.
+
+    The text is ``scores:<run 1>|<run 2>|...``, each run a comma-separated list of trial
+    scores: the first run that calls for an item answers from the first list, the next run
+    from the second, and a run's n-th call for the item answers its n-th score. Keyed by run
+    rather than by a global call count, so a run that skips items (early stop) or a retried
+    generation in one run never shifts another run's scores.
+    """
+    with _lock:
+        CALLS.append(payload)
+        item = str(payload.get("dataset_item_id"))
+        run = str(payload.get("run_id"))
+        seen = _SCORE_RUNS.setdefault(item, [])
+        if run not in seen:
+            seen.append(run)
+        call = _SCORE_CALLS.get((run, item), 0)
+        _SCORE_CALLS[(run, item)] = call + 1
+        role = seen.index(run)
+    _, _, argument = _last_user_text(payload).partition(":")
+    runs = [run_scores.split(",") for run_scores in argument.split("|")]
+    if role >= len(runs) or call >= len(runs[role]):
+        raise RuntimeError(f"no score scripted for run #{role + 1}, call #{call + 1}")
+    return {"output": runs[role][call].strip()}

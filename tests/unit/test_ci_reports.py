@@ -410,3 +410,38 @@ def test_the_action_wires_every_input_to_the_script_and_every_output_from_it() -
         for out in action["outputs"].values()
     }
     assert wired == set(action["outputs"]) == written
+
+
+def test_every_report_shows_the_smallest_detectable_drop_beside_the_verdict(
+    tmp_path: Path,
+) -> None:
+    """The max_regression gate's ``min_detectable_regression`` reaches the terminal, the
+    Markdown and the JUnit file, in the gate's own line."""
+    from pawl.demo.comparison import print_comparison
+
+    gate = {
+        "gate": "max_regression",
+        "passed": True,
+        "conclusion": "inconclusive",
+        "pass_rate_delta": -0.2,
+        "max_regression": 0.05,
+        "p_value": 1.0,
+        "alpha": 0.05,
+        "compared_item_count": 5,
+        "baseline_run_id": "evrun_base000000000001",
+        "min_detectable_regression": None,
+        "min_detectable_power": 0.8,
+    }
+    wide = {**gate, "compared_item_count": 400, "min_detectable_regression": 0.0431}
+    for reason, clause in (
+        (gate, "5 compared items detect no drop at 80% power"),
+        (wide, "smallest detectable drop 0.043 at 80% power"),
+    ):
+        report = _report(_run(passed=True, verdict_reasons=[reason]))
+        assert clause in render_markdown(report)
+        (suite,) = list(_junit(tmp_path, report))
+        properties = {p.name: p.value for p in suite.properties()}
+        assert properties["pawl.gate.1"].endswith(clause)
+        console = Console(width=200, record=True)
+        print_comparison(console, report.comparison)
+        assert clause in console.export_text()

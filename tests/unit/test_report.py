@@ -313,6 +313,24 @@ def test_verdict_reasons_in_plain_words(reason: dict[str, Any], expected: str) -
     assert reason_sentence(reason) == expected
 
 
+def test_the_regression_reason_says_the_smallest_drop_its_items_could_detect() -> None:
+    reason = {
+        "gate": "max_regression",
+        "passed": True,
+        "pass_rate_delta": -0.1,
+        "max_regression": 0.05,
+        "p_value": 0.5,
+        "alpha": 0.05,
+        "compared_item_count": 20,
+        "baseline_run_id": "evrun_b",
+        "min_detectable_regression": 0.2681,
+        "min_detectable_power": 0.8,
+    }
+    assert reason_sentence(reason).endswith("; smallest detectable drop 0.268 at 80% power")
+    none = reason_sentence({**reason, "compared_item_count": 1, "min_detectable_regression": None})
+    assert none.endswith("; 1 compared items detect no drop at 80% power")
+
+
 def test_p_values_keep_three_significant_figures_down_to_the_smallest_double() -> None:
     assert [fmt_p(p) for p in (1.0, 0.5, 0.0117, 0.00012, 5e-324, None)] == [
         "1.00",

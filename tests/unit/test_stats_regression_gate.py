@@ -151,3 +151,21 @@ def test_trial_aware_figures_decide_when_present() -> None:
     assert shown["conclusion"] == "not_worse"
     # No trial figures (trials == 1): the item table decides.
     assert gate({**baseline, "trials": None})["unit"] == "item"
+
+
+def test_every_regression_verdict_states_the_smallest_drop_its_items_detect() -> None:
+    from chalicelib.stats.power import min_detectable_regression
+
+    small = gate(compared(16, 0, 2, 20))  # 2 of 20 flipped: noise 0.1
+    assert small["min_detectable_regression"] == min_detectable_regression(20, 0.1, 0.05, 0.8)
+    assert small["min_detectable_power"] == 0.8
+    large = gate(compared(300, 10, 50, 400))  # 60 of 400 flipped
+    assert large["min_detectable_regression"] == min_detectable_regression(400, 0.15, 0.05, 0.8)
+    assert large["min_detectable_regression"] < small["min_detectable_regression"]
+    # The gate's alpha is the one the figure is stated at.
+    strict = gate(compared(300, 10, 50, 400), alpha=0.01)
+    assert strict["min_detectable_regression"] > large["min_detectable_regression"]
+    # Trial-aware figures: the per-item differences' variance is the noise (0.3^2 = 0.09).
+    trials = gate({**compared(320, 0, 40, 400), "trials": trial_figures(-0.02, -0.1, 0.06, 0.4)})
+    assert trials["min_detectable_regression"] == min_detectable_regression(50, 0.09, 0.05, 0.8)
+    assert gate(compared(0, 0, 0, 0))["min_detectable_regression"] is None
