@@ -146,7 +146,8 @@ def explain(
         if interval is not None and interval["high"] < -margin:
             why = f"{span} lies wholly below {bar}"
         else:
-            why = f"the delta is beyond {bar} and McNemar's p = {figures.p_value:.2g} < {alpha:g}"
+            test = "the sign-flip p" if figures.unit == "trial_proportion" else "McNemar's p"
+            why = f"the delta is beyond {bar} and {test} = {figures.p_value:.2g} < {alpha:g}"
         return f"regressed: pass rate delta {delta}{unit}; {why}; the gate fails"
     if decision.conclusion == NOT_WORSE:
         return (
