@@ -66,7 +66,8 @@ def test_settle_writes_the_trial_figures_and_the_gate_reads_them(settled_pair: A
     assert paired["exact"] is True and paired["p_value"] < 1e-6
     # The "any" reducer passes every item in both runs: only the trials see the drop.
     assert scores["baseline"]["pass_rate_delta"] == 0.0
-    reason = run.verdict_reasons[0]  # type: ignore[index]
+    assert run.verdict_reasons is not None
+    (reason,) = [r for r in run.verdict_reasons if r["gate"] == "max_regression"]
     assert reason["unit"] == "trial_proportion" and reason["conclusion"] == "regressed"
     assert run.passed is False
 
