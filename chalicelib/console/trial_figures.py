@@ -43,6 +43,6 @@ def trial_figures(run: dict[str, Any]) -> dict[str, Any] | None:
             "interval": interval_text(paired.get("pass_rate_delta_interval")),
             "p_value": p_value(paired.get("p_value")),
             "test": _test_text(paired),
-            "items": str(paired.get("item_count")),
+            "item_count": str(paired.get("item_count")),
         }
     return shown
