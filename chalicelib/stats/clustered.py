@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from statistics import NormalDist
+from typing import Any
 
 DEFAULT_LEVEL = 0.95
 WILSON_METHOD = "wilson_effective_n"
@@ -85,9 +86,7 @@ def effective_n(moments: Moments) -> float:
     return min(float(trials), max(float(items), spread / variance))
 
 
-def clustered_wilson_interval(
-    moments: Moments, level: float = DEFAULT_LEVEL
-) -> dict[str, float | str]:
+def clustered_wilson_interval(moments: Moments, level: float = DEFAULT_LEVEL) -> dict[str, Any]:
     """The mean item proportion's interval: ``{"low", "high", "level", "method",
     "effective_n"}``."""
     n_eff = effective_n(moments)
@@ -115,7 +114,7 @@ def corrected_correlation(covariance: float, sd_here: float, sd_there: float, n:
 
 def paired_proportions_interval(
     here: Moments, there: Moments, covariance: float, level: float = DEFAULT_LEVEL
-) -> dict[str, float | str]:
+) -> dict[str, Any]:
     """The interval for ``here.mean - there.mean`` over the same items (``covariance``:
     the population covariance of the paired proportions)."""
     if here.items != there.items:

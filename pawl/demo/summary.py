@@ -161,7 +161,7 @@ def trials_line(aggregate: Mapping[str, Any]) -> str | None:
     at_k, hat_k = trials.get("pass_at_k") or {}, trials.get("pass_hat_k") or {}
     floor = trials.get("noise_floor") or {}
     return (
-        f"trials ×{k}: pass@1 {fmt_rate(at_k.get('1'))}, pass@{k} {fmt_rate(at_k.get(k))}, "
+        f"{k} trials an item: pass@1 {fmt_rate(at_k.get('1'))}, pass@{k} {fmt_rate(at_k.get(k))}, "
         f"pass^{k} {fmt_rate(hat_k.get(k))}; noise floor: {fmt_rate(floor.get('flip_rate'))} "
         f"of trial pairs disagree (over {floor.get('items', 0)} items)"
     )

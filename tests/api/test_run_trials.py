@@ -76,9 +76,7 @@ def test_the_gate_decides_on_paired_trial_proportions(trial_runs: Any) -> None:
     assert current["passed"] is False and reason["baseline_run_id"] == baseline["id"]
 
 
-def test_the_comparison_endpoint_carries_the_same_trial_figures(
-    api: Any, trial_runs: Any
-) -> None:
+def test_the_comparison_endpoint_carries_the_same_trial_figures(api: Any, trial_runs: Any) -> None:
     suite, _, current = trial_runs
     answer = _ok(api.get(f"{suite.run_path(current['id'])}/comparison"))
     settled = current["aggregate_scores"]["baseline"]["trials"]

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from chalicelib import aws
+from chalicelib.engine import settle
 from chalicelib.settings import get_settings
 from chalicelib.store import outcome_digest, runs
-from chalicelib.engine import settle
 from tests.integration.test_outcome_digest import (
     Trial,
     _delete_digest,
@@ -49,7 +49,7 @@ def settled_pair(aws_env: None) -> tuple[Any, Any]:
 
 
 def test_settle_writes_the_trial_figures_and_the_gate_reads_them(settled_pair: Any) -> None:
-    baseline, candidate = settled_pair
+    _, candidate = settled_pair
     assert runs.claim_settle(candidate.id) and settle.settle_run(candidate.id)
     run = runs.get_run(candidate.id).run
     scores = run.aggregate_scores
@@ -74,9 +74,8 @@ def test_settle_writes_the_trial_figures_and_the_gate_reads_them(settled_pair: A
 
 def test_the_digest_keeps_each_items_trial_counts(settled_pair: Any) -> None:
     baseline, candidate = settled_pair
-    body = aws.client("s3").get_object(
-        Bucket=get_settings().bucket, Key=outcome_digest.part_key(baseline.id, 0)
-    )["Body"].read()
+    key = outcome_digest.part_key(baseline.id, 0)
+    body = aws.client("s3").get_object(Bucket=get_settings().bucket, Key=key)["Body"].read()
     first = json.loads(gzip.decompress(body).decode().splitlines()[0])
     assert first[-2:] == [4, 5]
     from_digest = _settlement(candidate.id)

@@ -40,8 +40,8 @@ def _run(aggregate: dict[str, Any]) -> Run:
 def test_one_line_with_pass_at_k_and_the_noise_floor() -> None:
     line = trials_line({"trials": TRIALS})
     assert line == (
-        "trials ×5: pass@1 0.60, pass@5 1.00, pass^5 0.33; noise floor: 0.40 of trial pairs "
-        "disagree (over 12 items)"
+        "5 trials an item: pass@1 0.60, pass@5 1.00, pass^5 0.33; noise floor: 0.40 of trial "
+        "pairs disagree (over 12 items)"
     )
     assert trials_line({"pass_rate": 0.5}) is None
     assert trials_line({"trials": {"count": "5"}}) is None
@@ -52,7 +52,7 @@ def test_the_terminal_and_markdown_reports_show_it() -> None:
     comparison = build_comparison(_run(aggregate))
     out = io.StringIO()
     print_comparison(Console(file=out, width=200, color_system=None), comparison)
-    assert "trials ×5: pass@1 0.60, pass@5 1.00, pass^5 0.33" in out.getvalue()
+    assert "5 trials an item: pass@1 0.60, pass@5 1.00, pass^5 0.33" in out.getvalue()
     markdown = "\n".join(_figures(comparison))
     # As markdown text: "@" escaped (and kept from reading as a mention) like all such text.
     assert md_text(str(trials_line(aggregate)), limit=400) in markdown

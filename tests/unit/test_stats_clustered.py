@@ -41,7 +41,9 @@ def test_one_trial_per_item_is_wilson() -> None:
     for _ in range(2000):
         n = rng.randint(1, 300)
         passed = rng.randint(0, n)
-        interval = clustered_wilson_interval(moments_of([(1, 1)] * passed + [(0, 1)] * (n - passed)))
+        interval = clustered_wilson_interval(
+            moments_of([(1, 1)] * passed + [(0, 1)] * (n - passed))
+        )
         wilson = wilson_interval(passed, n)
         assert wilson is not None
         assert interval["effective_n"] == n
@@ -156,6 +158,6 @@ def test_trial_tally_pass_rate_is_pass_at_1() -> None:
     for c, n in [(5, 5), (3, 5), (0, 5), (2, 4)]:
         tally.add(c, n)
     summary = tally.summary(5)
-    assert summary["pass_rate"] == summary["pass_at_k"]["1"] == pytest.approx(
-        (1 + 0.6 + 0 + 0.5) / 4
+    assert (
+        summary["pass_rate"] == summary["pass_at_k"]["1"] == pytest.approx((1 + 0.6 + 0 + 0.5) / 4)
     )

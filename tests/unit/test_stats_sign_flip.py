@@ -19,10 +19,11 @@ from chalicelib.stats.sign_flip import EXACT_GUARANTEED, sign_flip_test
 
 
 def brute_force(values: list[Fraction]) -> Fraction:
-    observed = abs(sum(values))
+    observed = abs(sum(values, Fraction(0)))
     hits = 0
     for signs in itertools.product((1, -1), repeat=len(values)):
-        hits += abs(sum(s * v for s, v in zip(signs, values, strict=True))) >= observed
+        total = sum((s * v for s, v in zip(signs, values, strict=True)), Fraction(0))
+        hits += abs(total) >= observed
     return Fraction(hits, 2 ** len(values))
 
 

@@ -164,7 +164,8 @@ def test_a_paired_comparison_by_hand() -> None:
     assert summary["p_value"] == 6 / 16
     assert summary["exact"] is True and summary["p_value_method"] == "sign_flip_exact"
     interval = summary["pass_rate_delta_interval"]
-    assert interval["low"] < -0.2 < interval["high"] and interval["method"] == "mover_clustered_wilson"
+    assert interval["low"] < -0.2 < interval["high"]
+    assert interval["method"] == "mover_clustered_wilson"
 
 
 def test_aggregator_adds_the_trials_block_only_with_trials() -> None:
