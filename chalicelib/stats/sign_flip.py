@@ -12,9 +12,10 @@ item's usable trials, 1..10), so scaled by their common denominator they are int
 the count of patterns per sum is a small integer convolution rather than an enumeration:
 one pass per distinct |difference| folding in its binomial multiplicity. The counts are
 exact integers, divided once, so the p-value is the correctly rounded ``count / 2^m``: the
-same number enumerating the patterns gives. Its work is bounded by :data:`EXACT_BUDGET`;
-every input with ``m <= 20`` fits (at most ``2^20`` patterns), and so does almost any eval of
-a few hundred items. Beyond the budget the p-value is a Monte Carlo estimate from
+same number enumerating the patterns gives. Its work is bounded before it starts
+(:func:`convolution_cells` against :data:`EXACT_BUDGET` and :data:`EXACT_BIT_BUDGET`);
+every input with ``m <= 20`` fits (at most ``2^20`` patterns), and so does a typical eval of
+up to about 1,200 items of 5 trials. Beyond the budget the p-value is a Monte Carlo estimate from
 :data:`MONTE_CARLO_RESAMPLES` sign patterns drawn by a generator seeded with
 :data:`MONTE_CARLO_SEED` (a settle that is retried gives the same figure), reported with
 its binomial standard error. Pure: no I/O, no clock.
@@ -28,8 +29,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-#: Exact when the convolution touches at most this many (sum, count) cells.
-EXACT_BUDGET = 4_000_000
+#: Exact when the convolution touches at most this many (sum, count) cells (a bound worked
+#: out before it starts: :func:`convolution_cells`). 2^21 + 2^20 covers any 20 differences.
+EXACT_BUDGET = 3 * 2**20
+#: ...and at most this many cells times bits per count (a count is up to ``2^m``, so a cell
+#: costs more as ``m`` grows): about 0.2 s of CPU here at its edge (docs/statistics.md).
+EXACT_BIT_BUDGET = 10**9
 #: Every input with this many non-zero differences or fewer is computed exactly.
 EXACT_GUARANTEED = 20
 MONTE_CARLO_RESAMPLES = 20_000
@@ -75,18 +80,27 @@ def _scaled(differences: Mapping[Fraction, int]) -> tuple[dict[int, int], int]:
     return magnitudes, observed
 
 
-def _low_tail_count(magnitudes: dict[int, int], ceiling: int) -> int | None:
-    """Sign patterns whose positive part sums to at most ``ceiling``, or None past the budget.
+def convolution_cells(magnitudes: dict[int, int], ceiling: int) -> int:
+    """An upper bound on the (sum, count) cells :func:`_low_tail_count` touches: before each
+    magnitude is folded in, the sums reached are at most ``ceiling + 1``, at most the
+    lattice points up to the magnitudes folded so far, and at most the sign patterns of
+    them; each meets ``multiplicity + 1`` binomial terms."""
+    cells, reach, patterns = 0, 0, 1
+    for magnitude, multiplicity in sorted(magnitudes.items()):
+        cells += min(ceiling + 1, reach + 1, patterns) * (multiplicity + 1)
+        reach += magnitude * multiplicity
+        patterns *= multiplicity + 1
+    return cells
+
+
+def _low_tail_count(magnitudes: dict[int, int], ceiling: int) -> int:
+    """Sign patterns whose positive part sums to at most ``ceiling``.
 
     With ``u`` the sum of the magnitudes given a + sign, the signed sum is ``2u - total``;
     sums above ``ceiling`` never come back down, so they are dropped as they appear."""
     counts: dict[int, int] = {0: 1}
-    work = 0
     for magnitude, multiplicity in sorted(magnitudes.items()):
         weights = [math.comb(multiplicity, chosen) for chosen in range(multiplicity + 1)]
-        work += len(counts) * len(weights)
-        if work > EXACT_BUDGET:
-            return None
         folded: dict[int, int] = {}
         for positive, ways in counts.items():
             for chosen, weight in enumerate(weights):
@@ -140,8 +154,9 @@ def sign_flip_test(
     # |2u - total| >= |observed| splits into two mirror-image tails (u <-> total - u);
     # they are disjoint because observed != 0, so p is twice the low one.
     ceiling = (total - abs(observed)) // 2
-    low = _low_tail_count(magnitudes, ceiling)
-    if low is not None:
+    cells = convolution_cells(magnitudes, ceiling)
+    if cells <= EXACT_BUDGET and cells * nonzero <= EXACT_BIT_BUDGET:
+        low = _low_tail_count(magnitudes, ceiling)
         return SignFlipResult(p_value=min(1.0, 2 * low / 2**nonzero), exact=True, nonzero=nonzero)
     p_value, error = _monte_carlo(magnitudes, observed, resamples, seed)
     return SignFlipResult(
