@@ -54,7 +54,7 @@ def main() -> None:
         middle = time.process_time()
         figures = run.summary(trials)
         end = time.process_time()
-        how = "exact" if comparison["exact"] else f"MC ±{comparison['mc_error']:.4f}"
+        how = "exact" if comparison["exact"] else f"MC ±{comparison['mc_error']:.2g}"
         print(
             f"{label:40s} delta {comparison['pass_rate_delta']:+.3f} p {comparison['p_value']:.3g}"
             f" ({how}); comparison {middle - start:.3f} s CPU, run figures {end - middle:.4f} s"

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
@@ -54,23 +55,30 @@ def _wilson(rate: float, n: float, z: float) -> tuple[float, float]:
     return low, high
 
 
+@dataclass(frozen=True)
 class Moments:
-    """Weighted first and second moments of per-item values (weights are item counts)."""
+    """Per-item proportions summarised: how many items and usable trials, their mean and
+    population variance (divided by the items)."""
 
-    __slots__ = ("items", "mean", "trials", "variance")
+    items: float
+    trials: float
+    mean: float
+    variance: float
 
-    def __init__(self, values: Iterable[tuple[float, int, int]]) -> None:
+    @classmethod
+    def of(cls, values: Iterable[tuple[float, int, int]]) -> Moments:
         """``values``: ``(item proportion, how many items have it, their usable trials)``."""
         rows = [(value, count, trials) for value, count, trials in values if count]
-        self.items = sum(count for _, count, _ in rows)
-        self.trials = sum(trials for _, _, trials in rows)
-        if not self.items:
+        items = sum(count for _, count, _ in rows)
+        if not items:
             raise ValueError("no item to take moments of")
-        self.mean = math.fsum(value * count for value, count, _ in rows) / self.items
-        # Population variance (divided by the items): sample variances derive from it.
-        self.variance = (
-            math.fsum(count * (value - self.mean) ** 2 for value, count, _ in rows) / self.items
-        )
+        mean = math.fsum(value * count for value, count, _ in rows) / items
+        variance = math.fsum(count * (value - mean) ** 2 for value, count, _ in rows) / items
+        return cls(items, sum(trials for _, _, trials in rows), mean, variance)
+
+    def scaled(self, items: float) -> Moments:
+        """The same items' proportions, as if there were ``items`` of them."""
+        return Moments(items, self.trials * items / self.items, self.mean, self.variance)
 
 
 def effective_n(moments: Moments) -> float:
@@ -100,7 +108,7 @@ def clustered_wilson_interval(moments: Moments, level: float = DEFAULT_LEVEL) ->
     }
 
 
-def corrected_correlation(covariance: float, sd_here: float, sd_there: float, n: int) -> float:
+def corrected_correlation(covariance: float, sd_here: float, sd_there: float, n: float) -> float:
     """Pearson's correlation from population moments with Newcombe's correction."""
     if sd_here <= 0.0 or sd_there <= 0.0:
         return 0.0
@@ -119,7 +127,13 @@ def paired_proportions_interval(
     the population covariance of the paired proportions)."""
     if here.items != there.items:
         raise ValueError(f"paired sides need the same items, got {here.items} / {there.items}")
-    z = _z(level)
+    low, high = _paired_bounds(here, there, covariance, _z(level))
+    return {"low": low, "high": high, "level": level, "method": MOVER_METHOD}
+
+
+def _paired_bounds(
+    here: Moments, there: Moments, covariance: float, z: float
+) -> tuple[float, float]:
     low_1, high_1 = _wilson(here.mean, effective_n(here), z)
     low_2, high_2 = _wilson(there.mean, effective_n(there), z)
     r = corrected_correlation(
@@ -131,4 +145,41 @@ def paired_proportions_interval(
     # max(0, .): |r| <= 1, so only rounding takes a radicand below zero.
     low = delta - math.sqrt(max(0.0, down_1**2 - 2.0 * r * down_1 * up_2 + up_2**2))
     high = delta + math.sqrt(max(0.0, down_2**2 - 2.0 * r * down_2 * up_1 + up_1**2))
-    return {"low": max(-1.0, low), "high": min(1.0, high), "level": level, "method": MOVER_METHOD}
+    return max(-1.0, low), min(1.0, high)
+
+
+#: The largest number of items :func:`paired_items_needed` searches (as the table's search).
+ITEMS_NEEDED_CEILING = 10**9
+
+
+def paired_items_needed(
+    here: Moments, there: Moments, covariance: float, margin: float, level: float = DEFAULT_LEVEL
+) -> int | None:
+    """The smallest number of compared items at which, with the items' proportions held to
+    the same means, variances and covariance, :func:`paired_proportions_interval` clears
+    ``-margin`` (its low above when the delta is above, its high below when below). None
+    when the delta sits on ``-margin`` or the answer is past :data:`ITEMS_NEEDED_CEILING`.
+    Doubling, then bisection: the interval narrows as the items grow."""
+    z = _z(level)
+    delta = here.mean - there.mean
+    if delta == -margin:
+        return None
+    above = delta > -margin
+
+    def decided(items: int) -> bool:
+        low, high = _paired_bounds(here.scaled(items), there.scaled(items), covariance, z)
+        return low > -margin if above else high < -margin
+
+    high = 1
+    while not decided(high):
+        if high >= ITEMS_NEEDED_CEILING:
+            return None
+        high = min(high * 2, ITEMS_NEEDED_CEILING)
+    low = high // 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        if decided(middle):
+            high = middle
+        else:
+            low = middle
+    return high

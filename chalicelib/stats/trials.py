@@ -25,8 +25,10 @@ from fractions import Fraction
 from typing import Any
 
 from chalicelib.stats.clustered import (
+    DEFAULT_LEVEL,
     Moments,
     clustered_wilson_interval,
+    paired_items_needed,
     paired_proportions_interval,
 )
 from chalicelib.stats.pass_at_k import pass_at_k, pass_hat_k
@@ -112,7 +114,7 @@ class TrialTally:
             "noise_floor": {"flip_rate": rate, "items": flip_items, "method": FLIP_RATE_METHOD},
         }
         if items:
-            moments = Moments((c / n, count, n * count) for (c, n), count in counts.items())
+            moments = Moments.of((c / n, count, n * count) for (c, n), count in counts.items())
             summary["pass_rate"] = moments.mean
             summary["pass_rate_interval"] = clustered_wilson_interval(moments)
         return summary
@@ -170,8 +172,8 @@ class PairedTrialTally:
         }
         if not items:
             return summary
-        here = Moments((c1 / n1, count, n1 * count) for (c1, n1, _, _), count in counts.items())
-        there = Moments((c0 / n0, count, n0 * count) for (_, _, c0, n0), count in counts.items())
+        here = Moments.of((c1 / n1, count, n1 * count) for (c1, n1, _, _), count in counts.items())
+        there = Moments.of((c0 / n0, count, n0 * count) for (_, _, c0, n0), count in counts.items())
         covariance = (
             math.fsum(
                 count * (c1 / n1 - here.mean) * (c0 / n0 - there.mean)
@@ -190,8 +192,47 @@ class PairedTrialTally:
             difference_sd=_sample_sd(differences, delta, items),
             p_value=test.p_value,
             **test.as_dict(),
+            # What the interval was worked out from: the gate scales it to other sizes.
+            moments={
+                "current": _moments_json(here),
+                "baseline": _moments_json(there),
+                "covariance": covariance,
+            },
         )
         return summary
+
+
+def _moments_json(moments: Moments) -> dict[str, float]:
+    return {
+        "items": moments.items,
+        "trials": moments.trials,
+        "mean": moments.mean,
+        "variance": moments.variance,
+    }
+
+
+def _moments_of(block: Any) -> Moments:
+    return Moments(
+        float(block["items"]),
+        float(block["trials"]),
+        float(block["mean"]),
+        float(block["variance"]),
+    )
+
+
+def trial_items_needed(
+    moments: dict[str, Any], margin: float, level: float = DEFAULT_LEVEL
+) -> int | None:
+    """The compared items at which the trial comparison's interval would clear ``-margin``
+    with its items' proportions held as they are (``moments``: the comparison's ``moments``):
+    :func:`~chalicelib.stats.clustered.paired_items_needed`."""
+    return paired_items_needed(
+        _moments_of(moments["current"]),
+        _moments_of(moments["baseline"]),
+        float(moments["covariance"]),
+        margin,
+        level,
+    )
 
 
 def _sample_sd(differences: Counter[Fraction], mean: float, items: int) -> float | None:

@@ -24,7 +24,7 @@ from chalicelib.stats.trials import PairedTrialTally, TrialTally
 
 def moments_of(counts: list[tuple[int, int]]) -> Moments:
     tally = Counter(counts)
-    return Moments((c / n, k, n * k) for (c, n), k in tally.items())
+    return Moments.of((c / n, k, n * k) for (c, n), k in tally.items())
 
 
 def simulate_items(rng: random.Random, items: int, trials: int, a: float, b: float) -> list[int]:
@@ -161,3 +161,47 @@ def test_trial_tally_pass_rate_is_pass_at_1() -> None:
     assert (
         summary["pass_rate"] == summary["pass_at_k"]["1"] == pytest.approx((1 + 0.6 + 0 + 0.5) / 4)
     )
+
+
+def test_items_needed_at_one_trial_is_the_tables_items_needed() -> None:
+    from chalicelib.stats.paired_interval import items_needed
+    from chalicelib.stats.trials import trial_items_needed
+
+    rng = random.Random(6)
+    checked = 0
+    for _ in range(300):
+        n = rng.randint(5, 200)
+        cuts = sorted(rng.randint(0, n) for _ in range(3))
+        both, improved, regressed = cuts[0], cuts[1] - cuts[0], cuts[2] - cuts[1]
+        tally = PairedTrialTally()
+        cells = [((1, 1), (1, 1))] * both + [((1, 1), (0, 1))] * improved
+        cells += [((0, 1), (1, 1))] * regressed + [((0, 1), (0, 1))] * (n - cuts[2])
+        for here, there in cells:
+            tally.add(here, there)
+        margin = rng.choice([0.02, 0.05, 0.1])
+        expected = items_needed(both, improved, regressed, n, margin)
+        if expected is None or expected > 10**6:
+            continue
+        found = trial_items_needed(tally.summary()["moments"], margin)
+        assert found is not None and abs(found - expected) <= 1, (both, improved, regressed, n)
+        checked += 1
+    assert checked > 200
+
+
+def test_items_needed_decides_and_one_fewer_does_not() -> None:
+    from chalicelib.stats.trials import trial_items_needed
+
+    tally = PairedTrialTally()
+    for here, there in [((3, 5), (4, 5))] * 3 + [((3, 5), (3, 5))] * 5 + [((4, 5), (3, 5))] * 2:
+        tally.add(here, there)
+    moments = tally.summary()["moments"]
+    needed = trial_items_needed(moments, 0.05)
+    assert needed is not None and needed > 10
+    here, there = Moments(**moments["current"]), Moments(**moments["baseline"])
+    covariance = moments["covariance"]
+    at = paired_proportions_interval(here.scaled(needed), there.scaled(needed), covariance)
+    before = paired_proportions_interval(
+        here.scaled(needed - 1), there.scaled(needed - 1), covariance
+    )
+    assert at["high"] < -0.05 or at["low"] > -0.05
+    assert before["low"] <= -0.05 <= before["high"]
