@@ -192,16 +192,16 @@ def test_items_needed_decides_and_one_fewer_does_not() -> None:
     from chalicelib.stats.trials import trial_items_needed
 
     tally = PairedTrialTally()
-    for here, there in [((3, 5), (4, 5))] * 3 + [((3, 5), (3, 5))] * 5 + [((4, 5), (3, 5))] * 2:
-        tally.add(here, there)
+    for now, before in [((3, 5), (4, 5))] * 3 + [((3, 5), (3, 5))] * 5 + [((4, 5), (3, 5))] * 2:
+        tally.add(now, before)
     moments = tally.summary()["moments"]
     needed = trial_items_needed(moments, 0.05)
     assert needed is not None and needed > 10
     here, there = Moments(**moments["current"]), Moments(**moments["baseline"])
     covariance = moments["covariance"]
     at = paired_proportions_interval(here.scaled(needed), there.scaled(needed), covariance)
-    before = paired_proportions_interval(
+    short = paired_proportions_interval(
         here.scaled(needed - 1), there.scaled(needed - 1), covariance
     )
     assert at["high"] < -0.05 or at["low"] > -0.05
-    assert before["low"] <= -0.05 <= before["high"]
+    assert short["low"] <= -0.05 <= short["high"]
