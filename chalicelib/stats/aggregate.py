@@ -71,7 +71,8 @@ class RunAggregator:
             return
         self._run.add(item)
         self._flaky += item.flaky
-        counts = item.trial_counts()
+        # One trial an item: the figures are not reported, so not paid for either.
+        counts = item.trial_counts() if self.trials > 1 else None
         if counts is not None:
             self.trial_tally.add(*counts)
         if self.group_by is None:

@@ -167,7 +167,8 @@ class BaselineComparator:
         ):
             for comparison in targets:
                 comparison.add_compared(current, baseline)
-            self._add_trials(current, baseline)
+            if self.trials > 1:
+                self._add_trials(current, baseline)
             if self.group_by is not None and group is None:
                 self._ungrouped_compared += 1
         elif _scorable(current):
