@@ -2,6 +2,7 @@
 
 For each case: the compared items' per-item trial counts are drawn (seeded), fed to a
 :class:`PairedTrialTally` and a :class:`TrialTally`, and their summaries computed. Prints
+how much wider the paired interval is than a normal interval on the differences, then
 the CPU seconds of the summaries (the tallies' ``add`` is a Counter increment per item),
 whether the sign-flip p-value was exact, and the distinct keys the state holds.
 
@@ -12,6 +13,7 @@ CPU time (``time.process_time``), not wall: the machine is shared.
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import time
@@ -44,8 +46,45 @@ def draw(
     return paired, run
 
 
+WIDTH_CASES = [
+    # (items, trials, rate multiplier, Beta(a, b) of the baseline item rates)
+    (40, 5, 0.8, (2.0, 1.0)),
+    (40, 5, 1.0, (2.0, 1.0)),
+    (200, 5, 0.95, (0.7, 0.3)),
+    (100, 3, 1.0, (5.0, 5.0)),
+    (30, 10, 0.9, (1.0, 1.0)),
+]
+
+
+def widths(runs: int = 200) -> None:
+    """How much wider the paired interval is than the normal one on the differences,
+    ``1.96 * sd / sqrt(n)`` (median and 10th/90th percentiles over seeded comparisons)."""
+    rng = random.Random(41)
+    for items, trials, multiplier, (a, b) in WIDTH_CASES:
+        ratios = []
+        for _ in range(runs):
+            tally = PairedTrialTally()
+            for _ in range(items):
+                p = rng.betavariate(a, b)
+                there = sum(rng.random() < p for _ in range(trials))
+                here = sum(rng.random() < multiplier * p for _ in range(trials))
+                tally.add((here, trials), (there, trials))
+            summary = tally.summary()
+            interval, sd = summary["pass_rate_delta_interval"], summary["difference_sd"]
+            if sd:
+                normal = 1.96 * sd / math.sqrt(items)
+                ratios.append((interval["high"] - interval["low"]) / 2 / normal)
+        ratios.sort()
+        print(
+            f"{items} items x {trials}, rates x{multiplier}, Beta({a:g}, {b:g}): width / normal "
+            f"median {ratios[len(ratios) // 2]:.2f} (p10 {ratios[len(ratios) // 10]:.2f}, "
+            f"p90 {ratios[9 * len(ratios) // 10]:.2f})"
+        )
+
+
 def main() -> None:
     print(f"load average: {os.getloadavg()}")
+    widths()
     rng = random.Random(26)
     for label, items, trials, before, after, jitter in CASES:
         paired, run = draw(rng, items, trials, before, after, jitter)
