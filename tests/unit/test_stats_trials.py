@@ -11,6 +11,8 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chalicelib.stats import (
     BaselineComparator,
@@ -231,3 +233,32 @@ def test_the_gate_names_the_sign_flip_test_when_it_decides() -> None:
     passed, reasons = verdict({}, None, 0.1, comparison)
     assert passed is False and reasons[0]["conclusion"] == "regressed"
     assert "the sign-flip p = 0.01 < 0.05" in reasons[0]["explanation"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.integers(1, 10).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_pass_at_k_rises_and_pass_hat_k_falls_with_k(items: list[tuple[int, int]]) -> None:
+    tally = TrialTally()
+    for c, n in items:
+        tally.add(c, n)
+    summary = tally.summary(10)
+    assert summary["pass_at_k"]["1"] == pytest.approx(summary["pass_hat_k"]["1"])
+    assert summary["pass_at_k"]["1"] == pytest.approx(summary["pass_rate"])
+    interval = summary["pass_rate_interval"]
+    assert 0.0 <= interval["low"] <= summary["pass_rate"] <= interval["high"] <= 1.0
+    previous_at, previous_hat = 0.0, 1.0
+    for k in range(1, 11):
+        at_k, hat_k = summary["pass_at_k"][str(k)], summary["pass_hat_k"][str(k)]
+        if summary["k_item_count"][str(k)] != summary["item_count"]:
+            break  # fewer items from here on: the averages are over other items
+        assert at_k >= previous_at - 1e-12 and hat_k <= previous_hat + 1e-12
+        assert hat_k <= at_k + 1e-12
+        previous_at, previous_hat = at_k, hat_k
+    rate = summary["noise_floor"]["flip_rate"]
+    assert rate is None or 0.0 <= rate <= 1.0
