@@ -55,8 +55,9 @@ def current_trials(count: int, trials: int) -> Iterator[TrialOutcome]:
                 )
 
 
-def baseline_items(count: int) -> Iterator[ItemOutcome]:
-    """A baseline run over the same ids (minus every 50th, to exercise added/removed)."""
+def baseline_items(count: int, trials: int = 1) -> Iterator[ItemOutcome]:
+    """A baseline run over the same ids (minus every 50th, to exercise added/removed), with
+    per-item trial counts when ``trials > 1`` (the trial-aware comparison pairs them)."""
     for n in range(count):
         if n % 50 == 0:
             continue
@@ -68,12 +69,15 @@ def baseline_items(count: int) -> Iterator[ItemOutcome]:
             passed=None if value < 20 else all(score.passed for score in scores.values()),
             scores={} if value < 20 else scores,
             group=KINDS[n % 4] if n % 7 else None,
+            trial_count=trials,
+            passed_trials=None if value < 20 else value % (trials + 1),
+            scored_trials=None if value < 20 else trials,
         )
 
 
 def settle(count: int, trials: int) -> tuple[dict[str, object], dict[str, object]]:
-    aggregator = RunAggregator("kind")
-    comparator = BaselineComparator("evrun_baseline", "kind")
+    aggregator = RunAggregator("kind", trials)
+    comparator = BaselineComparator("evrun_baseline", "kind", trials)
 
     def reduced() -> Iterator[ItemOutcome]:
         for n, item_trials in enumerate(group_consecutive(current_trials(count, trials))):
@@ -81,7 +85,7 @@ def settle(count: int, trials: int) -> tuple[dict[str, object], dict[str, object
             aggregator.add(item)
             yield item
 
-    for here, there in merge_join(reduced(), baseline_items(count)):
+    for here, there in merge_join(reduced(), baseline_items(count, trials)):
         comparator.add(here, there)
     aggregate, comparison = aggregator.result(), comparator.result()
     verdict(aggregate, 0.6, 0.05, comparison)
@@ -103,7 +107,16 @@ def measure(count: int, trials: int) -> None:
         f"({elapsed:6.2f} s wall, {count / cpu:>8,.0f} items/CPU-s)  peak {peak / 1024:6.1f} KiB  "
         f"pass_rate {aggregate['pass_rate']:.4f}  "
         f"compared {comparison['compared_item_count']:,}  p {comparison['p_value']:.3g}"
+        + _trial_figures(comparison)
     )
+
+
+def _trial_figures(comparison: dict[str, object]) -> str:
+    trials = comparison.get("trials")
+    if not isinstance(trials, dict):
+        return ""
+    exact = "exact" if trials["exact"] else "Monte Carlo"
+    return f"  trial delta {trials['pass_rate_delta']:+.4f} p {trials['p_value']:.3g} ({exact})"
 
 
 def main() -> None:

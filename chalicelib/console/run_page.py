@@ -17,6 +17,7 @@ from chalice import Response
 
 from chalicelib.api.auth import Caller
 from chalicelib.console import figures, reads, responses, run_charts
+from chalicelib.console.trial_figures import trial_figures
 from chalicelib.console.v2runs import v2_view
 from chalicelib.console.visit import (
     Visit,
@@ -138,6 +139,7 @@ def console_run(visit: Visit, eval_id: str, eval_run_id: str) -> Response:
         live=run["status"] in figures.IN_PROGRESS,
         progress_url=progress_url(eval_id, eval_run_id),
         scorers=figures.scorer_rows(run),
+        trials=trial_figures(run),
         reasons=[figures.reason_text(r) for r in run.get("verdict_reasons") or []],
         detectable=figures.detectable_text(run),
         plot=run_charts.group_plot(run.get("aggregate_scores")),

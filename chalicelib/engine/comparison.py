@@ -193,7 +193,8 @@ class _Lists:
 def compare(current: RunState, baseline: RunState, selection: Selection) -> Comparison:
     """``current`` against ``baseline``: the figures, and the items ``selection`` lists."""
     group_by = current.snapshot.group_by
-    comparator = BaselineComparator(baseline.id, group_by)
+    trials = max(current.snapshot.trials, baseline.snapshot.trials)
+    comparator = BaselineComparator(baseline.id, group_by, trials)
     lists = _Lists(selection)
     groups: set[str] = set()
     scorers: set[str] = set()

@@ -117,7 +117,7 @@ def aggregate_and_compare(settlement: Settlement) -> None:
     state = settlement.state
     snapshot = state.snapshot
     reducer = snapshot.trial_reducer
-    aggregator = RunAggregator(snapshot.group_by)
+    aggregator = RunAggregator(snapshot.group_by, snapshot.trials)
     spend = SpendTally()
     digest = DigestWriter(state.id, reducer, snapshot.group_by)
     baseline_id = state.run.baseline_run_id
@@ -125,10 +125,13 @@ def aggregate_and_compare(settlement: Settlement) -> None:
     previous: Iterator[BaselineItem] = iter(())
     baseline_reducer = reducer
     if baseline_id is not None:
-        comparator = BaselineComparator(baseline_id, snapshot.group_by)
         # The baseline's items reduce as that run's did; its labels are the same current
         # items' (read once per item), so both sides of a group compare the same items.
-        baseline_reducer = runs.get_run(baseline_id).snapshot.trial_reducer
+        baseline_snapshot = runs.get_run(baseline_id).snapshot
+        baseline_reducer = baseline_snapshot.trial_reducer
+        # Trial proportions pair whenever either run had repeated trials.
+        trials = max(snapshot.trials, baseline_snapshot.trials)
+        comparator = BaselineComparator(baseline_id, snapshot.group_by, trials)
         previous = baseline_items(baseline_id, baseline_reducer)
     current = item_trials(state.id, spend)
     for here, there, label in labelled_pairs(current, previous, snapshot.group_by):

@@ -86,6 +86,8 @@ def baseline_outcome(item: BaselineItem, reducer: str, group: str | None) -> Ite
         flaky=item.flaky,
         trial_count=item.trial_count,
         group=group,
+        passed_trials=item.passed_trials,
+        scored_trials=item.scored_trials,
     )
 
 
@@ -99,4 +101,6 @@ def digest_entry(item: ItemOutcome) -> DigestEntry:
         flaky=item.flaky,
         trial_count=item.trial_count,
         group=item.group,
+        passed_trials=item.passed_trials,
+        scored_trials=item.scored_trials,
     )

@@ -2,7 +2,9 @@
 
 Turns a run's per-item outcomes into ``aggregate_scores`` (pass rate with its Wilson
 interval, per-scorer figures, groups), its comparison with a baseline run (paired
-deltas, exact McNemar p-values, Holm across groups) and the verdict.
+deltas, exact McNemar p-values, Holm across groups) and the verdict; with repeated trials,
+the trial-aware figures (per-item pass proportions: pass@k, pass^k, the noise floor, a
+clustered interval and an exact sign-flip test on the paired differences).
 """
 
 from chalicelib.stats.aggregate import RunAggregator
@@ -19,6 +21,9 @@ from chalicelib.stats.outcomes import (
     group_label,
     reduce_trials,
 )
+from chalicelib.stats.pass_at_k import pass_at_k, pass_hat_k
+from chalicelib.stats.sign_flip import SignFlipResult, sign_flip_test
+from chalicelib.stats.trials import PairedTrialTally, TrialTally
 from chalicelib.stats.verdict import REGRESSION_ALPHA, verdict
 
 __all__ = [
@@ -26,15 +31,21 @@ __all__ = [
     "REGRESSION_ALPHA",
     "BaselineComparator",
     "ItemOutcome",
+    "PairedTrialTally",
     "RunAggregator",
     "ScorerScore",
+    "SignFlipResult",
     "TrialOutcome",
+    "TrialTally",
     "group_consecutive",
     "group_label",
     "holm_adjust",
     "mcnemar_exact_p",
     "merge_join",
+    "pass_at_k",
+    "pass_hat_k",
     "reduce_trials",
+    "sign_flip_test",
     "verdict",
     "wilson_interval",
 ]

@@ -12,6 +12,7 @@ from typing import Any
 from chalicelib.stats.intervals import wilson_interval
 from chalicelib.stats.outcomes import ItemOutcome
 from chalicelib.stats.tally import ScorerTally
+from chalicelib.stats.trials import TrialTally
 
 
 @dataclass
@@ -50,11 +51,14 @@ class RunAggregator:
     ``pass_rate`` is passed items over non-errored items. Errored items are counted
     (``errored_item_count``) and nothing else: no figure, no group. With ``group_by``
     set, each scored item whose ``group`` is a string rolls up under that label too;
-    any other scored item is ungrouped.
+    any other scored item is ungrouped. With ``trials > 1`` the result also holds the
+    trial-aware figures (``trials``: :class:`~chalicelib.stats.trials.TrialTally`).
     """
 
-    def __init__(self, group_by: str | None) -> None:
+    def __init__(self, group_by: str | None, trials: int = 1) -> None:
         self.group_by = group_by
+        self.trials = trials
+        self.trial_tally = TrialTally()
         self._run = _PassTally()
         self._groups: dict[str, _PassTally] = {}
         self._ungrouped = 0
@@ -67,6 +71,10 @@ class RunAggregator:
             return
         self._run.add(item)
         self._flaky += item.flaky
+        # One trial an item: the figures are not reported, so not paid for either.
+        counts = item.trial_counts() if self.trials > 1 else None
+        if counts is not None:
+            self.trial_tally.add(*counts)
         if self.group_by is None:
             return
         if isinstance(item.group, str):
@@ -88,6 +96,8 @@ class RunAggregator:
             "scorers": run["scorers"],
             "flaky_item_count": self._flaky,
         }
+        if self.trials > 1:
+            aggregate["trials"] = self.trial_tally.summary(self.trials)
         if self.group_by is not None:
             aggregate["grouping"] = {
                 "group_by": self.group_by,

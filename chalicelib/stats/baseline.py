@@ -17,6 +17,7 @@ from chalicelib.stats.mcnemar import mcnemar_exact_p
 from chalicelib.stats.outcomes import ItemOutcome
 from chalicelib.stats.paired_interval import paired_delta_interval
 from chalicelib.stats.tally import PairedScorerTally
+from chalicelib.stats.trials import PairedTrialTally
 
 Pair = tuple[ItemOutcome | None, ItemOutcome | None]
 T = TypeVar("T")
@@ -128,11 +129,19 @@ class BaselineComparator:
     A pair's group is the current side's label (the baseline's when the item is gone
     from the current run); only a string names a group. Each group gets the same figures
     as the run plus ``p_value_adjusted``, Holm-adjusted across the groups.
+
+    With ``trials > 1`` (either run's) the result also holds ``trials``: the compared items'
+    trial pass proportions paired (:class:`~chalicelib.stats.trials.PairedTrialTally`), which
+    the regression gate then reads; a compared item whose trial counts are unknown on a
+    side is left out of them and counted in ``trials.uncounted_item_count``.
     """
 
-    def __init__(self, baseline_run_id: str, group_by: str | None) -> None:
+    def __init__(self, baseline_run_id: str, group_by: str | None, trials: int = 1) -> None:
         self.baseline_run_id = baseline_run_id
         self.group_by = group_by
+        self.trials = trials
+        self.trial_pairs = PairedTrialTally()
+        self.uncounted = 0
         self._run = _Comparison()
         self._groups: dict[str, _Comparison] = {}
         self._ungrouped_compared = 0
@@ -158,6 +167,8 @@ class BaselineComparator:
         ):
             for comparison in targets:
                 comparison.add_compared(current, baseline)
+            if self.trials > 1:
+                self._add_trials(current, baseline)
             if self.group_by is not None and group is None:
                 self._ungrouped_compared += 1
         elif _scorable(current):
@@ -166,6 +177,13 @@ class BaselineComparator:
         elif _scorable(baseline):
             for comparison in targets:
                 comparison.removed += 1
+
+    def _add_trials(self, current: ItemOutcome, baseline: ItemOutcome) -> None:
+        here, there = current.trial_counts(), baseline.trial_counts()
+        if here is None or there is None:
+            self.uncounted += 1
+        else:
+            self.trial_pairs.add(here, there)
 
     def _group_of(
         self, current: ItemOutcome | None, baseline: ItemOutcome | None
@@ -184,6 +202,10 @@ class BaselineComparator:
     def result(self) -> dict[str, Any]:
         """The comparison so far; may be called any number of times."""
         comparison: dict[str, Any] = {"run_id": self.baseline_run_id, **self._run.summary()}
+        if self.trials > 1:
+            trials = self.trial_pairs.summary()
+            trials["uncounted_item_count"] = self.uncounted
+            comparison["trials"] = trials
         if self.group_by is not None:
             comparison["grouping"] = {
                 "group_by": self.group_by,

@@ -59,10 +59,25 @@ class ItemOutcome:
     flaky: bool = False
     trial_count: int = 1
     group: str | None = None
+    #: Trials that passed, and trials that were scored (not errored); None when unknown
+    #: (an outcome built without its trials, e.g. from a digest written before they were kept).
+    passed_trials: int | None = None
+    scored_trials: int | None = None
 
     def __post_init__(self) -> None:
         if not self.errored and self.passed is None:
             raise ValueError(f"scored item {self.dataset_item_id!r} needs passed=True/False")
+
+    def trial_counts(self) -> tuple[int, int] | None:
+        """``(passed trials, scored trials)`` of a scored item, or None when unknown; a
+        one-trial outcome built without them is its own single trial."""
+        if self.errored:
+            return None
+        if self.passed_trials is not None and self.scored_trials is not None:
+            return self.passed_trials, self.scored_trials
+        if self.trial_count == 1:
+            return int(bool(self.passed)), 1
+        return None
 
 
 def group_label(metadata: Mapping[str, object] | None, group_by: str | None) -> str | None:
@@ -156,6 +171,8 @@ def reduce_trials(
         flaky=len(set(verdicts)) > 1,
         trial_count=len(trials),
         group=group,
+        passed_trials=sum(verdicts),
+        scored_trials=len(verdicts),
     )
 
 

@@ -11,7 +11,9 @@ With ``max_regression`` as the margin ``m`` and the pass-rate delta's 95% interv
 
 With trials > 1 the comparison may carry trial-aware figures (``baseline["trials"]``, per
 item pass proportions paired over items); then those decide, and the items needed come from
-their ``difference_sd`` by the normal approximation. Pure: no I/O.
+scaling their interval with its moments (:func:`~chalicelib.stats.trials.trial_items_needed`),
+or, for figures without moments, from their ``difference_sd`` by the normal approximation.
+Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.stats.paired_interval import DEFAULT_LEVEL, items_needed, normal_items_needed
+from chalicelib.stats.trials import trial_items_needed
 
 REGRESSED = "regressed"
 NOT_WORSE = "not_worse"
@@ -41,6 +44,8 @@ class RegressionFigures:
     table: tuple[int, int, int] | None = None
     #: The sd of the per-item differences for the trial unit.
     difference_sd: float | None = None
+    #: What the trial unit's interval was worked out from (``trials.moments``).
+    moments: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,7 @@ def regression_figures(baseline: dict[str, Any]) -> RegressionFigures:
             interval=trials.get("pass_rate_delta_interval"),
             p_value=trials.get("p_value"),
             difference_sd=trials.get("difference_sd"),
+            moments=trials.get("moments") if isinstance(trials.get("moments"), dict) else None,
         )
     flipped = baseline.get("flipped") or {}
     both = baseline.get("both_passed_count")
@@ -98,7 +104,9 @@ def _needed(figures: RegressionFigures, margin: float) -> tuple[int | None, str 
         return None, "no item was compared with the baseline"
     if figures.delta == -margin:
         return None, f"the delta sits exactly on -{margin:g}, where no sample size decides"
-    if figures.unit == "trial_proportion":
+    if figures.unit == "trial_proportion" and figures.moments is not None:
+        needed = trial_items_needed(figures.moments, margin, level)
+    elif figures.unit == "trial_proportion":
         if figures.difference_sd is None:
             return None, "the trial-aware figures carry no difference_sd"
         needed = normal_items_needed(figures.delta, figures.difference_sd, margin, level)
@@ -146,7 +154,8 @@ def explain(
         if interval is not None and interval["high"] < -margin:
             why = f"{span} lies wholly below {bar}"
         else:
-            why = f"the delta is beyond {bar} and McNemar's p = {figures.p_value:.2g} < {alpha:g}"
+            test = "the sign-flip p" if figures.unit == "trial_proportion" else "McNemar's p"
+            why = f"the delta is beyond {bar} and {test} = {figures.p_value:.2g} < {alpha:g}"
         return f"regressed: pass rate delta {delta}{unit}; {why}; the gate fails"
     if decision.conclusion == NOT_WORSE:
         return (

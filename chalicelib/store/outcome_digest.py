@@ -35,9 +35,10 @@ from chalicelib.store import blobs
 #: Items per part: a part is read (and written) whole, so this bounds what one holds.
 PART_ITEMS = 10_000
 #: Bumped when a line's shape changes; a digest of a format not in :data:`READ_FORMATS`
-#: is not read. 2: a seventh field, the item's group label at settle.
-FORMAT = 2
-READ_FORMATS = (1, 2)
+#: is not read. 2: a seventh field, the item's group label at settle. 3: an eighth and
+#: ninth, the item's passed and scored trials (the trial-aware comparison pairs them).
+FORMAT = 3
+READ_FORMATS = (1, 2, 3)
 #: :attr:`Digest.labelled_by` of a digest whose lines hold no labels (format 1).
 UNLABELLED = "\x00unlabelled"
 
@@ -59,6 +60,9 @@ class DigestEntry(NamedTuple):
     trial_count: int
     #: The group label at the run's settle (None: ungrouped, or a format-1 line).
     group: str | None = None
+    #: Trials that passed and trials scored (None in a line written before format 3).
+    passed_trials: int | None = None
+    scored_trials: int | None = None
 
 
 class Digest(NamedTuple):
@@ -92,13 +96,16 @@ def _line(entry: DigestEntry) -> str:
             entry.flaky,
             entry.trial_count,
             entry.group,
+            entry.passed_trials,
+            entry.scored_trials,
         ],
         separators=(",", ":"),
     )
 
 
 def _entry(line: str) -> DigestEntry:
-    item_id, errored, passed, scores, flaky, trial_count, *label = json.loads(line)
+    item_id, errored, passed, scores, flaky, trial_count, *rest = json.loads(line)
+    trials = rest[1:3] if len(rest) >= 3 else [None, None]
     return DigestEntry(
         dataset_item_id=item_id,
         errored=errored,
@@ -106,7 +113,9 @@ def _entry(line: str) -> DigestEntry:
         scores=tuple(ScorerEntry(key, float(score), ok) for key, score, ok in scores),
         flaky=flaky,
         trial_count=trial_count,
-        group=label[0] if label else None,
+        group=rest[0] if rest else None,
+        passed_trials=trials[0],
+        scored_trials=trials[1],
     )
 
 

@@ -105,6 +105,8 @@ def _figures(comparison: Comparison) -> list[str]:
         "verdict": [verdict_word(r.passed) for _, r in runs],
     }
     rows += [f"| {name} | " + " | ".join(values) + " |" for name, values in cells.items()]
+    if comparison.candidate.trials:
+        rows += ["", md_text(comparison.candidate.trials, limit=400)]
     change = comparison.change
     if change is not None:
         rows += [

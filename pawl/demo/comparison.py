@@ -148,6 +148,8 @@ def verdict_block(run: RunFigures) -> Group:
 
 def comparison_renderables(comparison: Comparison) -> list[RenderableType]:
     parts: list[RenderableType] = [_runs_table(comparison)]
+    if comparison.candidate.trials:
+        parts.append(Text(comparison.candidate.trials))
     parts += [Text(line) for line in change_lines(comparison)]
     if comparison.groups:
         parts.append(_groups_table(comparison))

@@ -83,6 +83,8 @@ class RunFigures:
     passed: bool | None
     reasons: list[str]
     failure_reason: str | None
+    #: One line of the trial-aware figures (pass@k, the noise floor), with trials > 1.
+    trials: str | None = None
 
 
 @dataclass(frozen=True)
@@ -149,6 +151,22 @@ def fmt_p(value: float | None) -> str:
     return f"{value:.2e}"
 
 
+def trials_line(aggregate: Mapping[str, Any]) -> str | None:
+    """``aggregate_scores.trials`` in one line: pass@1, pass@k and pass^k at the run's
+    trial count, and the noise floor; None for a run of one trial."""
+    trials = aggregate.get("trials")
+    if not isinstance(trials, Mapping) or not isinstance(trials.get("count"), int):
+        return None
+    k = str(trials["count"])
+    at_k, hat_k = trials.get("pass_at_k") or {}, trials.get("pass_hat_k") or {}
+    floor = trials.get("noise_floor") or {}
+    return (
+        f"{k} trials an item: pass@1 {fmt_rate(at_k.get('1'))}, pass@{k} {fmt_rate(at_k.get(k))}, "
+        f"pass^{k} {fmt_rate(hat_k.get(k))}; noise floor: {fmt_rate(floor.get('flip_rate'))} "
+        f"of trial pairs disagree (over {floor.get('items', 0)} items)"
+    )
+
+
 def verdict_word(passed: bool | None) -> str:
     return {True: "PASSED", False: "FAILED", None: "NO VERDICT"}[passed]
 
@@ -179,6 +197,8 @@ def _regression_sentence(reason: Mapping[str, Any]) -> str:
     if delta is None or p_value is None or not compared:
         return f"no regression to measure: no item was scored in both this run and {baseline}"
     moved = f"pass rate {fmt_delta(delta)} vs {baseline} over {compared} items"
+    if reason.get("unit") == "trial_proportion":
+        moved += " (per-item trial pass proportions)"
     if not reason.get("passed"):
         return (
             f"significant regression: {moved}, a drop of more than {fmt_rate(allowed)} "
@@ -233,6 +253,7 @@ def run_figures(run: Run) -> RunFigures:
         passed=run.passed,
         reasons=[reason_sentence(reason) for reason in run.verdict_reasons or []],
         failure_reason=run.failure_reason,
+        trials=trials_line(aggregate),
     )
 
 

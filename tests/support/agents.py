@@ -9,6 +9,9 @@ behaviour a dataset item can ask for:
 - ``fail``          raise (a failed generation)
 - ``context``       answer the forwarded tool_context as JSON
 - ``flip:<text>``   answer ``<text>`` on an item's first call, ``flipped`` on later ones
+- ``trials:<marks>`` answer ``yes`` on an item's n-th call when the n-th mark is ``1``, else
+                    ``no`` (``|`` between marks is ignored: ``11110|11000`` scripts a
+                    baseline's five trials, then a candidate's)
 - ``block``         wait until :data:`RELEASE` is set (bounded), then answer ``released``
 - anything else     answer it unchanged
 
@@ -68,10 +71,17 @@ def _last_user_text(payload: dict[str, Any]) -> str:
 
 
 def scripted(payload: dict[str, Any]) -> dict[str, Any]:
-    with _lock:
-        CALLS.append(payload)
     text = _last_user_text(payload)
     command, _, argument = text.partition(":")
+    item = payload.get("dataset_item_id")
+    with _lock:
+        CALLS.append(payload)
+        # Counted under the same lock as the append: trials of an item may run at once.
+        if command == "trials":
+            number = sum(1 for c in CALLS if c.get("dataset_item_id") == item)
+    if command == "trials":
+        marks = argument.replace("|", "")
+        return {"output": "yes" if number <= len(marks) and marks[number - 1] == "1" else "no"}
     if command == "echo":
         return {"output": argument}
     if command == "paid":  # an answer that reports usage, as a hosted model's would

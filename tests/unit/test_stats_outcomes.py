@@ -66,7 +66,10 @@ def test_single_trial_is_the_item() -> None:
         scores={"judge": ScorerScore("judge", 0.7, True)},
         flaky=False,
         trial_count=1,
+        passed_trials=1,
+        scored_trials=1,
     )
+    assert outcome.trial_counts() == (1, 1)
 
 
 def test_scores_are_averaged_over_scored_trials_only() -> None:
