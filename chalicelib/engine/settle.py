@@ -13,6 +13,11 @@ metadata, reduced, and fed to accumulators that keep counters only, so a 100,000
 settles in bounded memory: at most one page of each stream and one page of labels at a
 time. The run's own reduced items go to its outcome digest, part by part, with their
 labels, for the runs that will name it as their baseline and for comparisons on request.
+
+The pass covers an item range (:func:`accumulate`): the whole run, or, for a run over
+``PAWL_SETTLE_FANOUT_ITEMS`` items, one slice of it in a worker of its own, whose
+partial (``engine.settle_state``) the last slice merges with the others before
+:func:`conclude` (``engine.settle_slices``). Both give the same aggregates.
 """
 
 from __future__ import annotations
@@ -34,17 +39,10 @@ from chalicelib.engine.settled_outcomes import (
     item_id,
     item_trials,
 )
-from chalicelib.engine.spend import SpendTally
-from chalicelib.stats import (
-    BaselineComparator,
-    RunAggregator,
-    group_label,
-    merge_join,
-    reduce_trials,
-    verdict,
-)
+from chalicelib.engine.settle_state import SettlePartial
+from chalicelib.stats import group_label, merge_join, reduce_trials, verdict
 from chalicelib.store import outcome_rows, runs
-from chalicelib.store.outcome_digest import DigestWriter
+from chalicelib.store.outcome_digest import DigestWriter, write_manifest
 
 #: Items whose labels are read with one BatchGetItem (its limit).
 LABEL_PAGE = outcome_rows.METADATA_PAGE
@@ -110,43 +108,59 @@ def _pair_id(pair: tuple[BaselineItem | None, BaselineItem | None]) -> str:
 # --- the pipeline -------------------------------------------------------------------------------
 
 
+def accumulate(
+    state: RunState, lo: str | None = None, hi: str | None = None, tag: str = ""
+) -> SettlePartial:
+    """One pass over the run's items whose id is in ``[lo, hi)`` (None: unbounded): every
+    accumulator of ``engine.settle_state`` fed, and those items' outcome-digest parts
+    written (named with ``tag``; the manifest is the caller's, once every range is done).
+
+    Merge-joined with the baseline's items in the same range (both in item order), so a
+    slice reads only its share of either run."""
+    snapshot = state.snapshot
+    reducer = snapshot.trial_reducer
+    partial = SettlePartial.for_run(state)
+    digest = DigestWriter(state.id, reducer, snapshot.group_by, tag=tag)
+    baseline_id = state.run.baseline_run_id
+    previous: Iterator[BaselineItem] = iter(())
+    baseline_reducer = reducer
+    if baseline_id is not None:
+        # The baseline's items reduce as that run's did; its labels are the same current
+        # items' (read once per item), so both sides of a group compare the same items.
+        baseline_reducer = runs.get_run(baseline_id).snapshot.trial_reducer
+        previous = baseline_items(baseline_id, baseline_reducer, lo, hi)
+    current = item_trials(state.id, partial.spend, lo, hi)
+    feeders = partial.feeders()
+    for here, there, label in labelled_pairs(current, previous, snapshot.group_by):
+        item = reduce_trials(here, reducer, group=label) if here is not None else None
+        if item is not None:
+            digest.add(digest_entry(item))
+        before = baseline_outcome(there, baseline_reducer, label) if there is not None else None
+        for feed, accumulator in feeders:
+            feed(accumulator, item, before)
+    partial.digest_parts = digest.close()
+    return partial
+
+
+def conclude(settlement: Settlement, partial: SettlePartial) -> None:
+    """The run's digest made complete and its figures read, from the whole run's partial.
+
+    Every row of the run is recorded (its settle is claimed) and none changes again, so
+    the manifest over the parts written is the run's digest."""
+    snapshot = settlement.state.snapshot
+    write_manifest(
+        settlement.state.id, snapshot.trial_reducer, snapshot.group_by, partial.digest_parts
+    )
+    settlement.aggregate = partial.finish()
+    settlement.baseline = settlement.aggregate.get("baseline")
+    settlement.not_started = partial.spend.not_started
+
+
 def aggregate_and_compare(settlement: Settlement) -> None:
     """One pass over this run's results: its aggregate, its spend, its outcome digest
     and, with a baseline, the comparison (merge-joined with the baseline's stream, both in
     item order)."""
-    state = settlement.state
-    snapshot = state.snapshot
-    reducer = snapshot.trial_reducer
-    aggregator = RunAggregator(snapshot.group_by)
-    spend = SpendTally()
-    digest = DigestWriter(state.id, reducer, snapshot.group_by)
-    baseline_id = state.run.baseline_run_id
-    comparator: BaselineComparator | None = None
-    previous: Iterator[BaselineItem] = iter(())
-    baseline_reducer = reducer
-    if baseline_id is not None:
-        comparator = BaselineComparator(baseline_id, snapshot.group_by)
-        # The baseline's items reduce as that run's did; its labels are the same current
-        # items' (read once per item), so both sides of a group compare the same items.
-        baseline_reducer = runs.get_run(baseline_id).snapshot.trial_reducer
-        previous = baseline_items(baseline_id, baseline_reducer)
-    current = item_trials(state.id, spend)
-    for here, there, label in labelled_pairs(current, previous, snapshot.group_by):
-        item = reduce_trials(here, reducer, group=label) if here is not None else None
-        if item is not None:
-            aggregator.add(item)
-            digest.add(digest_entry(item))
-        if comparator is not None:
-            before = baseline_outcome(there, baseline_reducer, label) if there is not None else None
-            comparator.add(item, before)
-    # Every row of the run is recorded (its settle is claimed) and none changes again.
-    digest.seal()
-    settlement.aggregate = aggregator.result()
-    # Errored items count in no figure, but what they spent was spent: usage sums every row.
-    settlement.aggregate["usage"] = spend.result()
-    settlement.not_started = spend.not_started
-    if comparator is not None:
-        settlement.baseline = settlement.aggregate["baseline"] = comparator.result()
+    conclude(settlement, accumulate(settlement.state))
 
 
 def decide_verdict(settlement: Settlement) -> None:
@@ -189,12 +203,24 @@ def _over_budget_reason(settlement: Settlement) -> str:
     )
 
 
+def settle_claimed(run_id: str) -> bool:
+    """Settle a run whose settle the caller has claimed: in one pass, or, over
+    ``PAWL_SETTLE_FANOUT_ITEMS`` items, by enqueueing its slices (``engine.settle_slices``:
+    the last slice settles it). True when the run was settled here and now."""
+    # Imported here: settle_slices builds on this module's pipeline.
+    from chalicelib.engine import settle_slices
+
+    if settle_slices.fan_out_if_large(run_id):
+        return False
+    return settle_run(run_id)
+
+
 def maybe_settle(run_id: str) -> None:
     """Claim and settle the run if every item is recorded; a no-op for everyone but one caller."""
     if not runs.claim_settle(run_id):
         return
     try:
-        settle_run(run_id)
+        settle_claimed(run_id)
     except Exception:
         # Give the claim back so the redelivery of this batch can settle again, rather
         # than leaving the run to the reaper's grace period.

@@ -19,13 +19,17 @@ from chalicelib.stats.outcomes import (
     group_label,
     reduce_trials,
 )
+from chalicelib.stats.partial import Partial
+from chalicelib.stats.tally import CompensatedSum
 from chalicelib.stats.verdict import REGRESSION_ALPHA, verdict
 
 __all__ = [
     "REDUCERS",
     "REGRESSION_ALPHA",
     "BaselineComparator",
+    "CompensatedSum",
     "ItemOutcome",
+    "Partial",
     "RunAggregator",
     "ScorerScore",
     "TrialOutcome",
