@@ -30,6 +30,7 @@ from typing import Any, TypeVar, cast
 from chalicelib.domain.runs import RunState
 from chalicelib.engine import lifecycle
 from chalicelib.engine.readahead import read_ahead
+from chalicelib.engine.settle_state import SettlePartial
 from chalicelib.engine.settled_outcomes import (
     BaselineItem,
     Trials,
@@ -39,7 +40,6 @@ from chalicelib.engine.settled_outcomes import (
     item_id,
     item_trials,
 )
-from chalicelib.engine.settle_state import SettlePartial
 from chalicelib.stats import group_label, merge_join, reduce_trials, verdict
 from chalicelib.store import outcome_rows, runs
 from chalicelib.store.outcome_digest import DigestWriter, write_manifest
@@ -178,12 +178,20 @@ PIPELINE: tuple[Step, ...] = (aggregate_and_compare, decide_verdict)
 
 
 def settle_run(run_id: str) -> bool:
-    """Aggregate, compare and decide, then settle the run as completed.
+    """Aggregate, compare and decide in one pass, then settle the run as completed.
 
     False if it ended meanwhile."""
     settlement = Settlement(state=runs.get_run(run_id))
-    for step in PIPELINE:
+    return finish_settlement(settlement)
+
+
+def finish_settlement(settlement: Settlement, after: Step | None = None) -> bool:
+    """Run the :data:`PIPELINE`'s steps (those after ``after`` only: a sliced settle's
+    combine has done the accumulation), then settle the run, once. False if it ended."""
+    steps = PIPELINE if after is None else PIPELINE[PIPELINE.index(after) + 1 :]
+    for step in steps:
         step(settlement)
+    run_id = settlement.state.id
     if settlement.not_started:
         return lifecycle.settle_over_budget(
             run_id, settlement.aggregate, _over_budget_reason(settlement)
