@@ -218,9 +218,8 @@ def settle_claimed(run_id: str) -> bool:
     # Imported here: settle_slices builds on this module's pipeline.
     from chalicelib.engine import settle_slices
 
-    if settle_slices.fan_out_if_large(run_id):
-        return False
-    return settle_run(run_id)
+    sliced = settle_slices.settle_if_large(run_id)
+    return settle_run(run_id) if sliced is None else sliced
 
 
 def maybe_settle(run_id: str) -> None:

@@ -78,23 +78,24 @@ def digest_tag(slices: int, number: int) -> str:
     return f"n{slices:04d}s{number:04d}-"
 
 
-def fan_out_if_large(run_id: str) -> bool:
-    """For a claimed settle: slice it when the run is large (True: the slices will settle
-    it), else False (the caller settles in one pass)."""
+def settle_if_large(run_id: str) -> bool | None:
+    """For a claimed settle: None when the run is small (the caller settles it in one
+    pass); else slice it: False once its slices are enqueued (the last one will settle
+    it) or the run ended meanwhile, True when it was settled here (every slice was stored
+    already, and only the combine had failed: a reaper's re-drive)."""
     state = runs.get_run(run_id)
     slices = slice_count(state.run.item_count)
     if slices is None:
-        return False
+        return None
     done = settle_parts.plan(run_id, slices)
     if done is None:  # the run ended meanwhile: nothing to settle
-        return True
+        return False
     missing = [number for number in range(slices) if number not in done]
-    if not missing:  # every slice is stored; the combine is what failed
-        combine(run_id, slices)
-        return True
+    if not missing:
+        return combine(run_id, slices)
     messages.send_settle_slices(run_id, slices, missing)
     log.info("run %s: settle cut into %d slices (%d to run)", run_id, slices, len(missing))
-    return True
+    return False
 
 
 def settle_slice(message: messages.SettleSliceMessage) -> None:
