@@ -151,7 +151,7 @@ def conclude(settlement: Settlement, partial: SettlePartial) -> None:
     write_manifest(
         settlement.state.id, snapshot.trial_reducer, snapshot.group_by, partial.digest_parts
     )
-    settlement.aggregate = partial.finish()
+    settlement.aggregate = partial.figures()
     settlement.baseline = settlement.aggregate.get("baseline")
     settlement.not_started = partial.spend.not_started
 

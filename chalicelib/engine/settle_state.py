@@ -144,7 +144,7 @@ class SettlePartial:
             [DigestPart(**part) for part in state["digest_parts"]],
         )
 
-    def finish(self) -> dict[str, Any]:
+    def figures(self) -> dict[str, Any]:
         """The run's ``aggregate_scores`` from what was accumulated."""
         aggregate: dict[str, Any] = {}
         for spec in ACCUMULATORS:

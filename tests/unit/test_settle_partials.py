@@ -118,7 +118,7 @@ def test_merging_the_partials_of_a_split_equals_one_pass(
 ) -> None:
     group_by = "kind" if grouped else None
     pairs = _pairs(items, reducer)
-    whole = _fed(pairs, group_by, 0).finish()
+    whole = _fed(pairs, group_by, 0).figures()
 
     edges = [0, *sorted(min(cut, len(pairs)) for cut in cuts), len(pairs)]
     slices = [pairs[lo:hi] for lo, hi in zip(edges, edges[1:], strict=False)]
@@ -127,7 +127,7 @@ def test_merging_the_partials_of_a_split_equals_one_pass(
     for partial in partials[1:]:
         combined.merge(partial)
 
-    assert combined.finish() == whole
+    assert combined.figures() == whole
     assert [p.key for p in combined.digest_parts] == [f"part-{n}" for n in range(len(slices))]
 
 
@@ -141,7 +141,7 @@ def test_accumulators_merge_in_any_order(items: list[Any], seed: int) -> None:
     combined = _fresh("kind")
     for partial in partials:
         combined.merge(partial)
-    assert combined.finish() == _fed(pairs, "kind", 0).finish()
+    assert combined.figures() == _fed(pairs, "kind", 0).figures()
 
 
 @given(values=st.lists(st.floats(-1e6, 1e6, allow_nan=False), max_size=60), cut=st.integers(0, 60))
