@@ -99,9 +99,7 @@ def _outcome(n: int, candidate: bool) -> tuple[bool, bool]:
     return errored, passed
 
 
-def seed_items(
-    dataset_id: str, project_id: str, count: int, random_ids: bool = False
-) -> list[str]:
+def seed_items(dataset_id: str, project_id: str, count: int, random_ids: bool = False) -> list[str]:
     """``random_ids``: ids as the API mints them (random, so a sliced settle's id-space
     bounds cut them evenly), in item order; else ``dsit_bench00000001``..."""
     from chalicelib.store.models import DatasetItemModel

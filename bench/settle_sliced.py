@@ -38,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from settle import (  # noqa: E402  (a sibling script, found through the path above)
+from settle import (
     RssPeak,
     _cpu_s,
     _rss_mb,

@@ -8,6 +8,7 @@ and watches the slices' messages, the run row and the lifecycle events.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -164,7 +165,11 @@ def test_redelivered_slices_settle_the_run_once(
 
 
 def test_a_crashed_slice_is_redelivered_and_the_run_settles(
-    api: Any, app: Any, project: Any, plugins: Plugins, small_slices: None,
+    api: Any,
+    app: Any,
+    project: Any,
+    plugins: Plugins,
+    small_slices: None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     suite = make_suite(api, project, _cases(30))
@@ -187,7 +192,11 @@ def test_a_crashed_slice_is_redelivered_and_the_run_settles(
 
 
 def test_the_reaper_redrives_the_slices_a_stuck_settle_lost(
-    api: Any, app: Any, project: Any, plugins: Plugins, small_slices: None,
+    api: Any,
+    app: Any,
+    project: Any,
+    plugins: Plugins,
+    small_slices: None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     suite = make_suite(api, project, _cases(30))
@@ -212,7 +221,11 @@ def test_the_reaper_redrives_the_slices_a_stuck_settle_lost(
 
 
 def test_the_reaper_combines_when_every_slice_is_stored(
-    api: Any, app: Any, project: Any, plugins: Plugins, small_slices: None,
+    api: Any,
+    app: Any,
+    project: Any,
+    plugins: Plugins,
+    small_slices: None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     suite = make_suite(api, project, _cases(30))
@@ -252,7 +265,7 @@ def test_slice_bounds_cover_every_id_once_in_order() -> None:
         bounds = settle_slices.slice_bounds(slices)
         assert len(bounds) == slices
         assert bounds[0][0] is None and bounds[-1][1] is None
-        for (_, hi), (lo, _) in zip(bounds, bounds[1:], strict=False):
+        for (_, hi), (lo, _) in itertools.pairwise(bounds):
             assert hi == lo and hi is not None
         inner = [lo for lo, _ in bounds[1:]]
         assert inner == sorted(inner) and len(set(inner)) == len(inner)

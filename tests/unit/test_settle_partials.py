@@ -4,6 +4,7 @@ exactly what one pass over the whole run gives, figure for figure, float for flo
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -121,7 +122,7 @@ def test_merging_the_partials_of_a_split_equals_one_pass(
     whole = _fed(pairs, group_by, 0).figures()
 
     edges = [0, *sorted(min(cut, len(pairs)) for cut in cuts), len(pairs)]
-    slices = [pairs[lo:hi] for lo, hi in zip(edges, edges[1:], strict=False)]
+    slices = [pairs[lo:hi] for lo, hi in itertools.pairwise(edges)]
     partials = [_through_json(_fed(share, group_by, n)) for n, share in enumerate(slices)]
     combined = partials[0]
     for partial in partials[1:]:
