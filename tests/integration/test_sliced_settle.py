@@ -267,7 +267,8 @@ def test_slice_bounds_cover_every_id_once_in_order() -> None:
         assert bounds[0][0] is None and bounds[-1][1] is None
         for (_, hi), (lo, _) in itertools.pairwise(bounds):
             assert hi == lo and hi is not None
-        inner = [lo for lo, _ in bounds[1:]]
+        inner = [lo for lo, _ in bounds[1:] if lo is not None]
+        assert len(inner) == slices - 1
         assert inner == sorted(inner) and len(set(inner)) == len(inner)
     with pytest.raises(ValueError):
         settle_slices.slice_bounds(settle_slices.MAX_SLICES + 1)
@@ -284,3 +285,71 @@ def test_random_ids_spread_evenly_over_the_slices() -> None:
     ]
     assert sum(counts) == 20_000
     assert max(counts) < 1_300 and min(counts) > 700  # 1,000 each expected
+
+
+class GetObjects:
+    """The S3 keys read through the shared client."""
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+
+    def __call__(self, params: dict[str, Any], **_: Any) -> None:
+        self.keys.append(params["Key"])
+
+
+def _digest_of(count: int, monkeypatch: pytest.MonkeyPatch) -> tuple[str, list[Any]]:
+    from chalicelib import ids
+
+    monkeypatch.setattr(outcome_digest, "PART_ITEMS", 5)
+    run_id = ids.new_id("eval_run")
+    entries = [
+        outcome_digest.DigestEntry(item_id, False, n % 2 == 0, (), False, 1, "a")
+        for n, item_id in enumerate(sorted(ids.new_id("dataset_item") for _ in range(count)))
+    ]
+    writer = outcome_digest.DigestWriter(run_id, "all", "kind")
+    for entry in entries:
+        writer.add(entry)
+    writer.seal()
+    return run_id, entries
+
+
+def test_a_range_of_a_digest_reads_only_the_parts_that_hold_it(
+    aws_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_id, entries = _digest_of(23, monkeypatch)  # parts of 5, 5, 5, 5, 3
+    lo, hi = entries[7].dataset_item_id, entries[12].dataset_item_id
+    reads = GetObjects()
+    aws.client("s3").meta.events.register("provide-client-params.s3.GetObject", reads)
+    try:
+        digest = outcome_digest.open_digest(run_id, "all", lo, hi)
+        assert digest is not None
+        assert [e for part in digest.parts for e in part] == entries[7:12]
+    finally:
+        aws.client("s3").meta.events.unregister("provide-client-params.s3.GetObject", reads)
+    assert reads.keys == [
+        outcome_digest.manifest_key(run_id),
+        outcome_digest.part_key(run_id, 1),
+        outcome_digest.part_key(run_id, 2),
+    ]
+    everything = outcome_digest.open_digest(run_id, "all")
+    assert everything is not None and [e for p in everything.parts for e in p] == entries
+    above = outcome_digest.open_digest(run_id, "all", lo=entries[20].dataset_item_id)
+    assert above is not None and [e for p in above.parts for e in p] == entries[20:]
+
+
+def test_a_format_2_digest_is_still_read_by_range(
+    aws_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A digest written before format 3 names its parts by number only: every part is
+    opened, the range filtered as it streams (and reading stops past its end)."""
+    run_id, entries = _digest_of(23, monkeypatch)
+    manifest = {"format": 2, "reducer": "all", "group_by": "kind", "parts": 5, "item_count": 23}
+    aws.client("s3").put_object(
+        Bucket=get_settings().bucket,
+        Key=outcome_digest.manifest_key(run_id),
+        Body=json.dumps(manifest).encode(),
+    )
+    lo, hi = entries[3].dataset_item_id, entries[9].dataset_item_id
+    digest = outcome_digest.open_digest(run_id, "all", lo, hi)
+    assert digest is not None and digest.labelled_by == "kind"
+    assert [e for part in digest.parts for e in part] == entries[3:9]
