@@ -14,7 +14,11 @@ recorded candidate of N results naming it). Then:
 The two settles must store identical ``aggregate_scores`` (checked). Prints, for each
 settle and each slice, its wall time, the CPU seconds of this process (pawl's side) and
 of the stand-in, pawl's resident memory before and at peak (sampled every 20 ms) and the
-load average: the machine is shared, so CPU seconds are the steadier figure. On Lambda
+load average: the machine is shared, so CPU seconds are the steadier figure. The process's
+resident memory only grows (the allocator keeps what a settle freed), so a second settle
+in it shows no rise; ``--traced`` then settles both ways once more under ``tracemalloc``
+(several times slower; not timed) and prints the peak of Python's own allocations during
+the one pass and during each slice: what each invocation would need beyond its baseline. On Lambda
 the slices run side by side (``bench/capacity.py``'s ``settle_seconds`` models that); here
 they run one after another on a loaded machine.
 
@@ -32,6 +36,7 @@ import os
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -125,6 +130,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--slice-items", type=int, default=25_000)
+    parser.add_argument(
+        "--traced", action="store_true", help="then both again under tracemalloc: heap peaks"
+    )
     arguments = parser.parse_args()
     count = arguments.items
     os.environ["PAWL_SETTLE_SLICE_ITEMS"] = str(arguments.slice_items)
@@ -174,6 +182,41 @@ def main() -> None:
                 flush=True,
             )
             assert identical
+            if arguments.traced:
+                traced(candidate_id, count, slices)
+
+
+def traced(run_id: str, count: int, slices: int) -> None:
+    """The peak of Python's allocations during a one-pass settle and during each slice."""
+    from chalicelib.engine import messages, settle_slices
+    from chalicelib.store import runs, settle_parts
+
+    reopen(run_id)
+    gc.collect()
+    tracemalloc.start()
+    settle_once(run_id)
+    one_pass_mb = tracemalloc.get_traced_memory()[1] / 1e6
+    reopen(run_id)
+    assert runs.claim_settle(run_id)
+    settle_parts.plan(run_id, -1)  # a new plan: the stored slices are forgotten
+    assert settle_parts.plan(run_id, slices) == set()
+    peaks = []
+    for number in range(slices):
+        gc.collect()
+        tracemalloc.reset_peak()
+        start_mb = tracemalloc.get_traced_memory()[0] / 1e6
+        settle_slices.settle_slice(
+            messages.SettleSliceMessage(run_id=run_id, settle_slices=slices, settle_slice=number)
+        )
+        peaks.append(tracemalloc.get_traced_memory()[1] / 1e6 - start_mb)
+    tracemalloc.stop()
+    check(run_id, count)
+    print(
+        f"N={count:,} traced heap peak: one pass {one_pass_mb:.1f} MB; slices "
+        + ", ".join(f"{peak:.1f}" for peak in peaks)
+        + " MB (the last with the combine)",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":
