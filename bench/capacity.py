@@ -173,9 +173,10 @@ def report(agent_latency_s: float = 1.0) -> str:
 
 
 # --- settle at size (engine.settle_slices; measured by bench/settle_sliced.py) -------------
-#: pawl's CPU per settled item (read, reduce, label, accumulate, digest), the slowest of
-#: the one-pass and sliced figures at 100,000 items (bench/settle_sliced.py, 1 core).
-SETTLE_CPU_S_PER_ITEM = 110e-6
+#: pawl's CPU per settled item (read, reduce, label, accumulate, digest): the slowest
+#: slice of bench/settle_sliced.py at 100,000 items in 4 slices (2026-12-07, load 7.5 on 2
+#: shared cores: 153 us; the mean slice 130 us, one pass 104 us).
+SETTLE_CPU_S_PER_ITEM = 153e-6
 #: Lambda's CPU share grows with its memory: one full vCPU at 1,769 MB.
 LAMBDA_VCPU = min(1.0, FUNCTION_MEMORY_MB / 1769)
 #: One Query stream of 1 MB result pages (~100 ms a page: ~250 MB in ~25 s at 100,000).
