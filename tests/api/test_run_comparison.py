@@ -265,7 +265,7 @@ def test_a_digest_without_labels_falls_back_to_current_metadata(
     suite, _, current = pair
     key = outcome_digest.manifest_key(current["id"])
     manifest = json.loads(blobs.get_bytes(key) or b"{}")
-    assert manifest["format"] == 2 and manifest["group_by"] == "kind"
+    assert manifest["format"] == outcome_digest.FORMAT and manifest["group_by"] == "kind"
     blobs.put_bytes(key, json.dumps({**manifest, "format": 1}).encode(), "application/json")
     read = _metadata_reads(monkeypatch)
     answer = _ok(api.get(comparison_path(suite, current["id"])))
