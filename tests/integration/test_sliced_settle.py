@@ -353,3 +353,10 @@ def test_a_format_2_digest_is_still_read_by_range(
     digest = outcome_digest.open_digest(run_id, "all", lo, hi)
     assert digest is not None and digest.labelled_by == "kind"
     assert [e for part in digest.parts for e in part] == entries[3:9]
+
+
+def test_runs_over_the_size_settle_in_slices_of_the_slice_size() -> None:
+    assert get_settings().settle_fanout_items == 100_000  # the defaults
+    assert settle_slices.slice_count(100_000) is None
+    assert settle_slices.slice_count(100_001) == 3
+    assert settle_slices.slice_count(1_000_000) == 20
