@@ -360,3 +360,29 @@ def test_runs_over_the_size_settle_in_slices_of_the_slice_size() -> None:
     assert settle_slices.slice_count(100_000) is None
     assert settle_slices.slice_count(100_001) == 3
     assert settle_slices.slice_count(1_000_000) == 20
+
+
+def test_recovery_after_a_restart_redrives_a_sliced_settle(
+    api: Any, app: Any, project: Any, plugins: Plugins, small_slices: None
+) -> None:
+    """The process holding the claim died with its slices' messages: a restart's re-drive
+    takes the claim over at once and enqueues the slices again."""
+    from chalicelib.engine import recovery
+
+    suite = make_suite(api, project, _cases(30))
+    run_id = _start(api, suite)
+    _fan_out_and_execute(app)
+    queue = get_settings().run_queue
+    aws.client("sqs").purge_queue(QueueUrl=queues.queue_url(queue))
+    assert recovery.redrive_active_runs(after_restart=True) == 1
+    assert _queue_depth(queue) == settle_slices.slice_count(30)
+    drain_queues(app)
+    assert runs.get_run(run_id).status == "completed"
+    assert plugins.events.of(run_id) == ["eval_run.completed"]
+
+
+def _queue_depth(queue: str) -> int:
+    attributes = aws.client("sqs").get_queue_attributes(
+        QueueUrl=queues.queue_url(queue), AttributeNames=["ApproximateNumberOfMessages"]
+    )
+    return int(attributes["Attributes"]["ApproximateNumberOfMessages"])
