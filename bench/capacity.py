@@ -168,7 +168,66 @@ def report(agent_latency_s: float = 1.0) -> str:
     lines.append(
         f"| **as deployed (mapping at {ITEM_MAX_CONCURRENCY})** | **{min(many.values()):,.0f}** |"
     )
+    lines += ["", *settle_table()]
     return "\n".join(lines)
+
+
+# --- settle at size (engine.settle_slices; measured by bench/settle_sliced.py) -------------
+#: pawl's CPU per settled item (read, reduce, label, accumulate, digest): the slowest
+#: slice of bench/settle_sliced.py at 100,000 items in 4 slices (2026-12-07, load 7.5 on 2
+#: shared cores: 153 us; the mean slice 130 us, one pass 104 us).
+SETTLE_CPU_S_PER_ITEM = 153e-6
+#: Lambda's CPU share grows with its memory: one full vCPU at 1,769 MB.
+LAMBDA_VCPU = min(1.0, FUNCTION_MEMORY_MB / 1769)
+#: One Query stream of 1 MB result pages (~100 ms a page: ~250 MB in ~25 s at 100,000).
+SETTLE_READ_MB_PER_S = 10.0
+#: What a slice adds besides its items: the invocation and SQS hop, the stored partial
+#: (one S3 put), the done counter (one update); the combine's share: one S3 get each.
+SLICE_OVERHEAD_S = 2.0
+COMBINE_S_PER_SLICE = 0.1
+SETTLE_MAX_CONCURRENCY = next(q.max_concurrency for q in queue_specs() if q.role == "runs")
+SETTLE_FANOUT_ITEMS = 100_000  # settings.settle_fanout_items' default
+SETTLE_SLICE_ITEMS = 50_000  # settings.settle_slice_items' default
+LAMBDA_LIMIT_S = 900
+
+
+def settle_item_seconds() -> float:
+    """One item's settle on Lambda: its CPU at the function's vCPU share or its read,
+    whichever is slower (the next page is read while this one is reduced)."""
+    return max(SETTLE_CPU_S_PER_ITEM / LAMBDA_VCPU, RESULT_KB / 1024 / SETTLE_READ_MB_PER_S)
+
+
+def settle_seconds(
+    items: int,
+    slice_items: int = SETTLE_SLICE_ITEMS,
+    parallelism: int = SETTLE_MAX_CONCURRENCY,
+    fanout_items: int = SETTLE_FANOUT_ITEMS,
+) -> tuple[float, float]:
+    """(the settle's wall time, the longest one invocation works) for a run of ``items``:
+    one pass up to ``fanout_items``, else ``ceil(items / slice_items)`` slices run
+    ``parallelism`` at a time, the last one combining the partials."""
+    per_item = settle_item_seconds()
+    if items <= fanout_items:
+        return items * per_item, items * per_item
+    slices = math.ceil(items / slice_items)
+    one_slice = items / slices * per_item + SLICE_OVERHEAD_S
+    combine = slices * COMBINE_S_PER_SLICE
+    waves = math.ceil(slices / parallelism)
+    return waves * one_slice + combine, one_slice + combine
+
+
+def settle_table() -> list[str]:
+    """The report's row: a million items' settle, sliced, against Lambda's 15 minutes."""
+    items = 1_000_000
+    wall, longest = settle_seconds(items)
+    slices = math.ceil(items / SETTLE_SLICE_ITEMS)
+    return [
+        f"| settle (Lambda at {FUNCTION_MEMORY_MB} MB, {settle_item_seconds() * 1e3:.2f} ms an "
+        f"item; limit {LAMBDA_LIMIT_S} s) | wall s | longest invocation s |",
+        "| --- | --- | --- |",
+        f"| {items:,} items: {slices} slices, {SETTLE_MAX_CONCURRENCY} at once "
+        f"| {wall:,.0f} | {longest:,.0f} |",
+    ]
 
 
 if __name__ == "__main__":

@@ -99,11 +99,16 @@ def _outcome(n: int, candidate: bool) -> tuple[bool, bool]:
     return errored, passed
 
 
-def seed_items(dataset_id: str, project_id: str, count: int) -> list[str]:
+def seed_items(dataset_id: str, project_id: str, count: int, random_ids: bool = False) -> list[str]:
+    """``random_ids``: ids as the API mints them (random, so a sliced settle's id-space
+    bounds cut them evenly), in item order; else ``dsit_bench00000001``..."""
     from chalicelib.store.models import DatasetItemModel
 
     now = clock.now_iso()
-    item_ids = [f"dsit_bench{n:08d}" for n in range(count)]
+    if random_ids:
+        item_ids = sorted(ids.new_id("dataset_item") for _ in range(count))
+    else:
+        item_ids = [f"dsit_bench{n:08d}" for n in range(count)]
     with DatasetItemModel.batch_write() as batch:
         for n, item_id in enumerate(item_ids):
             batch.save(
@@ -187,13 +192,13 @@ def seed_run(
     return run_id
 
 
-def seed(count: int) -> tuple[EvalSnapshot, str, str, list[str]]:
+def seed(count: int, random_ids: bool = False) -> tuple[EvalSnapshot, str, str, list[str]]:
     """Items, a snapshot grouped by kind and a completed baseline run; returns what a
     candidate run needs."""
 
     project_id, dataset_id = ids.new_id("project"), ids.new_id("dataset")
     eval_id = ids.new_id("eval")
-    item_ids = seed_items(dataset_id, project_id, count)
+    item_ids = seed_items(dataset_id, project_id, count, random_ids)
     snapshot = EvalSnapshot(
         project_id=project_id,
         agent_id=ids.new_id("agent"),
@@ -203,8 +208,27 @@ def seed(count: int) -> tuple[EvalSnapshot, str, str, list[str]]:
         group_by="kind",
         max_regression=0.2,
     )
+    seed_eval(snapshot, eval_id)
     baseline_id = seed_run(snapshot, eval_id, None, item_ids)
     return snapshot, eval_id, baseline_id, item_ids
+
+
+def seed_eval(snapshot: EvalSnapshot, eval_id: str) -> None:
+    """The eval row the runs are counted on (``runs.create_run`` refuses a run of no eval)."""
+    from chalicelib.store.models import EvalModel
+
+    now = clock.now_iso()
+    EvalModel(
+        id=eval_id,
+        project_id=snapshot.project_id,
+        name="bench",
+        agent_id=snapshot.agent_id,
+        dataset_id=snapshot.dataset_id,
+        scorers=snapshot.scorers,
+        created_at=now,
+        updated_at=now,
+        created_key=f"{now}#{eval_id}",
+    ).save()
 
 
 def drop_digest(run_id: str) -> None:

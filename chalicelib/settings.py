@@ -169,6 +169,11 @@ class Settings:
     #: :func:`public_url_from`); webhook payloads carry console links under it. The local
     #: runtime sets it to its own URL unless it is set; None: no links.
     public_url: str | None = None
+    #: ``PAWL_SETTLE_FANOUT_ITEMS``: a run of more items is settled in slices, one worker
+    #: each (``engine.settle_slices``), rather than in one pass by the claimant.
+    settle_fanout_items: int = 100_000
+    #: ``PAWL_SETTLE_SLICE_ITEMS``: about how many items one slice of a sliced settle reads.
+    settle_slice_items: int = 50_000
 
     def table_name(self, name: str) -> str:
         return f"{self.table_prefix}-{name}"
@@ -215,6 +220,8 @@ def get_settings() -> Settings:
         ),
         credential_env_allow=credential_env_names(os.environ.get(CREDENTIAL_ENV_ALLOW, "")),
         public_url=public_url_from(os.environ.get(PUBLIC_URL)),
+        settle_fanout_items=int(os.environ.get("PAWL_SETTLE_FANOUT_ITEMS", "100000")),
+        settle_slice_items=max(1, int(os.environ.get("PAWL_SETTLE_SLICE_ITEMS", "50000"))),
     )
 
 

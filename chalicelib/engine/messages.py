@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from chalicelib import queues
 from chalicelib.domain.runs import FrozenItem, WorkItem
@@ -32,6 +32,17 @@ class FanoutMessage(BaseModel):
     run_id: str
     after_key: str | None = None
     counted: int = 0
+
+
+class SettleSliceMessage(BaseModel):
+    """Settle slice ``settle_slice`` (0-based) of the ``settle_slices`` a run's claimed
+    settle was cut into (``engine.settle_slices``); rides the run queue."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    settle_slices: int = Field(ge=1)
+    settle_slice: int = Field(ge=0)
 
 
 def _work_entry(item: FrozenItem, trial: int) -> str:
@@ -80,6 +91,22 @@ def decode_work(body: str) -> list[WorkItem]:
 
 def send_fanout(message: FanoutMessage) -> None:
     queues.send(get_settings().run_queue, message.model_dump(mode="json"))
+
+
+def is_settle_slice(body: dict[str, object]) -> bool:
+    """Whether a run-queue message is a settle slice (else a fan-out message)."""
+    return "settle_slice" in body
+
+
+def send_settle_slices(run_id: str, slices: int, numbers: Iterable[int]) -> int:
+    """One run-queue message per slice number, in SQS batches. Returns how many."""
+    bodies = (
+        SettleSliceMessage(
+            run_id=run_id, settle_slices=slices, settle_slice=number
+        ).model_dump_json()
+        for number in numbers
+    )
+    return queues.send_many_encoded(get_settings().run_queue, bodies)
 
 
 def send_work(run_id: str, work: Iterable[tuple[FrozenItem, int]]) -> int:

@@ -4,7 +4,8 @@ Every minute it looks at the runs in the ``active_runs`` index whose last activi
 recorded item, a fan-out chunk, a claim) is older than the grace period:
 
 - a run whose every item has a result is settled normally (a worker died between
-  recording the last item and settling, or its settle crashed);
+  recording the last item and settling, or its settle crashed); a large run's sliced
+  settle is re-driven (the slices not stored yet, or the combine);
 - any other quiet run is failed with a reason, and ``eval_run.failed`` fires;
 - a terminal run still in the index had its event interrupted: the event is delivered.
 
@@ -70,7 +71,7 @@ def _reap_one(run_id: str, cutoff: str, report: ReapReport) -> None:
         lifecycle.emit(state)
         report.events_delivered += 1
     elif state.all_recorded:
-        if runs.claim_settle(run_id, stale_before=cutoff) and settle.settle_run(run_id):
+        if runs.claim_settle(run_id, stale_before=cutoff) and settle.settle_claimed(run_id):
             report.settled += 1
     elif runs.claim_failure(run_id, stale_before=cutoff) and lifecycle.fail(
         run_id, failure_reason(state, get_settings().run_grace_s), RUN_STALLED

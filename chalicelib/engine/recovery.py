@@ -36,7 +36,7 @@ def redrive_run(run_id: str, after_restart: bool = False) -> bool:
         messages.send_fanout(messages.FanoutMessage(run_id=run_id))
     elif after_restart and state.all_recorded:
         if runs.claim_settle(run_id, stale_before=clock.now_iso()):
-            settle.settle_run(run_id)
+            settle.settle_claimed(run_id)
     else:
         fanout.enqueue_missing(state)
     return True

@@ -13,6 +13,11 @@ metadata, reduced, and fed to accumulators that keep counters only, so a 100,000
 settles in bounded memory: at most one page of each stream and one page of labels at a
 time. The run's own reduced items go to its outcome digest, part by part, with their
 labels, for the runs that will name it as their baseline and for comparisons on request.
+
+The pass covers an item range (:func:`accumulate`): the whole run, or, for a run over
+``PAWL_SETTLE_FANOUT_ITEMS`` items, one slice of it in a worker of its own, whose
+partial (``engine.settle_state``) the last slice merges with the others before
+:func:`conclude` (``engine.settle_slices``). Both give the same aggregates.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any, TypeVar, cast
 from chalicelib.domain.runs import RunState
 from chalicelib.engine import lifecycle
 from chalicelib.engine.readahead import read_ahead
+from chalicelib.engine.settle_state import SettlePartial
 from chalicelib.engine.settled_outcomes import (
     BaselineItem,
     Trials,
@@ -34,17 +40,9 @@ from chalicelib.engine.settled_outcomes import (
     item_id,
     item_trials,
 )
-from chalicelib.engine.spend import SpendTally
-from chalicelib.stats import (
-    BaselineComparator,
-    RunAggregator,
-    group_label,
-    merge_join,
-    reduce_trials,
-    verdict,
-)
+from chalicelib.stats import group_label, merge_join, reduce_trials, verdict
 from chalicelib.store import outcome_rows, runs
-from chalicelib.store.outcome_digest import DigestWriter
+from chalicelib.store.outcome_digest import DigestWriter, write_manifest
 
 #: Items whose labels are read with one BatchGetItem (its limit).
 LABEL_PAGE = outcome_rows.METADATA_PAGE
@@ -110,46 +108,59 @@ def _pair_id(pair: tuple[BaselineItem | None, BaselineItem | None]) -> str:
 # --- the pipeline -------------------------------------------------------------------------------
 
 
-def aggregate_and_compare(settlement: Settlement) -> None:
-    """One pass over this run's results: its aggregate, its spend, its outcome digest
-    and, with a baseline, the comparison (merge-joined with the baseline's stream, both in
-    item order)."""
-    state = settlement.state
+def accumulate(
+    state: RunState, lo: str | None = None, hi: str | None = None, tag: str = ""
+) -> SettlePartial:
+    """One pass over the run's items whose id is in ``[lo, hi)`` (None: unbounded): every
+    accumulator of ``engine.settle_state`` fed, and those items' outcome-digest parts
+    written (named with ``tag``; the manifest is the caller's, once every range is done).
+
+    Merge-joined with the baseline's items in the same range (both in item order), so a
+    slice reads only its share of either run."""
     snapshot = state.snapshot
     reducer = snapshot.trial_reducer
-    aggregator = RunAggregator(snapshot.group_by, snapshot.trials)
-    spend = SpendTally()
-    digest = DigestWriter(state.id, reducer, snapshot.group_by)
+    partial = SettlePartial.for_run(state)
+    digest = DigestWriter(state.id, reducer, snapshot.group_by, tag=tag)
     baseline_id = state.run.baseline_run_id
-    comparator: BaselineComparator | None = None
     previous: Iterator[BaselineItem] = iter(())
     baseline_reducer = reducer
     if baseline_id is not None:
         # The baseline's items reduce as that run's did; its labels are the same current
         # items' (read once per item), so both sides of a group compare the same items.
-        baseline_snapshot = runs.get_run(baseline_id).snapshot
-        baseline_reducer = baseline_snapshot.trial_reducer
-        # Trial proportions pair whenever either run had repeated trials.
-        trials = max(snapshot.trials, baseline_snapshot.trials)
-        comparator = BaselineComparator(baseline_id, snapshot.group_by, trials)
-        previous = baseline_items(baseline_id, baseline_reducer)
-    current = item_trials(state.id, spend)
+        baseline_reducer = runs.get_run(baseline_id).snapshot.trial_reducer
+        previous = baseline_items(baseline_id, baseline_reducer, lo, hi)
+    current = item_trials(state.id, partial.spend, lo, hi)
+    feeders = partial.feeders()
     for here, there, label in labelled_pairs(current, previous, snapshot.group_by):
         item = reduce_trials(here, reducer, group=label) if here is not None else None
         if item is not None:
-            aggregator.add(item)
             digest.add(digest_entry(item))
-        if comparator is not None:
-            before = baseline_outcome(there, baseline_reducer, label) if there is not None else None
-            comparator.add(item, before)
-    # Every row of the run is recorded (its settle is claimed) and none changes again.
-    digest.seal()
-    settlement.aggregate = aggregator.result()
-    # Errored items count in no figure, but what they spent was spent: usage sums every row.
-    settlement.aggregate["usage"] = spend.result()
-    settlement.not_started = spend.not_started
-    if comparator is not None:
-        settlement.baseline = settlement.aggregate["baseline"] = comparator.result()
+        before = baseline_outcome(there, baseline_reducer, label) if there is not None else None
+        for feed, accumulator in feeders:
+            feed(accumulator, item, before)
+    partial.digest_parts = digest.close()
+    return partial
+
+
+def conclude(settlement: Settlement, partial: SettlePartial) -> None:
+    """The run's digest made complete and its figures read, from the whole run's partial.
+
+    Every row of the run is recorded (its settle is claimed) and none changes again, so
+    the manifest over the parts written is the run's digest."""
+    snapshot = settlement.state.snapshot
+    write_manifest(
+        settlement.state.id, snapshot.trial_reducer, snapshot.group_by, partial.digest_parts
+    )
+    settlement.aggregate = partial.figures()
+    settlement.baseline = settlement.aggregate.get("baseline")
+    settlement.not_started = partial.spend.not_started
+
+
+def aggregate_and_compare(settlement: Settlement) -> None:
+    """One pass over this run's results: its aggregate, its spend, its outcome digest
+    and, with a baseline, the comparison (merge-joined with the baseline's stream, both in
+    item order)."""
+    conclude(settlement, accumulate(settlement.state))
 
 
 def decide_verdict(settlement: Settlement) -> None:
@@ -167,12 +178,20 @@ PIPELINE: tuple[Step, ...] = (aggregate_and_compare, decide_verdict)
 
 
 def settle_run(run_id: str) -> bool:
-    """Aggregate, compare and decide, then settle the run as completed.
+    """Aggregate, compare and decide in one pass, then settle the run as completed.
 
     False if it ended meanwhile."""
     settlement = Settlement(state=runs.get_run(run_id))
-    for step in PIPELINE:
+    return finish_settlement(settlement)
+
+
+def finish_settlement(settlement: Settlement, after: Step | None = None) -> bool:
+    """Run the :data:`PIPELINE`'s steps (those after ``after`` only: a sliced settle's
+    combine has done the accumulation), then settle the run, once. False if it ended."""
+    steps = PIPELINE if after is None else PIPELINE[PIPELINE.index(after) + 1 :]
+    for step in steps:
         step(settlement)
+    run_id = settlement.state.id
     if settlement.not_started:
         return lifecycle.settle_over_budget(
             run_id, settlement.aggregate, _over_budget_reason(settlement)
@@ -192,12 +211,23 @@ def _over_budget_reason(settlement: Settlement) -> str:
     )
 
 
+def settle_claimed(run_id: str) -> bool:
+    """Settle a run whose settle the caller has claimed: in one pass, or, over
+    ``PAWL_SETTLE_FANOUT_ITEMS`` items, by enqueueing its slices (``engine.settle_slices``:
+    the last slice settles it). True when the run was settled here and now."""
+    # Imported here: settle_slices builds on this module's pipeline.
+    from chalicelib.engine import settle_slices
+
+    sliced = settle_slices.settle_if_large(run_id)
+    return settle_run(run_id) if sliced is None else sliced
+
+
 def maybe_settle(run_id: str) -> None:
     """Claim and settle the run if every item is recorded; a no-op for everyone but one caller."""
     if not runs.claim_settle(run_id):
         return
     try:
-        settle_run(run_id)
+        settle_claimed(run_id)
     except Exception:
         # Give the claim back so the redelivery of this batch can settle again, rather
         # than leaving the run to the reaper's grace period.

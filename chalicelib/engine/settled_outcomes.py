@@ -36,10 +36,13 @@ def trial_outcome(row: OutcomeRow) -> TrialOutcome:
     )
 
 
-def item_trials(run_id: str, spend: SpendTally | None = None) -> Iterator[Trials]:
-    """A run's trials grouped per item, in item order; ``spend`` sums every row's usage."""
+def item_trials(
+    run_id: str, spend: SpendTally | None = None, lo: str | None = None, hi: str | None = None
+) -> Iterator[Trials]:
+    """A run's trials grouped per item, in item order; ``spend`` sums every row's usage.
+    With ``lo``/``hi``, only the items whose id is in ``[lo, hi)``."""
     # The next page is read while this one is reduced (engine.readahead).
-    pages = read_ahead(outcome_rows.iter_outcome_pages(run_id))
+    pages = read_ahead(outcome_rows.iter_outcome_pages(run_id, lo, hi))
     rows: Iterable[OutcomeRow] = chain.from_iterable(pages)
     if spend is not None:
         rows = _tapped(rows, spend)
@@ -52,21 +55,24 @@ def _tapped(rows: Iterable[OutcomeRow], spend: SpendTally) -> Iterator[OutcomeRo
         yield row
 
 
-def baseline_items(run_id: str, reducer: str) -> Iterator[BaselineItem]:
+def baseline_items(
+    run_id: str, reducer: str, lo: str | None = None, hi: str | None = None
+) -> Iterator[BaselineItem]:
     """The baseline's items in item order: its digest's entries when it has a complete
-    one reduced by ``reducer`` (its own), else its trials from the rows."""
-    return labelled_items(run_id, reducer, None)[0]
+    one reduced by ``reducer`` (its own), else its trials from the rows. With ``lo``/``hi``,
+    only the items whose id is in ``[lo, hi)`` (and only the digest parts holding them)."""
+    return labelled_items(run_id, reducer, None, lo, hi)[0]
 
 
 def labelled_items(
-    run_id: str, reducer: str, group_by: str | None
+    run_id: str, reducer: str, group_by: str | None, lo: str | None = None, hi: str | None = None
 ) -> tuple[Iterator[BaselineItem], bool]:
     """The run's items as :func:`baseline_items`, and whether each one's ``group`` is its
     label under ``group_by`` as the run's settle read it (a digest of format 2 or later
     written under that ``group_by``); when not, labels are to be read from metadata."""
-    digest = outcome_digest.open_digest(run_id, reducer)
+    digest = outcome_digest.open_digest(run_id, reducer, lo, hi)
     if digest is None:
-        return item_trials(run_id), False
+        return item_trials(run_id, lo=lo, hi=hi), False
     return chain.from_iterable(read_ahead(digest.parts)), digest.labelled_by == group_by
 
 

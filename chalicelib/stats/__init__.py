@@ -24,14 +24,18 @@ from chalicelib.stats.outcomes import (
 from chalicelib.stats.pass_at_k import pass_at_k, pass_hat_k
 from chalicelib.stats.sign_flip import SignFlipResult, sign_flip_test
 from chalicelib.stats.trials import PairedTrialTally, TrialTally
+from chalicelib.stats.partial import Partial
+from chalicelib.stats.tally import CompensatedSum
 from chalicelib.stats.verdict import REGRESSION_ALPHA, verdict
 
 __all__ = [
     "REDUCERS",
     "REGRESSION_ALPHA",
     "BaselineComparator",
+    "CompensatedSum",
     "ItemOutcome",
     "PairedTrialTally",
+    "Partial",
     "RunAggregator",
     "ScorerScore",
     "SignFlipResult",

@@ -1,7 +1,9 @@
 """A run's ``aggregate_scores``, accumulated one item at a time.
 
 The aggregator streams: it keeps counters per group and per scorer, never the items,
-so a 100,000-item run settles in the same memory as a 10-item one.
+so a 100,000-item run settles in the same memory as a 10-item one. It is a partial
+aggregate (``stats.partial``): the aggregators of a run's item ranges merge into the
+run's.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 
 from chalicelib.stats.intervals import wilson_interval
 from chalicelib.stats.outcomes import ItemOutcome
+from chalicelib.stats.partial import keyed_from_state, keyed_state, merge_keyed
 from chalicelib.stats.tally import ScorerTally
 from chalicelib.stats.trials import TrialTally
 
@@ -43,6 +46,26 @@ class _PassTally:
             "scored_item_count": self.scored,
             "scorers": {key: self.scorers[key].summary() for key in sorted(self.scorers)},
         }
+
+    def merge(self, other: _PassTally) -> None:
+        self.scored += other.scored
+        self.passed += other.passed
+        merge_keyed(self.scorers, other.scorers)
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "scored": self.scored,
+            "passed": self.passed,
+            "scorers": keyed_state(self.scorers),
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> _PassTally:
+        return cls(
+            scored=int(state["scored"]),
+            passed=int(state["passed"]),
+            scorers=keyed_from_state(ScorerTally, state["scorers"]),
+        )
 
 
 class RunAggregator:
@@ -84,6 +107,42 @@ class RunAggregator:
             group.add(item)
         else:
             self._ungrouped += 1
+
+    def merge(self, other: RunAggregator) -> None:
+        """Fold in the aggregator of another share of the run's items."""
+        if other.group_by != self.group_by:
+            raise ValueError(f"cannot merge group_by {other.group_by!r} into {self.group_by!r}")
+        if other.trials != self.trials:
+            raise ValueError(f"cannot merge trials {other.trials} into {self.trials}")
+        self._run.merge(other._run)
+        self.trial_tally.merge(other.trial_tally)
+        merge_keyed(self._groups, other._groups)
+        self._ungrouped += other._ungrouped
+        self._errored += other._errored
+        self._flaky += other._flaky
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "group_by": self.group_by,
+            "trials": self.trials,
+            "trial_tally": self.trial_tally.to_state(),
+            "run": self._run.state(),
+            "groups": keyed_state(self._groups),
+            "ungrouped": self._ungrouped,
+            "errored": self._errored,
+            "flaky": self._flaky,
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> RunAggregator:
+        made = cls(state["group_by"], int(state["trials"]))
+        made.trial_tally = TrialTally.from_state(state["trial_tally"])
+        made._run = _PassTally.from_state(state["run"])
+        made._groups = keyed_from_state(_PassTally, state["groups"])
+        made._ungrouped = int(state["ungrouped"])
+        made._errored = int(state["errored"])
+        made._flaky = int(state["flaky"])
+        return made
 
     def result(self) -> dict[str, Any]:
         """The aggregate so far; may be called any number of times."""

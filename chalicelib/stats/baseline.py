@@ -1,7 +1,8 @@
 """How a run moved against its baseline, streamed pair by pair.
 
 Both runs' items arrive sorted by ``dataset_item_id``; :func:`merge_join` pairs them without
-loading either run, and :class:`BaselineComparator` keeps counters only. Every delta is
+loading either run, and :class:`BaselineComparator` keeps counters only (a partial
+aggregate, ``stats.partial``: the comparators of item ranges merge into the run's). Every delta is
 over the item intersection (scorable in both runs), recomputing both sides there, so
 items added or removed since the baseline show up in the counts, not in the deltas.
 """
@@ -16,6 +17,7 @@ from chalicelib.stats.holm import holm_adjust
 from chalicelib.stats.mcnemar import mcnemar_exact_p
 from chalicelib.stats.outcomes import ItemOutcome
 from chalicelib.stats.paired_interval import paired_delta_interval
+from chalicelib.stats.partial import keyed_from_state, keyed_state, merge_keyed
 from chalicelib.stats.tally import PairedScorerTally
 from chalicelib.stats.trials import PairedTrialTally
 
@@ -65,6 +67,9 @@ def merge_join(
             there = next(baseline_items, None)
 
 
+_COUNTERS = ("compared", "added", "removed", "improved", "regressed", "both_passed")
+
+
 @dataclass
 class _Comparison:
     """Counters of one comparison: the whole run, or one group."""
@@ -97,6 +102,22 @@ class _Comparison:
             if paired is None:
                 paired = self.scorers[key] = PairedScorerTally()
             paired.add(here_score.score, here_score.passed, there_score.score, there_score.passed)
+
+    def merge(self, other: _Comparison) -> None:
+        for name in _COUNTERS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        merge_keyed(self.scorers, other.scorers)
+
+    def state(self) -> dict[str, Any]:
+        counters: dict[str, Any] = {name: getattr(self, name) for name in _COUNTERS}
+        return {**counters, "scorers": keyed_state(self.scorers)}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> _Comparison:
+        made = cls(scorers=keyed_from_state(PairedScorerTally, state["scorers"]))
+        for name in _COUNTERS:
+            setattr(made, name, int(state[name]))
+        return made
 
     def p_value(self) -> float | None:
         return mcnemar_exact_p(self.improved, self.regressed) if self.compared else None
@@ -184,6 +205,39 @@ class BaselineComparator:
             self.uncounted += 1
         else:
             self.trial_pairs.add(here, there)
+
+    def merge(self, other: BaselineComparator) -> None:
+        """Fold in the comparator of another share of both runs' items."""
+        mine = (self.baseline_run_id, self.group_by, self.trials)
+        if (other.baseline_run_id, other.group_by, other.trials) != mine:
+            raise ValueError("cannot merge comparisons with another baseline or group_by")
+        self._run.merge(other._run)
+        merge_keyed(self._groups, other._groups)
+        self._ungrouped_compared += other._ungrouped_compared
+        self.trial_pairs.merge(other.trial_pairs)
+        self.uncounted += other.uncounted
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "baseline_run_id": self.baseline_run_id,
+            "group_by": self.group_by,
+            "trials": self.trials,
+            "run": self._run.state(),
+            "groups": keyed_state(self._groups),
+            "ungrouped_compared": self._ungrouped_compared,
+            "trial_pairs": self.trial_pairs.to_state(),
+            "uncounted": self.uncounted,
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> BaselineComparator:
+        made = cls(state["baseline_run_id"], state["group_by"], int(state["trials"]))
+        made._run = _Comparison.from_state(state["run"])
+        made._groups = keyed_from_state(_Comparison, state["groups"])
+        made._ungrouped_compared = int(state["ungrouped_compared"])
+        made.trial_pairs = PairedTrialTally.from_state(state["trial_pairs"])
+        made.uncounted = int(state["uncounted"])
+        return made
 
     def _group_of(
         self, current: ItemOutcome | None, baseline: ItemOutcome | None

@@ -2,36 +2,65 @@
 
 They sit on the settle path once per item per group, so they are plain slotted
 classes with the arithmetic inlined.
+
+Every counter here is a *partial aggregate*: :meth:`merge` folds in another one fed a
+different share of the same stream, and ``state()`` / ``from_state()`` carry it through
+JSON (a sliced settle stores each slice's partial in S3 and combines them). Merging the
+partials of any split gives exactly what one pass gives: counts are integers, and sums
+are kept exactly (:class:`CompensatedSum`), so no split can move a figure by a rounding.
 """
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 
 class CompensatedSum:
-    """A running float sum with Neumaier compensation.
+    """A running float sum kept exactly, as a short list of non-overlapping partials.
 
     A plain running sum of ``0.1`` ten times is ``0.9999999999999999``; summing scores
-    of 100,000 items drifts further. This keeps the error at one rounding, in O(1) memory.
+    of 100,000 items drifts further. The partials (Shewchuk's algorithm, as behind
+    :func:`math.fsum`) hold the sum with no error at all, so :attr:`value` is the correctly
+    rounded sum whatever the order of the adds, and two sums over two halves of a stream
+    merge into exactly the sum over the whole. Scores in [0, 1] need one to three partials.
     """
 
-    __slots__ = ("compensation", "total")
+    __slots__ = ("partials",)
 
     def __init__(self) -> None:
-        self.total = 0.0
-        self.compensation = 0.0
+        self.partials: list[float] = []
 
     def add(self, value: float) -> None:
-        total = self.total
-        new_total = total + value
-        if abs(total) >= abs(value):
-            self.compensation += (total - new_total) + value
-        else:
-            self.compensation += (value - new_total) + total
-        self.total = new_total
+        partials = self.partials
+        kept = 0
+        for other in partials:
+            if abs(value) < abs(other):
+                value, other = other, value
+            high = value + other
+            low = other - (high - value)
+            if low:
+                partials[kept] = low
+                kept += 1
+            value = high
+        partials[kept:] = [value]
 
     @property
     def value(self) -> float:
-        return self.total + self.compensation
+        return math.fsum(self.partials)
+
+    def merge(self, other: CompensatedSum) -> None:
+        for partial in other.partials:
+            self.add(partial)
+
+    def state(self) -> list[float]:
+        return list(self.partials)
+
+    @classmethod
+    def from_state(cls, state: list[float]) -> CompensatedSum:
+        made = cls()
+        made.partials = [float(partial) for partial in state]
+        return made
 
 
 class ScorerTally:
@@ -51,6 +80,22 @@ class ScorerTally:
 
     def summary(self) -> dict[str, float]:
         return {"mean": self.score_sum.value / self.count, "pass_rate": self.passed / self.count}
+
+    def merge(self, other: ScorerTally) -> None:
+        self.count += other.count
+        self.passed += other.passed
+        self.score_sum.merge(other.score_sum)
+
+    def state(self) -> dict[str, Any]:
+        return {"count": self.count, "passed": self.passed, "score_sum": self.score_sum.state()}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> ScorerTally:
+        made = cls()
+        made.count = int(state["count"])
+        made.passed = int(state["passed"])
+        made.score_sum = CompensatedSum.from_state(state["score_sum"])
+        return made
 
 
 class PairedScorerTally:
@@ -79,3 +124,23 @@ class PairedScorerTally:
             "mean_delta": self.score_difference.value / self.count,
             "pass_rate_delta": self.pass_difference / self.count,
         }
+
+    def merge(self, other: PairedScorerTally) -> None:
+        self.count += other.count
+        self.pass_difference += other.pass_difference
+        self.score_difference.merge(other.score_difference)
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "count": self.count,
+            "pass_difference": self.pass_difference,
+            "score_difference": self.score_difference.state(),
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> PairedScorerTally:
+        made = cls()
+        made.count = int(state["count"])
+        made.pass_difference = int(state["pass_difference"])
+        made.score_difference = CompensatedSum.from_state(state["score_difference"])
+        return made

@@ -11,6 +11,7 @@ from pynamodb.attributes import (
     JSONAttribute,
     ListAttribute,
     NumberAttribute,
+    NumberSetAttribute,
     TTLAttribute,
     UnicodeAttribute,
     UnicodeSetAttribute,
@@ -304,6 +305,11 @@ class RunModel(IdModel):
     failure_reason = UnicodeAttribute(null=True)
     failure_code = UnicodeAttribute(null=True)
     settle_claimed = BooleanAttribute(default=False)
+    #: A sliced settle (``engine.settle_slices``): how many slices it was cut into, and the
+    #: numbers of the slices whose partial is stored (a set: a redelivered slice adds
+    #: nothing, so the slice that completes it is known).
+    settle_slices = NumberAttribute(null=True)
+    settle_parts_done = NumberSetAttribute(null=True)
     started_at = UnicodeAttribute(null=True)
     finished_at = UnicodeAttribute(null=True)
     created_at = UnicodeAttribute()

@@ -19,6 +19,13 @@ a comparison of two digested runs reads no dataset metadata (``engine.comparison
 format-1 digest is still read (settle ignores labels); its entries' labels are unknown
 (:attr:`Digest.labelled_by` is :data:`UNLABELLED`), and a reader that needs them reads the
 items' current metadata as before.
+
+Since format 3 the manifest lists its parts (``part_list``: each part's key, first and
+last item id and item count) instead of only counting them, so a reader can open only the
+parts that overlap an item range (a slice of a sliced settle reads just its share of the
+baseline), and the parts of a digest written slice by slice (``part-s0003-00000...``, one
+writer per slice) combine into one manifest in item order. Formats 1 and 2 are still read
+(their parts named by number, every part opened and the range filtered as it streams).
 """
 
 from __future__ import annotations
@@ -36,7 +43,8 @@ from chalicelib.store import blobs
 PART_ITEMS = 10_000
 #: Bumped when a line's shape changes; a digest of a format not in :data:`READ_FORMATS`
 #: is not read. 2: a seventh field, the item's group label at settle. 3: an eighth and
-#: ninth, the item's passed and scored trials (the trial-aware comparison pairs them).
+#: ninth, the item's passed and scored trials (the trial-aware comparison pairs them), and
+#: the manifest lists its parts with their item ranges (a sliced settle's range reads).
 FORMAT = 3
 READ_FORMATS = (1, 2, 3)
 #: :attr:`Digest.labelled_by` of a digest whose lines hold no labels (format 1).
@@ -65,6 +73,15 @@ class DigestEntry(NamedTuple):
     scored_trials: int | None = None
 
 
+class DigestPart(NamedTuple):
+    """One written part: its key, the first and last item id in it, how many items."""
+
+    key: str
+    first: str
+    last: str
+    items: int
+
+
 class Digest(NamedTuple):
     """A complete digest: its entries a part at a time, and the ``group_by`` its labels
     were worked out under (:data:`UNLABELLED` for a format-1 digest)."""
@@ -77,8 +94,9 @@ def prefix(run_id: str) -> str:
     return f"runs/{run_id}/outcomes/"
 
 
-def part_key(run_id: str, number: int) -> str:
-    return f"{prefix(run_id)}part-{number:05d}.jsonl.gz"
+def part_key(run_id: str, number: int, tag: str = "") -> str:
+    """A part's key; ``tag`` names the writer of a sliced settle's slice (``s0003-``)."""
+    return f"{prefix(run_id)}part-{tag}{number:05d}.jsonl.gz"
 
 
 def manifest_key(run_id: str) -> str:
@@ -120,42 +138,61 @@ def _entry(line: str) -> DigestEntry:
 
 
 class DigestWriter:
-    """Feed a run's entries in item order with :meth:`add`, then :meth:`seal` (the
-    manifest). Holds one part's lines at a time."""
+    """Feed a run's entries (or one slice's) in item order with :meth:`add`, then
+    :meth:`close` (the parts written) and, for a whole run, :func:`write_manifest`; or
+    :meth:`seal` for both. Holds one part's lines at a time."""
 
-    def __init__(self, run_id: str, reducer: str, group_by: str | None = None) -> None:
+    def __init__(
+        self, run_id: str, reducer: str, group_by: str | None = None, tag: str = ""
+    ) -> None:
         self.run_id = run_id
         self.reducer = reducer
         self.group_by = group_by
+        self.tag = tag
+        self.parts: list[DigestPart] = []
         self._lines: list[str] = []
-        self._parts = 0
-        self._items = 0
+        self._first = ""
+        self._last = ""
 
     def add(self, entry: DigestEntry) -> None:
+        if not self._lines:
+            self._first = entry.dataset_item_id
+        self._last = entry.dataset_item_id
         self._lines.append(_line(entry))
         if len(self._lines) >= PART_ITEMS:
             self._flush()
 
     def _flush(self) -> None:
         body = gzip.compress(("\n".join(self._lines) + "\n").encode("utf-8"), compresslevel=5)
-        blobs.put_bytes(part_key(self.run_id, self._parts), body, "application/gzip")
-        self._items += len(self._lines)
-        self._parts += 1
+        key = part_key(self.run_id, len(self.parts), self.tag)
+        blobs.put_bytes(key, body, "application/gzip")
+        self.parts.append(DigestPart(key, self._first, self._last, len(self._lines)))
         self._lines = []
 
-    def seal(self) -> None:
+    def close(self) -> list[DigestPart]:
+        """Write what is left; the parts written, in item order."""
         if self._lines:
             self._flush()
-        manifest = {
-            "format": FORMAT,
-            "reducer": self.reducer,
-            "group_by": self.group_by,
-            "parts": self._parts,
-            "item_count": self._items,
-        }
-        blobs.put_bytes(
-            manifest_key(self.run_id), json.dumps(manifest).encode(), "application/json"
-        )
+        return list(self.parts)
+
+    def seal(self) -> None:
+        write_manifest(self.run_id, self.reducer, self.group_by, self.close())
+
+
+def write_manifest(
+    run_id: str, reducer: str, group_by: str | None, parts: list[DigestPart]
+) -> None:
+    """The manifest over ``parts`` (in item order): written last, it makes the digest
+    complete. Rewriting it with the same parts (a retried combine) changes nothing."""
+    manifest = {
+        "format": FORMAT,
+        "reducer": reducer,
+        "group_by": group_by,
+        "parts": len(parts),
+        "item_count": sum(part.items for part in parts),
+        "part_list": [part._asdict() for part in parts],
+    }
+    blobs.put_bytes(manifest_key(run_id), json.dumps(manifest).encode(), "application/json")
 
 
 def read_parts(run_id: str, reducer: str) -> Iterator[list[DigestEntry]] | None:
@@ -166,19 +203,55 @@ def read_parts(run_id: str, reducer: str) -> Iterator[list[DigestEntry]] | None:
     return None if digest is None else digest.parts
 
 
-def open_digest(run_id: str, reducer: str) -> Digest | None:
-    """The run's complete digest reduced by ``reducer``, or None (as :func:`read_parts`)."""
+def open_digest(
+    run_id: str, reducer: str, lo: str | None = None, hi: str | None = None
+) -> Digest | None:
+    """The run's complete digest reduced by ``reducer``, or None (as :func:`read_parts`).
+
+    With ``lo``/``hi``, only the entries whose item id is in ``[lo, hi)`` (None: unbounded),
+    and of a format-3 digest only the parts that overlap that range are read."""
     raw = blobs.get_bytes(manifest_key(run_id))
     if raw is None:
         return None
     manifest: dict[str, Any] = json.loads(raw)
     if manifest.get("format") not in READ_FORMATS or manifest.get("reducer") != reducer:
         return None
-    parts = [part_key(run_id, number) for number in range(int(manifest["parts"]))]
-    if not set(parts) <= _listed(prefix(run_id)):
+    if manifest["format"] >= 3:
+        listed = [DigestPart(**part) for part in manifest["part_list"]]
+    else:
+        listed = [
+            DigestPart(part_key(run_id, number), "", "\U0010ffff", 0)
+            for number in range(int(manifest["parts"]))
+        ]
+    if not {part.key for part in listed} <= _listed(prefix(run_id)):
         return None
+    wanted = [part.key for part in listed if _overlaps(part, lo, hi)]
     labelled_by = manifest.get("group_by") if manifest["format"] >= 2 else UNLABELLED
-    return Digest(_parts(parts), labelled_by)
+    parts = _parts(wanted)
+    if lo is not None or hi is not None:
+        parts = _within(parts, lo, hi)
+    return Digest(parts, labelled_by)
+
+
+def _overlaps(part: DigestPart, lo: str | None, hi: str | None) -> bool:
+    return (lo is None or part.last >= lo) and (hi is None or part.first < hi)
+
+
+def _within(
+    parts: Iterator[list[DigestEntry]], lo: str | None, hi: str | None
+) -> Iterator[list[DigestEntry]]:
+    """The entries of ``parts`` in ``[lo, hi)``; stops reading at the first one past it."""
+    for part in parts:
+        kept = [
+            entry
+            for entry in part
+            if (lo is None or entry.dataset_item_id >= lo)
+            and (hi is None or entry.dataset_item_id < hi)
+        ]
+        if kept:
+            yield kept
+        if part and hi is not None and part[-1].dataset_item_id >= hi:
+            return
 
 
 def _parts(keys: list[str]) -> Iterator[list[DigestEntry]]:

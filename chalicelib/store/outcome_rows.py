@@ -57,21 +57,47 @@ def _row(item: dict[str, Any]) -> OutcomeRow:
     )
 
 
-def iter_outcome_pages(run_id: str) -> Iterator[list[OutcomeRow]]:
-    """Every result of a run in key order (item, then trial), a Query page at a time."""
+def iter_outcome_pages(
+    run_id: str, lo: str | None = None, hi: str | None = None
+) -> Iterator[list[OutcomeRow]]:
+    """Every result of a run whose item id is in ``[lo, hi)`` (None: unbounded), in key
+    order (item, then trial), a Query page at a time.
+
+    The one place settle reads a run's rows: a sliced settle reads one item range each.
+    (Write-sharded result rows replace this body: every shard queried over the range,
+    k-way merged by key; the callers need rows in item order, nothing else.)"""
     table = ResultModel._get_connection()
+    range_condition = _item_range(lo, hi)
     start_key: dict[str, Any] | None = None
     while True:
         page = table.query(
             run_id,
+            range_key_condition=range_condition,
             consistent_read=True,
             attributes_to_get=OUTCOME_ATTRIBUTES,
             exclusive_start_key=start_key,
         )
-        yield [_row(item) for item in page.get("Items", [])]
+        rows = [_row(item) for item in page.get("Items", [])]
+        if hi is not None:
+            # BETWEEN is inclusive: a key equal to ``hi`` itself is outside the range.
+            rows = [row for row in rows if row.dataset_item_id < hi]
+        yield rows
         start_key = page.get("LastEvaluatedKey")
         if not start_key:
             return
+
+
+def _item_range(lo: str | None, hi: str | None) -> Any:
+    """The sort-key condition of item ids in ``[lo, hi)``. A result key is the item id,
+    ``#`` and the trial, so a bound that is no item id's extension compares the same."""
+    key = ResultModel.result_key
+    if lo is not None and hi is not None:
+        return key.between(lo, hi)
+    if lo is not None:
+        return key >= lo
+    if hi is not None:
+        return key < hi
+    return None
 
 
 def iter_outcome_rows(run_id: str) -> Iterator[OutcomeRow]:

@@ -7,6 +7,7 @@ its event source mapping, so only the failed messages are redelivered.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -14,7 +15,7 @@ from chalice import Blueprint
 from chalice.app import SQSEvent, SQSRecord
 from pydantic import ValidationError
 
-from chalicelib.engine import fanout, item_batch, messages
+from chalicelib.engine import fanout, item_batch, messages, settle_slices
 from chalicelib.infra.definitions import MAX_RECEIVE_COUNT
 from chalicelib.settings import get_settings
 
@@ -45,9 +46,14 @@ def _receive_count(record: SQSRecord) -> int:
 
 @bp.on_sqs_message(queue=get_settings().run_queue, batch_size=1)
 def fan_out_run(event: SQSEvent) -> None:
-    """Freeze a queued run's items and enqueue them (one chunk per message)."""
+    """Freeze a queued run's items and enqueue them (one chunk per message); or settle
+    one slice of a large run's settle (``engine.settle_slices``)."""
     for record in event:
-        fanout.fan_out(messages.FanoutMessage.model_validate_json(record.body))
+        body = json.loads(record.body)
+        if messages.is_settle_slice(body):
+            settle_slices.settle_slice(messages.SettleSliceMessage.model_validate(body))
+        else:
+            fanout.fan_out(messages.FanoutMessage.model_validate(body))
 
 
 def _decode(record: SQSRecord) -> list[item_batch.ReceivedWork] | None:

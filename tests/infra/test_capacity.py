@@ -49,3 +49,14 @@ def test_cost_adds_up_from_its_parts() -> None:
     # calls per invocation (0.5 GB functions).
     assert item.gb_seconds == pytest.approx((3 * 1.0 + 0.1) * 0.5 / 90)
     assert max(costs, key=lambda k: costs[k]) == "DynamoDB writes"
+
+
+def test_a_million_item_settle_fits_well_inside_the_lambda_limit() -> None:
+    wall, longest = capacity.settle_seconds(1_000_000)
+    assert wall < capacity.LAMBDA_LIMIT_S / 3  # the whole settle, slices in waves
+    assert longest < capacity.LAMBDA_LIMIT_S / 10  # what any one invocation works
+    one_pass, _ = capacity.settle_seconds(1_000_000, fanout_items=10**9)
+    assert one_pass > 2 * wall  # slicing is what brings it down
+    assert one_pass == pytest.approx(1_000_000 * capacity.settle_item_seconds())
+    # Under the fan-out size a run settles in one pass, as before.
+    assert capacity.settle_seconds(100_000) == (100_000 * capacity.settle_item_seconds(),) * 2
