@@ -21,11 +21,11 @@ from chalicelib.stats.outcomes import (
     group_label,
     reduce_trials,
 )
+from chalicelib.stats.partial import Partial
 from chalicelib.stats.pass_at_k import pass_at_k, pass_hat_k
 from chalicelib.stats.sign_flip import SignFlipResult, sign_flip_test
-from chalicelib.stats.trials import PairedTrialTally, TrialTally
-from chalicelib.stats.partial import Partial
 from chalicelib.stats.tally import CompensatedSum
+from chalicelib.stats.trials import PairedTrialTally, TrialTally
 from chalicelib.stats.verdict import REGRESSION_ALPHA, verdict
 
 __all__ = [
