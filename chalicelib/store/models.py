@@ -304,6 +304,18 @@ class RunModel(IdModel):
     failure_reason = UnicodeAttribute(null=True)
     failure_code = UnicodeAttribute(null=True)
     settle_claimed = BooleanAttribute(default=False)
+    #: An ``early_stop`` run's test settings (seed, margin, alpha, method); absent otherwise.
+    early_stop = JSONAttribute(null=True)
+    #: Its decision, set once (conditional) by the worker whose look decided, and what it saw.
+    stop_decision = UnicodeAttribute(null=True)
+    stop_detail = JSONAttribute(null=True)
+    #: Its paired counts, added in the transaction that records the results (invariant 3),
+    #: and the work items skipped after the decision (they count in ``recorded_count``).
+    pair_both = NumberAttribute(null=True)
+    pair_improved = NumberAttribute(null=True)
+    pair_regressed = NumberAttribute(null=True)
+    pair_neither = NumberAttribute(null=True)
+    skipped_count = NumberAttribute(null=True)
     started_at = UnicodeAttribute(null=True)
     finished_at = UnicodeAttribute(null=True)
     created_at = UnicodeAttribute()

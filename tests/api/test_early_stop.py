@@ -1,0 +1,199 @@
+"""Runs that stop when the answer is known, through real runs: a baseline run, then an
+``early_stop`` run against it, the queues delivered as Lambda would, the scripted python agent
+answering (it counts its calls per run).
+
+An item ``flip:<text>`` passes on its first call (the baseline) and fails on later ones (the
+candidate): a regression; ``echo:<text>`` passes in both."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from chalicelib import aws, queues
+from chalicelib.engine import early_stop, recovery
+from chalicelib.settings import get_settings
+from chalicelib.store import runs
+from tests.support import agents
+from tests.support.drain import deliver, drain_queues, receive
+from tests.support.runs import Plugins, Suite, all_results, make_suite
+
+IMPORT_CHUNK = 99
+
+
+def _suite(api: Any, project: Any, name: str, lines: list[dict[str, Any]], **fields: Any) -> Suite:
+    suite = make_suite(api, project, [], name=name, **fields)
+    path = f"/api/v1/datasets/{suite.dataset['id']}/items:import"
+    for start in range(0, len(lines), IMPORT_CHUNK):
+        body = "\n".join(json.dumps(line) for line in lines[start : start + IMPORT_CHUNK])
+        response = api.post(path, raw=body.encode())
+        assert response.status == 201, response
+    return suite
+
+
+def _lines(items: int, regressed: int) -> list[dict[str, Any]]:
+    return [{"input": f"flip:r{i}", "expected_output": f"r{i}"} for i in range(regressed)] + [
+        {"input": f"echo:s{i}", "expected_output": f"s{i}"} for i in range(items - regressed)
+    ]
+
+
+def _finished(api: Any, app: Any, suite: Suite, **body: Any) -> dict[str, Any]:
+    started = api.post(suite.runs_path, body)
+    assert started.status == 201, started
+    drain_queues(app)
+    run: dict[str, Any] = api.get(suite.run_path(started.json["id"])).json
+    assert run["status"] == "completed", run
+    return run
+
+
+def _calls(run_id: str) -> list[str]:
+    with agents._lock:
+        return [str(c["dataset_item_id"]) for c in agents.CALLS if c.get("run_id") == run_id]
+
+
+def _gate(run: dict[str, Any]) -> dict[str, Any]:
+    (reason,) = [r for r in run["verdict_reasons"] if r["gate"] == "max_regression"]
+    return reason
+
+
+def test_a_regressed_candidate_stops_early_and_skips_the_rest_without_calls(
+    api: Any, app: Any, project: Any, plugins: Plugins
+) -> None:
+    suite = _suite(api, project, "regress", _lines(400, regressed=120), max_regression=0.05)
+    baseline = _finished(api, app, suite)
+    run = _finished(api, app, suite, baseline_run_id=baseline["id"], early_stop=True)
+    stop = run["aggregate_scores"]["early_stop"]
+    assert stop["decision"] == "regressed" and run["early_stop"]["decision"] == "regressed"
+    ran = run["completed_count"] + run["errored_count"]
+    assert stop["items_run"] == ran and stop["items_skipped"] == 400 - ran > 0
+    assert stop["decided_after_items"] <= ran
+    # No agent call for a skipped item: the agent saw exactly the items that ran, once each.
+    called = _calls(run["id"])
+    assert len(called) == len(set(called)) == ran
+    results = all_results(api, suite, run["id"])
+    assert len(results) == ran
+    # The items that ran are the first of the seeded order: a random sample of the set.
+    frozen = [i.dataset_item_id for page in runs.iter_run_item_pages(run["id"]) for i in page]
+    assert set(called) == set(early_stop.shuffled(stop["seed"], frozen)[:ran])
+    assert stop["seed"] == early_stop.derived_seed(run["id"])
+    # The paired counts on the row match the recorded results (no scan made them).
+    counts = stop["paired_counts"]
+    assert sum(counts.values()) == ran and counts["regressed"] > 0
+    # Every baseline item passed: a failed result regressed, a passed one passed in both.
+    assert counts["regressed"] == sum(1 for r in results if r["passed"] is False)
+    assert counts["both_passed"] == sum(1 for r in results if r["passed"] is True)
+    reason = _gate(run)
+    assert reason["conclusion"] == "regressed" and reason["passed"] is False
+    assert reason["explanation"].startswith("stopped early: after")
+    assert run["passed"] is False
+    assert plugins.events.of(run["id"]) == ["eval_run.completed"]
+    assert stop["spend_saved_usd"] == 0.0  # the scripted agent reports no cost
+
+
+def test_a_steady_candidate_stops_early_as_not_worse_with_a_given_seed(
+    api: Any, app: Any, project: Any, plugins: Plugins
+) -> None:
+    suite = _suite(api, project, "steady", _lines(400, regressed=0), max_regression=0.05)
+    baseline = _finished(api, app, suite)
+    body = {"baseline_run_id": baseline["id"], "early_stop": True, "early_stop_seed": 7}
+    run = _finished(api, app, suite, **body)
+    stop = run["aggregate_scores"]["early_stop"]
+    assert stop["decision"] == "not_worse" and stop["seed"] == 7
+    ran = run["completed_count"] + run["errored_count"]
+    assert 0 < stop["items_skipped"] == 400 - ran
+    assert len(_calls(run["id"])) == ran
+    reason = _gate(run)
+    assert reason["conclusion"] == "not_worse" and reason["passed"] is True
+    assert run["passed"] is True
+
+
+def test_a_run_that_never_decides_runs_to_the_end(
+    api: Any, app: Any, project: Any, plugins: Plugins
+) -> None:
+    # 30 items, nothing changed: too few for either answer.
+    suite = _suite(api, project, "short", _lines(30, regressed=0), max_regression=0.05)
+    baseline = _finished(api, app, suite)
+    run = _finished(api, app, suite, baseline_run_id=baseline["id"], early_stop=True)
+    stop = run["aggregate_scores"]["early_stop"]
+    assert stop["decision"] is None and stop["items_skipped"] == 0
+    assert run["completed_count"] == 30 and len(_calls(run["id"])) == 30
+    assert "stopped_early" not in _gate(run)
+
+
+def test_recovery_skips_the_lost_work_of_a_decided_run_and_it_settles(
+    api: Any, app: Any, project: Any, plugins: Plugins
+) -> None:
+    """kill -9 after the decision: the outstanding messages are gone; re-driving the run
+    marks its missing work skipped (no call) and it settles completed, once."""
+    suite = _suite(api, project, "lost", _lines(400, regressed=120), max_regression=0.05)
+    baseline = _finished(api, app, suite)
+    started = api.post(suite.runs_path, {"baseline_run_id": baseline["id"], "early_stop": True})
+    run_id = started.json["id"]
+    settings = get_settings()
+    deliver(app, "fan_out_run", settings.run_queue, receive(settings.run_queue, 1))
+    for _ in range(3):  # three batches: enough counts for the test to decide
+        messages = receive(settings.item_queue, 9)
+        deliver(app, "execute_items", settings.item_queue, messages)
+    state = runs.get_run(run_id)
+    assert state.early_stop is not None
+    if not state.early_stop.stopped:  # decided at the next look: give it one batch more
+        deliver(app, "execute_items", settings.item_queue, receive(settings.item_queue, 9))
+    # The process died: the rest of the work is lost.
+    aws.client("sqs").purge_queue(QueueUrl=queues.queue_url(settings.item_queue))
+    assert runs.get_run(run_id).status == "running"
+    recovery.redrive_active_runs(after_restart=True)
+    run = api.get(suite.run_path(run_id)).json
+    assert run["status"] == "completed", run
+    stop = run["aggregate_scores"]["early_stop"]
+    assert stop["decision"] == "regressed"
+    assert stop["items_run"] + stop["items_skipped"] == 400
+    assert len(_calls(run_id)) == stop["items_run"]
+    assert plugins.events.of(run_id) == ["eval_run.completed"]
+
+
+def test_a_cancel_beats_the_decision_and_the_run_stays_cancelled(
+    api: Any, app: Any, project: Any, plugins: Plugins
+) -> None:
+    suite = _suite(api, project, "cancel", _lines(400, regressed=120), max_regression=0.05)
+    baseline = _finished(api, app, suite)
+    started = api.post(suite.runs_path, {"baseline_run_id": baseline["id"], "early_stop": True})
+    run_id = started.json["id"]
+    settings = get_settings()
+    deliver(app, "fan_out_run", settings.run_queue, receive(settings.run_queue, 1))
+    deliver(app, "execute_items", settings.item_queue, receive(settings.item_queue, 9))
+    called = len(_calls(run_id))
+    assert api.post(f"{suite.run_path(run_id)}/cancel").status == 200
+    drain_queues(app)
+    run = api.get(suite.run_path(run_id)).json
+    assert run["status"] == "canceled" and run["aggregate_scores"] is None
+    assert run["early_stop"]["decision"] is None  # a cancelled run is not decided
+    assert len(_calls(run_id)) == called
+    assert plugins.events.of(run_id) == []
+
+
+def _refused(api: Any, suite: Suite, body: dict[str, Any], needle: str) -> None:
+    before = api.get(suite.runs_path).json["total"]
+    refused = api.post(suite.runs_path, body)
+    assert refused.status == 400, refused
+    assert needle in json.dumps(refused.json["error"]), refused.json
+    assert api.get(suite.runs_path).json["total"] == before  # nothing written
+
+
+def test_bad_early_stop_bodies_are_refused_and_write_nothing(
+    api: Any, app: Any, project: Any, plugins: Plugins
+) -> None:
+    suite = _suite(api, project, "bodies", _lines(5, regressed=0), max_regression=0.05)
+    baseline = _finished(api, app, suite)
+    base = {"baseline_run_id": baseline["id"]}
+    _refused(api, suite, {"early_stop": True}, "needs a baseline_run_id")
+    _refused(api, suite, {**base, "early_stop": True, "wait": True}, "queued runs")
+    _refused(api, suite, {**base, "early_stop": "yes"}, "early_stop")
+    _refused(api, suite, {**base, "early_stop_seed": 3}, "only with early_stop: true")
+    _refused(api, suite, {**base, "early_stop": True, "early_stop_seed": -1}, "early_stop_seed")
+    _refused(api, suite, {**base, "early_stop": True, "early_stop_sed": 1}, "early_stop_sed")
+    no_margin = _suite(api, project, "nomargin", _lines(5, regressed=0))
+    other = _finished(api, app, no_margin)
+    _refused(api, no_margin, {"baseline_run_id": other["id"], "early_stop": True}, "max_regression")
+    trials = _suite(api, project, "trials", _lines(5, regressed=0), max_regression=0.05, trials=2)
+    third = _finished(api, app, trials)
+    _refused(api, trials, {"baseline_run_id": third["id"], "early_stop": True}, "2 trials")
