@@ -443,7 +443,9 @@ def claim_settle(run_id: str, stale_before: str | None = None) -> bool:
         [RunModel.settle_claimed.set(True), RunModel.last_activity_at.set(clock.now_iso())],
         (RunModel.status == RUNNING)
         & (RunModel.fanout_done == True)  # noqa: E712
-        & (RunModel.recorded_count == RunModel.item_count)
+        # ">=": an early-stop run's work item both recorded (in flight) and marked skipped
+        # (its redelivery after the decision) counts twice; any other run never passes it.
+        & (RunModel.recorded_count >= RunModel.item_count)
         & unclaimed,
     )
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from chalicelib import aws, queues
-from chalicelib.engine import early_stop, recovery
+import pytest
+
+from chalicelib import aws, queues, wiring
+from chalicelib.engine import early_stop, reaper, recovery
 from chalicelib.settings import get_settings
 from chalicelib.store import runs
 from tests.support import agents
@@ -120,28 +122,27 @@ def test_a_run_that_never_decides_runs_to_the_end(
     assert "stopped_early" not in _gate(run)
 
 
-def test_recovery_skips_the_lost_work_of_a_decided_run_and_it_settles(
-    api: Any, app: Any, project: Any, plugins: Plugins
-) -> None:
-    """kill -9 after the decision: the outstanding messages are gone; re-driving the run
-    marks its missing work skipped (no call) and it settles completed, once."""
-    suite = _suite(api, project, "lost", _lines(400, regressed=120), max_regression=0.05)
+def _decided_with_lost_work(api: Any, app: Any, suite: Suite) -> str:
+    """An early-stop run whose test decided, and whose outstanding messages are then lost
+    (kill -9 of the process that held them)."""
     baseline = _finished(api, app, suite)
     started = api.post(suite.runs_path, {"baseline_run_id": baseline["id"], "early_stop": True})
-    run_id = started.json["id"]
+    run_id: str = started.json["id"]
     settings = get_settings()
     deliver(app, "fan_out_run", settings.run_queue, receive(settings.run_queue, 1))
-    for _ in range(3):  # three batches: enough counts for the test to decide
-        messages = receive(settings.item_queue, 9)
-        deliver(app, "execute_items", settings.item_queue, messages)
-    state = runs.get_run(run_id)
-    assert state.early_stop is not None
-    if not state.early_stop.stopped:  # decided at the next look: give it one batch more
+    for _ in range(4):  # enough batches for the counts to decide, at a batch's first read
         deliver(app, "execute_items", settings.item_queue, receive(settings.item_queue, 9))
-    # The process died: the rest of the work is lost.
+        state = runs.get_run(run_id)
+        assert state.early_stop is not None
+        if state.early_stop.stopped:
+            break
+    assert runs.get_run(run_id).early_stop.stopped  # type: ignore[union-attr]
     aws.client("sqs").purge_queue(QueueUrl=queues.queue_url(settings.item_queue))
     assert runs.get_run(run_id).status == "running"
-    recovery.redrive_active_runs(after_restart=True)
+    return run_id
+
+
+def _settled_after_loss(api: Any, suite: Suite, run_id: str, plugins: Plugins) -> None:
     run = api.get(suite.run_path(run_id)).json
     assert run["status"] == "completed", run
     stop = run["aggregate_scores"]["early_stop"]
@@ -149,6 +150,68 @@ def test_recovery_skips_the_lost_work_of_a_decided_run_and_it_settles(
     assert stop["items_run"] + stop["items_skipped"] == 400
     assert len(_calls(run_id)) == stop["items_run"]
     assert plugins.events.of(run_id) == ["eval_run.completed"]
+
+
+def test_recovery_skips_the_lost_work_of_a_decided_run_and_it_settles(
+    api: Any, app: Any, project: Any, plugins: Plugins
+) -> None:
+    suite = _suite(api, project, "lost", _lines(400, regressed=120), max_regression=0.05)
+    run_id = _decided_with_lost_work(api, app, suite)
+    recovery.redrive_active_runs(after_restart=True)
+    _settled_after_loss(api, suite, run_id, plugins)
+    # Re-driving again changes nothing: every work item is recorded or skipped once.
+    recovery.redrive_active_runs(after_restart=True)
+    assert plugins.events.of(run_id) == ["eval_run.completed"]
+
+
+def test_the_reaper_settles_a_decided_run_whose_work_was_lost(
+    api: Any, app: Any, project: Any, plugins: Plugins, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = _suite(api, project, "reaped", _lines(400, regressed=120), max_regression=0.05)
+    run_id = _decided_with_lost_work(api, app, suite)
+    monkeypatch.setenv("PAWL_RUN_GRACE_S", "0")
+    wiring.reload_settings()
+    try:
+        assert get_settings().run_grace_s == 0
+        report = reaper.reap()
+    finally:
+        monkeypatch.undo()
+        wiring.reload_settings()
+    assert report.settled == 1 and report.failed == 0
+    _settled_after_loss(api, suite, run_id, plugins)
+
+
+def test_spend_saved_is_the_average_cost_per_result_times_the_items_skipped(
+    api: Any, app: Any, project: Any, plugins: Plugins
+) -> None:
+    lines = [{"input": f"flip:r{i}", "expected_output": f"r{i}"} for i in range(120)] + [
+        {"input": f"paid:s{i}", "expected_output": f"s{i}"} for i in range(280)
+    ]
+    suite = _suite(api, project, "paid", lines, max_regression=0.05)
+    baseline = _finished(api, app, suite)
+    run = _finished(api, app, suite, baseline_run_id=baseline["id"], early_stop=True)
+    stop = run["aggregate_scores"]["early_stop"]
+    assert stop["decision"] == "regressed" and stop["items_skipped"] > 0
+    spent = run["aggregate_scores"]["usage"]["total"]["cost_usd"]
+    assert spent > 0
+    assert stop["spend_saved_usd"] == round(spent / stop["items_run"] * stop["items_skipped"], 6)
+
+
+def test_a_spent_budget_fails_the_run_as_before_with_the_early_stop_block(
+    api: Any, app: Any, project: Any, plugins: Plugins
+) -> None:
+    lines = [{"input": f"paid:s{i}", "expected_output": f"s{i}"} for i in range(200)]
+    suite = _suite(api, project, "budget", lines, max_regression=0.05, max_concurrency=1)
+    baseline = _finished(api, app, suite)
+    body = {"baseline_run_id": baseline["id"], "early_stop": True, "max_cost_usd": 0.02}
+    started = api.post(suite.runs_path, body)
+    assert started.status == 201, started
+    drain_queues(app)
+    run = api.get(suite.run_path(started.json["id"])).json
+    assert run["status"] == "failed" and run["failure_code"] == "BUDGET_EXCEEDED", run
+    stop = run["aggregate_scores"]["early_stop"]
+    assert stop["decision"] is None  # 20 paid items decide nothing; the rest never started
+    assert len(_calls(run["id"])) < 200
 
 
 def test_a_cancel_beats_the_decision_and_the_run_stays_cancelled(
