@@ -134,7 +134,7 @@ def _spend(run: dict[str, Any]) -> float:
 
 def _calls(run_id: str) -> int:
     """Calls the agent module the runtime loaded (``early_stop``, not ``__main__``) counted."""
-    import early_stop as loaded  # type: ignore[import-not-found]
+    import early_stop as loaded
 
     with loaded._lock:
         return int(loaded.CALLS.get(run_id, 0))
