@@ -107,6 +107,12 @@ def test_a_steady_candidate_stops_early_as_not_worse_with_a_given_seed(
     reason = _gate(run)
     assert reason["conclusion"] == "not_worse" and reason["passed"] is True
     assert run["passed"] is True
+    # Lists show it too (full and summary views read the same row attributes).
+    for view in ("full", "summary"):
+        listed = api.get(f"{suite.runs_path}?view={view}").json["data"]
+        (shown,) = [r for r in listed if r["id"] == run["id"]]
+        assert shown["early_stop"]["decision"] == "not_worse", view
+        assert shown["early_stop"]["items_skipped"] == stop["items_skipped"]
 
 
 def test_a_run_that_never_decides_runs_to_the_end(
