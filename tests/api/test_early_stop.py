@@ -266,3 +266,45 @@ def test_bad_early_stop_bodies_are_refused_and_write_nothing(
     trials = _suite(api, project, "trials", _lines(5, regressed=0), max_regression=0.05, trials=2)
     third = _finished(api, app, trials)
     _refused(api, trials, {"baseline_run_id": third["id"], "early_stop": True}, "2 trials")
+
+
+@pytest.fixture
+def eager_watch(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Every look re-reads the run and every record commits at once: a batch sees the counts
+    its own earlier items added, so the test can decide in the middle of a batch."""
+    monkeypatch.setenv("PAWL_RUN_WATCH_REFRESH_S", "0")
+    monkeypatch.setenv("PAWL_PROGRESS_FLUSH_S", "0")
+    wiring.reload_settings()
+    assert get_settings().run_watch_refresh_s == 0
+    yield
+    monkeypatch.undo()
+    wiring.reload_settings()
+
+
+def test_a_decision_in_the_middle_of_a_batch_drops_and_skips_the_rest_of_it(
+    api: Any, app: Any, project: Any, plugins: Plugins, eager_watch: Any
+) -> None:
+    suite = _suite(
+        api, project, "mid", _lines(400, regressed=160), max_regression=0.05, max_concurrency=1
+    )
+    baseline = _finished(api, app, suite)
+    body = {"baseline_run_id": baseline["id"], "early_stop": True, "early_stop_seed": 11}
+    run_id = api.post(suite.runs_path, body).json["id"]
+    settings = get_settings()
+    deliver(app, "fan_out_run", settings.run_queue, receive(settings.run_queue, 1))
+    first = receive(settings.item_queue, 9)
+    assert sum(len(json.loads(m["Body"])["work"]) for m in first) == 90
+    deliver(app, "execute_items", settings.item_queue, first)
+    state = runs.get_run(run_id)
+    assert state.early_stop is not None and state.early_stop.decision == "regressed"
+    # The batch's own run watch decided: its items not started were dropped (no call) and
+    # marked skipped; those that ran are recorded.
+    ran = state.recorded_count
+    assert 0 < ran < 90 and state.early_stop.skipped == 90 - ran
+    assert len(_calls(run_id)) == ran
+    drain_queues(app)
+    run = api.get(suite.run_path(run_id)).json
+    assert run["status"] == "completed"
+    stop = run["aggregate_scores"]["early_stop"]
+    assert stop["items_run"] == ran and stop["items_skipped"] == 400 - ran
+    assert stop["decided_after_items"] <= ran and len(_calls(run_id)) == ran
