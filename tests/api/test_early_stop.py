@@ -18,7 +18,13 @@ from chalicelib.settings import get_settings
 from chalicelib.store import runs
 from tests.support import agents
 from tests.support.drain import deliver, drain_queues, receive
-from tests.support.runs import Plugins, Suite, all_results, make_suite
+from tests.support.runs import (
+    Plugins,
+    Suite,
+    all_results,
+    assert_counters_match_rows,
+    make_suite,
+)
 
 IMPORT_CHUNK = 99
 
@@ -74,6 +80,7 @@ def test_a_regressed_candidate_stops_early_and_skips_the_rest_without_calls(
     assert len(called) == len(set(called)) == ran
     results = all_results(api, suite, run["id"])
     assert len(results) == ran
+    assert_counters_match_rows(run)  # skipped work has no row and counts in neither
     # The items that ran are the first of the seeded order: a random sample of the set.
     frozen = [i.dataset_item_id for page in runs.iter_run_item_pages(run["id"]) for i in page]
     assert set(called) == set(early_stop.shuffled(stop["seed"], frozen)[:ran])
