@@ -107,9 +107,13 @@ def pair_of(baseline_passed: bool, current_passed: bool) -> PairedCounts:
     return PairedCounts(improved=1) if current_passed else PairedCounts(neither=1)
 
 
-def _check(margin: float, alpha: float) -> None:
+def _check_margin(margin: float) -> None:
     if not 0.0 <= margin < 1.0:
         raise ValueError(f"margin must be within 0..1 (exclusive of 1), got {margin}")
+
+
+def _check(margin: float, alpha: float) -> None:
+    _check_margin(margin)
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha}")
 
@@ -126,6 +130,7 @@ def log_factors(margin: float, direction: str) -> list[tuple[float, float, float
     ``regressed`` bets that ``delta < -m``: its wealth grows on regressed items. ``not_worse``
     bets that ``delta > -m``. Exposed so a simulation can vectorise the same wealth.
     """
+    _check_margin(margin)
     if direction == REGRESSED:
         top = 1.0 / (1.0 + margin)
         return [
@@ -151,7 +156,7 @@ def log_factors(margin: float, direction: str) -> list[tuple[float, float, float
 
 def log_wealth(counts: PairedCounts, margin: float, direction: str) -> float:
     """The log of the mixture wealth against ``direction``'s null, from the counts alone."""
-    _check(margin, 0.5)
+    _check_margin(margin)
     concordant = counts.both + counts.neither
     logs = [
         counts.regressed * r + concordant * c + counts.improved * i
