@@ -164,7 +164,7 @@ def test_with_no_margin_the_two_directions_mirror_each_other() -> None:
 
 
 def test_counts_merge_and_round_trip() -> None:
-    halves = [pair_of(True, True), pair_of(True, False), pair_of(False, True), pair_of(False, False)]
+    halves = [pair_of(b, c) for b in (True, False) for c in (True, False)]
     total = PairedCounts()
     for half in halves:
         total = total.merge(half)
