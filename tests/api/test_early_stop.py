@@ -15,7 +15,7 @@ import pytest
 from chalicelib import aws, queues, wiring
 from chalicelib.engine import early_stop, reaper, recovery
 from chalicelib.settings import get_settings
-from chalicelib.store import runs
+from chalicelib.store import runs, skips
 from tests.support import agents
 from tests.support.drain import deliver, drain_queues, receive
 from tests.support.runs import (
@@ -309,6 +309,11 @@ def test_a_decision_in_the_middle_of_a_batch_drops_and_skips_the_rest_of_it(
     ran = state.recorded_count
     assert 0 < ran < 90 and state.early_stop.skipped == 90 - ran
     assert len(_calls(run_id)) == ran
+    # Marking the same work again (a redelivered message) adds nothing.
+    marked = list(skips.iter_skipped_keys(run_id))
+    assert len(marked) == 90 - ran and skips.skip(run_id, marked) == 0
+    again = runs.get_run(run_id)
+    assert again.early_stop is not None and again.early_stop.skipped == 90 - ran
     drain_queues(app)
     run = api.get(suite.run_path(run_id)).json
     assert run["status"] == "completed"
