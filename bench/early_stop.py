@@ -203,6 +203,7 @@ def _print_stopped(run: dict[str, Any], took: float, items: int) -> None:
     )
     print(f"  paired counts at the decision: {stop['paired_counts_at_decision']}")
     print(f"  gate: {gate['explanation']}")
+    print(f"  aggregate_scores.early_stop: {json.dumps(stop)}")
 
 
 def main() -> None:
