@@ -8,6 +8,8 @@ candidate): a regression; ``echo:<text>`` passes in both."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -320,3 +322,45 @@ def test_a_decision_in_the_middle_of_a_batch_drops_and_skips_the_rest_of_it(
     stop = run["aggregate_scores"]["early_stop"]
     assert stop["items_run"] == ran and stop["items_skipped"] == 400 - ran
     assert stop["decided_after_items"] <= ran and len(_calls(run_id)) == ran
+
+
+def _early_stop_examples() -> list[dict[str, Any]]:
+    """The ``json pawl-example`` blocks of docs/statistics.md whose run asks for early_stop."""
+    text = (Path(__file__).parents[2] / "docs" / "statistics.md").read_text()
+    blocks = re.findall(r"```json pawl-example\n(.*?)```", text, flags=re.DOTALL)
+    examples = [json.loads(block) for block in blocks]
+    return [e for e in examples if (e.get("run") or {}).get("early_stop")]
+
+
+def _at(document: Any, path: str) -> Any:
+    for name, index in re.findall(r"([^.\[\]]+)(?:\[(\d+)\])?", path):
+        document = document[name]
+        if index:
+            document = document[int(index)]
+    return document
+
+
+def _pair_lines(pairs: dict[str, int]) -> list[dict[str, Any]]:
+    """Items whose baseline and candidate outcomes are the pair named (the flip agent fails
+    an item's second call; an expected output nothing answers fails both)."""
+    assert pairs.get("fail->pass", 0) == 0, "the early-stop examples need no improvement"
+    lines = [
+        {"input": f"echo:a{i}", "expected_output": f"a{i}"} for i in range(pairs["pass->pass"])
+    ]
+    lines += [
+        {"input": f"flip:b{i}", "expected_output": f"b{i}"} for i in range(pairs["pass->fail"])
+    ]
+    lines += [{"input": f"echo:c{i}", "expected_output": "no"} for i in range(pairs["fail->fail"])]
+    return lines
+
+
+@pytest.mark.parametrize("example", _early_stop_examples(), ids=lambda e: e["title"][:40])
+def test_the_documented_early_stop_examples_hold(
+    api: Any, app: Any, project: Any, plugins: Plugins, example: dict[str, Any]
+) -> None:
+    suite = _suite(api, project, "documented", _pair_lines(example["pairs"]), **example["eval"])
+    baseline = _finished(api, app, suite)
+    run = _finished(api, app, suite, baseline_run_id=baseline["id"], **example["run"])
+    for path, expected in example["expect"].items():
+        assert _at(run, path) == expected, path
+    assert run["aggregate_scores"]["early_stop"]["items_skipped"] > 0
