@@ -86,6 +86,7 @@ def _process_run(run_id: str, batch: list[tuple[int, ReceivedWork]], report: Bat
     stop = state.early_stop
     if stop is not None and early_stop.look(run_id, stop, state.recorded_count):
         # Decided: nothing of this batch starts, and each of its items is marked skipped.
+        run_watch.note_stopped(run_id)
         report.skipped += len(todo)
         _skip(run_id, [receipt.work.result_key for _, receipt in todo], report)
         return

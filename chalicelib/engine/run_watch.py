@@ -165,3 +165,12 @@ def note_ended(run_id: str, status: str) -> None:
         watch = _watches.get(run_id)
     if watch is not None:
         watch.observe(status)
+
+
+def note_stopped(run_id: str) -> None:
+    """An early-stop run was found decided (or decided) by a batch of this process: its
+    other batches executing here drop their work from now on, not at their next re-read."""
+    with _lock:
+        watch = _watches.get(run_id)
+    if watch is not None:
+        watch.note_stopped()
