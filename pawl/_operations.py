@@ -1397,6 +1397,8 @@ class SyncOperations(SyncCaller):
         tool_context: dict[str, Any] | Omit | None = OMIT,
         max_concurrency: int | Omit | None = OMIT,
         max_cost_usd: Any = OMIT,
+        early_stop: bool | Omit = OMIT,
+        early_stop_seed: int | Omit | None = OMIT,
         body: Mapping[str, Any] | None = None,
     ) -> Json:
         """Start a run: ``wait: true`` returns it finished (25 items at most), else queued.
@@ -1416,6 +1418,8 @@ class SyncOperations(SyncCaller):
                     "tool_context": tool_context,
                     "max_concurrency": max_concurrency,
                     "max_cost_usd": max_cost_usd,
+                    "early_stop": early_stop,
+                    "early_stop_seed": early_stop_seed,
                 },
             ),
         )
@@ -4268,6 +4272,8 @@ class AsyncOperations(AsyncCaller):
         tool_context: dict[str, Any] | Omit | None = OMIT,
         max_concurrency: int | Omit | None = OMIT,
         max_cost_usd: Any = OMIT,
+        early_stop: bool | Omit = OMIT,
+        early_stop_seed: int | Omit | None = OMIT,
         body: Mapping[str, Any] | None = None,
     ) -> Json:
         """Start a run: ``wait: true`` returns it finished (25 items at most), else queued.
@@ -4287,6 +4293,8 @@ class AsyncOperations(AsyncCaller):
                     "tool_context": tool_context,
                     "max_concurrency": max_concurrency,
                     "max_cost_usd": max_cost_usd,
+                    "early_stop": early_stop,
+                    "early_stop_seed": early_stop_seed,
                 },
             ),
         )

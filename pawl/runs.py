@@ -34,6 +34,8 @@ class Run(BaseModel):
     completed_count: int = 0
     errored_count: int = 0
     metadata: Json = Field(default_factory=dict)
+    #: A run started with ``early_stop``: its seed, and the decision once made (pawl's).
+    early_stop: Json | None = None
     created_at: str | None = None
     started_at: str | None = None
     finished_at: str | None = None

@@ -251,9 +251,12 @@ class PawlClient:
         metadata: Json | None = None,
         wait: bool = False,
         max_concurrency: int | None = None,
+        early_stop: bool = False,
     ) -> Run:
         """Start a run (queued unless ``wait``); unset options are left to the server."""
         body: Json = {"wait": wait}
+        if early_stop:
+            body["early_stop"] = True
         if agent_version is not None:
             body["agent_version"] = agent_version
         if baseline_run_id is not None:

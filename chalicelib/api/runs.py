@@ -65,6 +65,17 @@ class StartRun(RequestBody):
     max_concurrency: Concurrency | None = None
     #: Overrides the eval's ``max_cost_usd`` for this run.
     max_cost_usd: CostLimit | None = None
+    early_stop: StrictBool = Field(
+        False,
+        description=(
+            "pawl: run the items in a seeded random order and stop once a sequential test "
+            "decides regressed / not_worse against the baseline (needs baseline_run_id, one "
+            "trial and the eval's max_regression)"
+        ),
+    )
+    early_stop_seed: StrictInt | None = Field(
+        None, ge=0, le=2**53, description="pawl: the order's seed (default: from the run id)"
+    )
 
 
 class RunsQuery(ListQuery):
@@ -134,6 +145,8 @@ def create_run(call: Call[StartRun, Any]) -> EvalRun:
         tool_context=body.tool_context or {},
         max_concurrency=body.max_concurrency,
         max_cost_usd=body.max_cost_usd,
+        early_stop=body.early_stop,
+        early_stop_seed=body.early_stop_seed,
     )
     return start_run(evaluation, options)
 

@@ -84,6 +84,10 @@ class EvalRun(Resource):
     passed_count: int | None = None
     failed_count: int | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    #: pawl's addition: a run started with ``early_stop`` (its seed, margin and method, the
+    #: sequential test's decision once made, its paired counts and the items skipped);
+    #: null for a run without it. See docs/statistics.md, "Runs that stop early".
+    early_stop: dict[str, Any] | None = None
     started_at: str | None = None
     finished_at: str | None = None
     created_at: str
@@ -128,6 +132,25 @@ def status_from_wire(status: Any) -> Any:
     return CANCELLED if status == WIRE_CANCELED else status
 
 
+class EarlyStopState(BaseModel):
+    """What the engine keeps of an ``early_stop`` run beside its public fields."""
+
+    seed: int
+    margin: float
+    alpha: float
+    method: str
+    decision: str | None = None
+    #: What the test saw when it decided (recorded items, paired counts, e-values).
+    decided: dict[str, Any] | None = None
+    #: ``both_passed`` / ``improved`` / ``regressed`` / ``neither_passed`` recorded so far.
+    pairs: dict[str, int] = Field(default_factory=dict)
+    skipped: int = 0
+
+    @property
+    def stopped(self) -> bool:
+        return self.decision is not None
+
+
 class RunState(BaseModel):
     """A run row as the engine reads it (never serialized to a caller as a whole)."""
 
@@ -146,6 +169,10 @@ class RunState(BaseModel):
     #: Result rows per outcome (``passed``, ``failed``, ``errored``), kept by the recording
     #: transaction; None for a run recorded before these counters existed.
     outcome_counts: dict[str, int] | None = None
+    #: An ``early_stop`` run: its test's settings (seed, margin, alpha, method), the
+    #: decision once made (``None`` before), the paired counts recorded so far and the work
+    #: items skipped after the decision. ``None`` for every other run.
+    early_stop: EarlyStopState | None = None
 
     @property
     def id(self) -> str:
@@ -165,7 +192,9 @@ class RunState(BaseModel):
 
     @property
     def all_recorded(self) -> bool:
-        return self.fanout_done and self.recorded_count >= self.run.item_count
+        """Every work item has a result (or, an early-stopped run's, a skip marker)."""
+        skipped = self.early_stop.skipped if self.early_stop is not None else 0
+        return self.fanout_done and self.recorded_count + skipped >= self.run.item_count
 
 
 class UsageEntry(Resource):
@@ -279,6 +308,9 @@ class WorkItem(BaseModel):
     dataset_item_id: str
     trial: int = 1
     item: FrozenItem | None = None
+    #: An ``early_stop`` run's work carries the baseline's outcome of the item (passed or
+    #: not; absent: not comparable), so recording it adds to the paired counts at once.
+    baseline_passed: bool | None = None
 
     @property
     def result_key(self) -> str:
@@ -292,6 +324,16 @@ class ResultRecord(BaseModel):
     result: EvalResult
     #: None only for an item that failed for reasons of pawl's own (no agent call recorded).
     generation: Generation | None = None
+    #: The baseline's outcome of the item, for an ``early_stop`` run's paired counts.
+    baseline_passed: bool | None = None
+
+    @property
+    def paired(self) -> tuple[bool, bool] | None:
+        """(baseline passed, passed now) when the record counts in the paired table."""
+        passed = self.result.passed
+        if self.baseline_passed is None or self.result.errored or passed is None:
+            return None
+        return self.baseline_passed, passed
 
 
 def result_key(dataset_item_id: str, trial: int) -> str:

@@ -10,6 +10,13 @@ Idempotent: a redelivered chunk rewrites the same frozen rows and re-sends the s
 work (a worker skips what has a result); the item count is frozen once by a conditional
 write. A fan-out message for a run whose fan-out already finished re-enqueues only the
 work that has no result (the recovery path).
+
+An ``early_stop`` run is frozen the same way (an item a row, so a worker reads a batch's
+items by id in one BatchGetItem) but nothing is sent while freezing: once the set is
+frozen and counted, its work is enqueued in the order the run's seed shuffles it, each
+work item with the baseline's outcome of its item (``engine.early_stop``). The same
+enqueue is the recovery path; for a run whose test already decided it marks the missing
+work skipped instead of sending it.
 """
 
 from __future__ import annotations
@@ -18,8 +25,8 @@ import logging
 from collections.abc import Iterator
 
 from chalicelib.domain.runs import ACTIVE_STATUSES, QUEUED, FrozenItem, RunState, result_key
-from chalicelib.engine import messages, settle
-from chalicelib.store import results, runs
+from chalicelib.engine import early_stop, messages, settle
+from chalicelib.store import results, runs, skips
 
 log = logging.getLogger("pawl.engine.fanout")
 
@@ -49,8 +56,11 @@ def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
             snapshot.dataset_id, after, state.created_key, PAGE_ITEMS
         )
         if page:
-            runs.put_run_items(state.id, page)
-            messages.send_work(state.id, messages.item_work(page, snapshot.trials))
+            if state.early_stop is None:
+                runs.put_run_items(state.id, page)
+                messages.send_work(state.id, messages.item_work(page, snapshot.trials))
+            else:  # enqueued shuffled once the whole set is frozen
+                runs.put_run_items(state.id, page, packed=False)
             counted += len(page)
             in_chunk += len(page)
             after = last_key
@@ -64,6 +74,9 @@ def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
             return
     if runs.mark_fanout_done(state.id, counted * snapshot.trials):
         log.info("run %s: %d items x %d trials enqueued", state.id, counted, snapshot.trials)
+    if state.early_stop is not None:
+        enqueue_missing(runs.get_run(state.id))
+        return
     # Every item may already be recorded (or there were none): the settle is ours to try.
     settle.maybe_settle(state.id)
 
@@ -78,8 +91,39 @@ def missing_work(state: RunState) -> Iterator[tuple[FrozenItem, int]]:
                     yield item, trial
 
 
+def _shuffled_missing(state: RunState) -> int:
+    """An early-stop run's work with no result (nor skip mark): sent in the seed's order
+    with each item's baseline outcome; marked skipped instead once the test decided."""
+    assert state.early_stop is not None and state.run.baseline_run_id is not None
+    done = set(results.iter_result_keys(state.id)) | set(skips.iter_skipped_keys(state.id))
+    item_ids = [
+        item.dataset_item_id for page in runs.iter_run_item_pages(state.id) for item in page
+    ]
+    trials = range(1, state.snapshot.trials + 1)
+    if state.early_stop.stopped:
+        missing = [result_key(i, t) for i in item_ids for t in trials]
+        skipped = skips.skip(state.id, [key for key in missing if key not in done])
+        settle.maybe_settle(state.id)
+        return skipped
+    passes = early_stop.baseline_passes(state.run.baseline_run_id, set(item_ids))
+    work = (
+        (item, trial, passes.get(item))
+        for item in early_stop.shuffled(state.early_stop.seed, item_ids)
+        for trial in trials
+        if result_key(item, trial) not in done
+    )
+    sent = messages.send_id_work(state.id, work)
+    if sent:
+        runs.touch(state.id)
+    else:
+        settle.maybe_settle(state.id)
+    return sent
+
+
 def enqueue_missing(state: RunState) -> int:
     """Re-enqueue the work of a fanned-out run that has no result yet. Returns how many."""
+    if state.early_stop is not None:
+        return _shuffled_missing(state)
     sent = messages.send_work(state.id, missing_work(state))
     if sent:
         runs.touch(state.id)

@@ -17,6 +17,9 @@ the worker make the conditional update that claims the settle.
   it; on its last receive it is recorded as errored instead, so the run can settle.
 - A run whose ``max_cost_usd`` is spent: items not yet started are recorded as not
   started (``engine.budget``); items in flight finish.
+- An ``early_stop`` run whose sequential test decided (at the batch's read, or at a re-read
+  of its watch): items not started are dropped as for a cancel, and marked skipped
+  (``store.skips``) so the run settles once what was in flight is recorded.
 """
 
 from __future__ import annotations
@@ -26,11 +29,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chalicelib.domain.runs import ACTIVE_STATUSES, ResultRecord, RunState, WorkItem
-from chalicelib.engine import concurrency, execute_item, run_watch, settle
+from chalicelib.engine import concurrency, early_stop, execute_item, run_watch, settle
 from chalicelib.engine.batch_recorder import BatchRecorder
 from chalicelib.engine.budget import Budget
 from chalicelib.engine.context import RunContext, load_context
-from chalicelib.store import batch_reads, results, runs
+from chalicelib.store import batch_reads, results, runs, skips
 
 log = logging.getLogger("pawl.engine.item_batch")
 
@@ -52,6 +55,8 @@ class BatchReport:
     skipped: int = 0
     #: Not started because the run was cancelled (or ended) while the batch executed.
     dropped: int = 0
+    #: Work items of an early-stopped run marked skipped by this batch (new markers).
+    early_stopped: int = 0
 
 
 def process(received: list[ReceivedWork]) -> BatchReport:
@@ -78,17 +83,34 @@ def _process_run(run_id: str, batch: list[tuple[int, ReceivedWork]], report: Bat
         return
     todo = _first_of_each(batch, existing)
     report.skipped += len(batch) - len(todo)
+    stop = state.early_stop
+    if stop is not None and early_stop.look(run_id, stop, state.recorded_count):
+        # Decided: nothing of this batch starts, and each of its items is marked skipped.
+        run_watch.note_stopped(run_id)
+        report.skipped += len(todo)
+        _skip(run_id, [receipt.work.result_key for _, receipt in todo], report)
+        return
     _fill_frozen_items(run_id, todo)
     may_settle = False
     if todo:
-        outcome = _execute_and_record(state, todo, report)
+        dropped: list[str] = []
+        outcome = _execute_and_record(state, todo, report, dropped)
         report.recorded += len(outcome.recorded)
         report.skipped += len(outcome.duplicates)
         may_settle = outcome.may_settle_run
+        if dropped:
+            _skip(run_id, dropped, report)
+            return
     if may_settle or existing:
         # A redelivery may be the only trace of a worker that recorded the last item
         # and died before claiming: try the claim whenever a batch met recorded items.
         settle.maybe_settle(run_id)
+
+
+def _skip(run_id: str, result_keys: list[str], report: BatchReport) -> None:
+    """Mark an early-stopped run's work skipped; the marks may complete the set: claim."""
+    report.early_stopped += skips.skip(run_id, result_keys)
+    settle.maybe_settle(run_id)
 
 
 def _first_of_each(
@@ -120,12 +142,18 @@ def _fill_frozen_items(run_id: str, todo: list[tuple[int, ReceivedWork]]) -> Non
 
 
 def _execute_and_record(
-    state: RunState, todo: list[tuple[int, ReceivedWork]], report: BatchReport
+    state: RunState,
+    todo: list[tuple[int, ReceivedWork]],
+    report: BatchReport,
+    early_stopped: list[str],
 ) -> results.RecordOutcome:
-    """Execute the items at the run's concurrency, recording each record as it comes."""
+    """Execute the items at the run's concurrency, recording each record as it comes.
+
+    The result keys of the items dropped because the run stopped early go to
+    ``early_stopped`` (a cancelled run's dropped items leave no trace)."""
     progress = results.RunProgress(state.fanout_done, state.run.item_count)
     with (
-        run_watch.watching(state.id, state.status) as watch,
+        run_watch.watching(state.id, state.status, state.early_stop) as watch,
         BatchRecorder(state.id, progress) as recorder,
     ):
         ctx = load_context(state, should_continue=watch.active)
@@ -141,6 +169,8 @@ def _execute_and_record(
                 continue  # recorded as it finished
             if outcome is None:
                 report.dropped += 1
+                if watch.stopped and watch.status in ACTIVE_STATUSES:
+                    early_stopped.append(receipt.work.result_key)
                 continue
             log.error("item execution failed", exc_info=outcome)
             work = receipt.work
@@ -171,6 +201,7 @@ def _task(
         else:
             record = execute_item.execute(ctx, work.item, work.trial)
             budget.charge(record)
+        record.baseline_passed = work.baseline_passed
         recorder.add(record)
         return record
 

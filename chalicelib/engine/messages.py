@@ -89,6 +89,38 @@ def decode_work(body: str) -> list[WorkItem]:
     return [WorkItem.model_validate({**entry, "run_id": run_id}) for entry in raw["work"]]
 
 
+def id_work_messages(
+    run_id: str, work: Iterable[tuple[str, int, bool | None]]
+) -> Iterator[tuple[str, int]]:
+    """Message bodies for work named by id alone (``(item id, trial, baseline passed)``):
+    an early-stop run's shuffled work, whose items the worker reads by id."""
+    entries: list[str] = []
+    for dataset_item_id, trial, baseline_passed in work:
+        entry = {"dataset_item_id": dataset_item_id, "trial": trial}
+        if baseline_passed is not None:
+            entry["baseline_passed"] = baseline_passed
+        entries.append(json.dumps(entry))
+        if len(entries) == WORK_PER_MESSAGE:
+            yield _body(run_id, entries), len(entries)
+            entries = []
+    if entries:
+        yield _body(run_id, entries), len(entries)
+
+
+def send_id_work(run_id: str, work: Iterable[tuple[str, int, bool | None]]) -> int:
+    """Enqueue work named by id (see :func:`id_work_messages`). Returns how many were sent."""
+    counted = 0
+
+    def bodies() -> Iterator[str]:
+        nonlocal counted
+        for body, count in id_work_messages(run_id, work):
+            counted += count
+            yield body
+
+    queues.send_many_encoded(get_settings().item_queue, bodies())
+    return counted
+
+
 def send_fanout(message: FanoutMessage) -> None:
     queues.send(get_settings().run_queue, message.model_dump(mode="json"))
 

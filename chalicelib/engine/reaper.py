@@ -6,6 +6,8 @@ recorded item, a fan-out chunk, a claim) is older than the grace period:
 - a run whose every item has a result is settled normally (a worker died between
   recording the last item and settling, or its settle crashed); a large run's sliced
   settle is re-driven (the slices not stored yet, or the combine);
+- an early-stop run whose test decided, with work neither recorded nor skipped (its
+  messages were lost): that work is marked skipped, and the run settles completed;
 - any other quiet run is failed with a reason, and ``eval_run.failed`` fires;
 - a terminal run still in the index had its event interrupted: the event is delivered.
 
@@ -21,8 +23,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from chalicelib import clock
-from chalicelib.domain.runs import ACTIVE_STATUSES, RUN_STALLED, RunState
-from chalicelib.engine import lifecycle, settle
+from chalicelib.domain.runs import ACTIVE_STATUSES, COMPLETED, RUN_STALLED, RunState
+from chalicelib.engine import fanout, lifecycle, settle
 from chalicelib.settings import get_settings
 from chalicelib.store import runs
 
@@ -72,6 +74,13 @@ def _reap_one(run_id: str, cutoff: str, report: ReapReport) -> None:
         report.events_delivered += 1
     elif state.all_recorded:
         if runs.claim_settle(run_id, stale_before=cutoff) and settle.settle_claimed(run_id):
+            report.settled += 1
+    elif state.fanout_done and state.early_stop is not None and state.early_stop.stopped:
+        # A decided early-stop run whose remaining work was lost: that work would only be
+        # skipped, so mark it skipped here (no call) and let the claim settle it.
+        fanout.enqueue_missing(state)
+        after = runs.find_run(run_id)
+        if after is not None and after.status == COMPLETED:
             report.settled += 1
     elif runs.claim_failure(run_id, stale_before=cutoff) and lifecycle.fail(
         run_id, failure_reason(state, get_settings().run_grace_s), RUN_STALLED

@@ -15,7 +15,10 @@ spending" forbids. Every batch of a run in this process shares one :class:`RunWa
 - a cancel or failure written by this process (the local runtime: the API and the workers
   share one) reaches it at once through :func:`note_ended`;
 - a terminal status is final: a later "running" (a batch's read that began before the
-  cancel) never revives it.
+  cancel) never revives it;
+- an ``early_stop`` run's re-read also reads its paired counts and decision, and looks at
+  the sequential test (``engine.early_stop``): once decided, the run counts as not active
+  here, as if cancelled (its status stays ``running`` until it settles).
 
 The item executor asks before each agent call and before each scorer call
 (``RunWatch.active``, handed down as a plain ``should_continue`` callable so lower layers,
@@ -32,7 +35,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from chalicelib.domain.runs import ACTIVE_STATUSES
+from chalicelib.domain.runs import ACTIVE_STATUSES, EarlyStopState
+from chalicelib.engine import early_stop
 from chalicelib.settings import get_settings
 from chalicelib.store import runs
 
@@ -45,9 +49,13 @@ GONE = "gone"
 class RunWatch:
     """One run's status as this process last saw it; ``active()`` re-reads it when stale."""
 
-    def __init__(self, run_id: str, status: str) -> None:
+    def __init__(self, run_id: str, status: str, stop: EarlyStopState | None = None) -> None:
         self.run_id = run_id
         self._status = status
+        #: An early-stop run's test settings; None for any other run (then a re-read is the
+        #: status alone).
+        self.early_stop = stop
+        self._stopped = stop is not None and stop.stopped
         self._read_at = time.monotonic()
         self._state = threading.Lock()
         self._reading = threading.Lock()
@@ -60,6 +68,16 @@ class RunWatch:
         with self._state:
             return self._status
 
+    @property
+    def stopped(self) -> bool:
+        """An early-stop run whose test decided: its work not yet started is dropped."""
+        with self._state:
+            return self._stopped
+
+    def note_stopped(self) -> None:
+        with self._state:
+            self._stopped = True
+
     def observe(self, status: str) -> None:
         """A status just read (or written) by this process; an ended run stays ended."""
         with self._state:
@@ -70,7 +88,7 @@ class RunWatch:
     def _fresh(self) -> bool | None:
         """Whether the run is active, if what this watch knows is recent enough to say."""
         with self._state:
-            if self._status not in ACTIVE_STATUSES:
+            if self._status not in ACTIVE_STATUSES or self._stopped:
                 return False
             # A cancel written by another process stops new calls within this, plus a read.
             if time.monotonic() - self._read_at < get_settings().run_watch_refresh_s:
@@ -88,14 +106,28 @@ class RunWatch:
                 return known
             self.reads += 1
             try:
-                status = runs.read_status(self.run_id) or GONE
+                status = self._read()
             except Exception:
                 # Not knowing is no reason to fail the item: keep the last status, and wait
                 # a full interval before asking the store again.
                 log.warning("run %s: its status could not be re-read", self.run_id, exc_info=True)
                 status = self.status
             self.observe(status)
-        return self.status in ACTIVE_STATUSES
+        return self.status in ACTIVE_STATUSES and not self.stopped
+
+    def _read(self) -> str:
+        if self.early_stop is None:
+            return runs.read_status(self.run_id) or GONE
+        read = runs.read_watch(self.run_id)
+        if read is None:
+            return GONE
+        if (
+            read.status in ACTIVE_STATUSES
+            and read.early_stop is not None
+            and early_stop.look(self.run_id, read.early_stop, read.recorded)
+        ):
+            self.note_stopped()
+        return read.status
 
 
 _watches: dict[str, RunWatch] = {}
@@ -103,13 +135,13 @@ _lock = threading.Lock()
 
 
 @contextmanager
-def watching(run_id: str, status: str) -> Iterator[RunWatch]:
-    """The run's watch in this process while a batch of it executes; ``status`` is what the
-    batch just read."""
+def watching(run_id: str, status: str, stop: EarlyStopState | None = None) -> Iterator[RunWatch]:
+    """The run's watch in this process while a batch of it executes; ``status`` (and, for an
+    early-stop run, ``stop``) is what the batch just read."""
     with _lock:
         watch = _watches.get(run_id)
         if watch is None:
-            watch = _watches[run_id] = RunWatch(run_id, status)
+            watch = _watches[run_id] = RunWatch(run_id, status, stop)
         watch.users += 1
     watch.observe(status)
     try:
@@ -133,3 +165,12 @@ def note_ended(run_id: str, status: str) -> None:
         watch = _watches.get(run_id)
     if watch is not None:
         watch.observe(status)
+
+
+def note_stopped(run_id: str) -> None:
+    """An early-stop run was found decided (or decided) by a batch of this process: its
+    other batches executing here drop their work from now on, not at their next re-read."""
+    with _lock:
+        watch = _watches.get(run_id)
+    if watch is not None:
+        watch.note_stopped()

@@ -28,7 +28,7 @@ from itertools import islice
 from typing import Any, TypeVar, cast
 
 from chalicelib.domain.runs import RunState
-from chalicelib.engine import lifecycle
+from chalicelib.engine import early_stop, lifecycle
 from chalicelib.engine.readahead import read_ahead
 from chalicelib.engine.settle_state import SettlePartial
 from chalicelib.engine.settled_outcomes import (
@@ -174,7 +174,24 @@ def decide_verdict(settlement: Settlement) -> None:
     )
 
 
-PIPELINE: tuple[Step, ...] = (aggregate_and_compare, decide_verdict)
+def early_stop_decision(settlement: Settlement) -> None:
+    """An early-stop run: what its test decided goes in the aggregate, and a decision is the
+    regression gate's answer (the fixed-size figures over the items that ran stay beside it)."""
+    block = early_stop.summary(settlement.state, settlement.aggregate)
+    if block is None:
+        return
+    settlement.aggregate["early_stop"] = block
+    if block["decision"] is None:
+        return
+    item_count = settlement.state.run.item_count
+    for reason in settlement.verdict_reasons:
+        if reason.get("gate") == "max_regression":
+            early_stop.stopped_reason(reason, block, item_count)
+    if settlement.verdict_reasons:
+        settlement.passed = all(reason["passed"] for reason in settlement.verdict_reasons)
+
+
+PIPELINE: tuple[Step, ...] = (aggregate_and_compare, decide_verdict, early_stop_decision)
 
 
 def settle_run(run_id: str) -> bool:

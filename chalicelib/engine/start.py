@@ -29,7 +29,7 @@ from chalicelib.domain.runs import (
     RunState,
     WorkItem,
 )
-from chalicelib.engine import concurrency, item_batch, messages, releases
+from chalicelib.engine import concurrency, early_stop, item_batch, messages, releases
 from chalicelib.errors import NotFound, ValidationFailed
 from chalicelib.outbound.tool_context import is_reserved_context_key, is_valid_context_key
 from chalicelib.plugins.manager import plugins
@@ -60,6 +60,11 @@ class StartOptions:
     trigger_id: str | None = None
     causation: tuple[str, ...] = ()
     run_id: str | None = None
+    #: Run the items in a seeded random order and stop once a sequential test decides
+    #: regressed / not worse against the baseline (``engine.early_stop``).
+    early_stop: bool = False
+    #: The order's seed; without one it is derived from the run id (and kept on the run).
+    early_stop_seed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -196,6 +201,18 @@ def plan_run(evaluation: Eval, options: StartOptions) -> StartPlan:
     first_items = _first_items(evaluation, options.wait)
     version = _pinned_version(evaluation, options.agent_version)
     state = _new_state(evaluation, options, version, tool_context)
+    if options.early_stop:
+        state.early_stop = early_stop.settings_for(
+            evaluation,
+            state.id,
+            baseline_run_id=options.baseline_run_id,
+            wait=options.wait,
+            seed=options.early_stop_seed,
+        )
+    elif options.early_stop_seed is not None:
+        raise ValidationFailed(
+            "early_stop_seed applies only with early_stop: true", field="early_stop_seed"
+        )
     if options.baseline_run_id is not None:
         _check_baseline(evaluation, options.baseline_run_id, state.run)
     check_eval_runnable(evaluation, version.output_schema)

@@ -310,6 +310,19 @@ class RunModel(IdModel):
     #: nothing, so the slice that completes it is known).
     settle_slices = NumberAttribute(null=True)
     settle_parts_done = NumberSetAttribute(null=True)
+
+    #: An ``early_stop`` run's test settings (seed, margin, alpha, method); absent otherwise.
+    early_stop = JSONAttribute(null=True)
+    #: Its decision, set once (conditional) by the worker whose look decided, and what it saw.
+    stop_decision = UnicodeAttribute(null=True)
+    stop_detail = JSONAttribute(null=True)
+    #: Its paired counts, added in the transaction that records the results (invariant 3),
+    #: and the work items skipped after the decision (they count in ``recorded_count``).
+    pair_both = NumberAttribute(null=True)
+    pair_improved = NumberAttribute(null=True)
+    pair_regressed = NumberAttribute(null=True)
+    pair_neither = NumberAttribute(null=True)
+    skipped_count = NumberAttribute(null=True)
     started_at = UnicodeAttribute(null=True)
     finished_at = UnicodeAttribute(null=True)
     created_at = UnicodeAttribute()

@@ -211,7 +211,24 @@ def _counter_actions(records: list[_PreparedRecord], spent_usd: float) -> list[A
     if spent_usd:
         # DynamoDB adds decimals exactly; rounding drops the float's binary noise.
         actions.append(RunModel.spent_usd.add(round(spent_usd, 9)))
+    actions += _pair_actions(records)
     return actions
+
+
+def _pair_actions(records: list[_PreparedRecord]) -> list[Any]:
+    """An early-stop run's paired counts, added with the rows they count (invariant 3)."""
+    table = {
+        (True, True): RunModel.pair_both,
+        (False, True): RunModel.pair_improved,
+        (True, False): RunModel.pair_regressed,
+        (False, False): RunModel.pair_neither,
+    }
+    counts: dict[tuple[bool, bool], int] = {}
+    for prepared in records:
+        pair = prepared.record.paired
+        if pair is not None:
+            counts[pair] = counts.get(pair, 0) + 1
+    return [table[pair].add(n) for pair, n in counts.items()]
 
 
 def _commit(run_id: str, records: list[_PreparedRecord], progress: RunProgress | None) -> bool:

@@ -48,6 +48,15 @@ RUN_ATTRIBUTES = frozenset(
         "started_at",
         "finished_at",
         "created_at",
+        # An early-stop run's settings, decision and counters (``EvalRun.early_stop``).
+        "early_stop",
+        "stop_decision",
+        "stop_detail",
+        "skipped_count",
+        "pair_both",
+        "pair_improved",
+        "pair_regressed",
+        "pair_neither",
     }
 )
 #: A summary: the same, with the headline for the aggregate.

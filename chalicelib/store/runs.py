@@ -19,6 +19,7 @@ import json
 import random
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
@@ -29,6 +30,7 @@ from chalicelib.domain.runs import (
     CANCELLED,
     QUEUED,
     RUNNING,
+    EarlyStopState,
     EvalRun,
     EvalSnapshot,
     FrozenItem,
@@ -43,6 +45,9 @@ from chalicelib.store.transactions import TxnRefused, labelled_transaction
 ACTIVE_MARK = "1"
 #: The range key prefix of a frozen page row (item ids start with their type prefix).
 FROZEN_PAGE_PREFIX = "page#"
+#: The range key prefix of an early-stop run's skip markers (``store.skips``), in the same
+#: table: one per work item not executed after the decision.
+SKIP_PREFIX = "skip#"
 #: A frozen page row closes before its items' JSON passes this (DynamoDB's limit: 400 KB).
 FROZEN_PAGE_BYTES = 300 * 1024
 #: How many times a run create that lost a race on its eval's row is tried.
@@ -73,6 +78,7 @@ def run_from_row(model: RunModel) -> EvalRun:
         passed_count=int(model.passed_count or 0) if model.outcomes_counted else None,
         failed_count=int(model.failed_count or 0) if model.outcomes_counted else None,
         metadata=dict(model.metadata or {}),
+        early_stop=_public_early_stop(_early_stop(model)),
         started_at=model.started_at,
         finished_at=model.finished_at,
         created_at=model.created_at,
@@ -91,7 +97,46 @@ def state_from_row(model: RunModel) -> RunState:
         last_activity_at=model.last_activity_at,
         created_key=model.created_key,
         outcome_counts=_outcome_counts(model),
+        early_stop=_early_stop(model),
     )
+
+
+#: The run row's paired counters, by the name the paired table gives each.
+PAIR_COUNTERS = {
+    "both_passed": "pair_both",
+    "improved": "pair_improved",
+    "regressed": "pair_regressed",
+    "neither_passed": "pair_neither",
+}
+
+
+def _early_stop(model: RunModel) -> EarlyStopState | None:
+    if not model.early_stop:
+        return None
+    return EarlyStopState(
+        **model.early_stop,
+        decision=model.stop_decision,
+        decided=model.stop_detail,
+        pairs={name: int(getattr(model, attr) or 0) for name, attr in PAIR_COUNTERS.items()},
+        skipped=int(model.skipped_count or 0),
+    )
+
+
+def _public_early_stop(state: EarlyStopState | None) -> dict[str, Any] | None:
+    """What a reader sees of an early-stop run while it runs (the settle adds the rest)."""
+    if state is None:
+        return None
+    decided = state.decided or {}
+    return {
+        "decision": state.decision,
+        "decided_after_items": decided.get("decided_after_items"),
+        "items_skipped": state.skipped,
+        "paired_counts": state.pairs,
+        "method": state.method,
+        "seed": state.seed,
+        "margin": state.margin,
+        "alpha": state.alpha,
+    }
 
 
 def _outcome_counts(model: RunModel) -> dict[str, int] | None:
@@ -135,7 +180,16 @@ def _row(state: RunState) -> RunModel:
         created_key=state.created_key,
         last_activity_at=state.last_activity_at,
         active=ACTIVE_MARK,
+        **_early_stop_row(state.early_stop),
     )
+
+
+def _early_stop_row(early_stop: EarlyStopState | None) -> dict[str, Any]:
+    if early_stop is None:
+        return {}
+    counters = dict.fromkeys(PAIR_COUNTERS.values(), 0)
+    settings = early_stop.model_dump(include={"seed", "margin", "alpha", "method"})
+    return {"early_stop": settings, "skipped_count": 0, **counters}
 
 
 def _run_item_row(run_id: str, item: FrozenItem) -> FrozenItemModel:
@@ -285,6 +339,30 @@ def read_status(run_id: str) -> str | None:
         return None
 
 
+@dataclass(frozen=True)
+class WatchRead:
+    """What a run watch re-reads of a run: its status, the results recorded, and (an
+    early-stop run) its test's state."""
+
+    status: str
+    recorded: int
+    early_stop: EarlyStopState | None
+
+
+def read_watch(run_id: str) -> WatchRead | None:
+    """The run's :class:`WatchRead` (one consistent GetItem of a few attributes; None if
+    there is no run)."""
+    attributes = ["id", "status", "early_stop", "stop_decision", "stop_detail", "skipped_count"]
+    attributes += list(PAIR_COUNTERS.values())
+    attributes += ["completed_count", "errored_count"]
+    try:
+        model = RunModel.get(run_id, consistent_read=True, attributes_to_get=attributes)
+    except DoesNotExist:
+        return None
+    recorded = int(model.completed_count or 0) + int(model.errored_count or 0)
+    return WatchRead(str(model.status), recorded, _early_stop(model))
+
+
 def get_run(run_id: str) -> RunState:
     state = find_run(run_id)
     if state is None:
@@ -337,6 +415,20 @@ def mark_fanout_done(run_id: str, item_count: int) -> bool:
     )
 
 
+def stop_early(run_id: str, decision: str, detail: dict[str, Any]) -> bool:
+    """Record an early-stop run's decision, once; False when another look decided first or
+    the run is no longer running (a cancel won: it stays cancelled)."""
+    return _conditional_update(
+        run_id,
+        [
+            RunModel.stop_decision.set(decision),
+            RunModel.stop_detail.set(detail),
+            RunModel.last_activity_at.set(clock.now_iso()),
+        ],
+        (RunModel.status == RUNNING) & RunModel.stop_decision.does_not_exist(),
+    )
+
+
 def claim_settle(run_id: str, stale_before: str | None = None) -> bool:
     """Claim the right to settle a fully recorded run; exactly one caller gets True.
 
@@ -351,7 +443,9 @@ def claim_settle(run_id: str, stale_before: str | None = None) -> bool:
         [RunModel.settle_claimed.set(True), RunModel.last_activity_at.set(clock.now_iso())],
         (RunModel.status == RUNNING)
         & (RunModel.fanout_done == True)  # noqa: E712
-        & (RunModel.recorded_count == RunModel.item_count)
+        # ">=": an early-stop run's work item both recorded (in flight) and marked skipped
+        # (its redelivery after the decision) counts twice; any other run never passes it.
+        & (RunModel.recorded_count >= RunModel.item_count)
         & unclaimed,
     )
 
@@ -434,17 +528,19 @@ def iter_active_run_ids(quiet_before: str | None = None) -> Iterator[str]:
 # --- frozen item sets -------------------------------------------------------------------------
 
 
-def put_run_items(run_id: str, items: Iterable[FrozenItem]) -> None:
+def put_run_items(run_id: str, items: Iterable[FrozenItem], *, packed: bool = True) -> None:
     """Write (or rewrite, identically) frozen items; idempotent, as rows are keyed by item.
 
     An item too large to ride in a work message gets a row of its own, which a worker reads
     by id; the others are packed into page rows keyed by their first item (a redelivered
-    fan-out page packs the same items under the same keys).
+    fan-out page packs the same items under the same keys). ``packed=False`` gives every
+    item its own row: an early-stop run enqueues its items in a shuffled order, without
+    them, and each batch reads its items by id.
     """
     small: list[FrozenItem] = []
     with FrozenItemModel.batch_write() as batch:
         for item in items:
-            if item.carried() is None:
+            if not packed or item.carried() is None:
                 batch.save(_run_item_row(run_id, item))
             else:
                 small.append(item)
@@ -457,7 +553,12 @@ def iter_run_item_pages(run_id: str, page_size: int = 500) -> Iterator[list[Froz
     last_key: dict[str, Any] | None = None
     while True:
         result = FrozenItemModel.query(run_id, limit=page_size, last_evaluated_key=last_key)
-        page = [item for model in result for item in _expand(model)]
+        page = [
+            item
+            for model in result
+            if not model.dataset_item_id.startswith(SKIP_PREFIX)
+            for item in _expand(model)
+        ]
         if page:
             yield page
         last_key = result.last_evaluated_key

@@ -294,6 +294,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         baseline=args.baseline,
         agent_version=args.agent_version,
         max_concurrency=args.concurrency,
+        early_stop=args.early_stop,
         metadata=dict(args.metadata or []),
         timeout_s=args.timeout,
         reports=ReportTargets(args.junit, args.markdown, args.github_output),
@@ -335,6 +336,12 @@ def _add_run_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     run.add_argument("--agent-version", type=int, metavar="N", help="default: the latest version")
     run.add_argument(
         "--concurrency", type=int, metavar="N", help="items in flight at once (default: the eval's)"
+    )
+    run.add_argument(
+        "--early-stop",
+        action="store_true",
+        help="run the items in a random order and stop once a sequential test decides "
+        "regressed / not worse against the baseline (needs --baseline)",
     )
     run.add_argument("--server", help="default: $PAWL_SERVER, else http://127.0.0.1:8000")
     run.add_argument("--api-key", help="default: $PAWL_API_KEY")

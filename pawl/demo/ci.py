@@ -56,6 +56,8 @@ class RunRequest:
     agent_version: int | None = None
     #: Items in flight at once; None: the eval's.
     max_concurrency: int | None = None
+    #: Stop once a sequential test decides against the baseline (ignored without one).
+    early_stop: bool = False
     metadata: dict[str, str] = field(default_factory=dict)
     timeout_s: float = DEFAULT_TIMEOUT_S
     reports: ReportTargets = field(default_factory=ReportTargets)
@@ -104,6 +106,8 @@ def _start_and_follow(
         baseline_run_id=baseline_id,
         metadata=dict(request.metadata) or None,
         max_concurrency=request.max_concurrency,
+        # Early stop compares with a baseline: "latest-or-none" that found none runs whole.
+        early_stop=request.early_stop and baseline_id is not None,
     )
     against = f", baseline {baseline_id}" if baseline_id else ""
     console.print(

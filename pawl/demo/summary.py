@@ -194,6 +194,8 @@ def _regression_sentence(reason: Mapping[str, Any]) -> str:
     p_value, alpha = reason.get("p_value"), reason.get("alpha", 0.05)
     compared = reason.get("compared_item_count", 0)
     baseline = reason.get("baseline_run_id") or "the baseline"
+    if reason.get("stopped_early"):  # an early-stop run: the sequential test's own sentence
+        return str(reason.get("explanation"))
     if delta is None or p_value is None or not compared:
         return f"no regression to measure: no item was scored in both this run and {baseline}"
     moved = f"pass rate {fmt_delta(delta)} vs {baseline} over {compared} items"

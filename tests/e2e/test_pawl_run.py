@@ -124,6 +124,26 @@ def test_exit_1_when_the_run_fails_its_threshold_then_0_against_it_as_latest_bas
 
 
 @pytest.mark.slow
+def test_early_stop_is_asked_for_with_a_baseline_and_dropped_without_one(
+    setup: Setup, capsys: pytest.CaptureFixture[str]
+) -> None:
+    eval_id = setup.new_eval("early-stop")
+    # latest-or-none with no run yet: no baseline, so the run cannot stop early; it runs whole.
+    first = setup.args("--eval", eval_id, "--baseline", "latest-or-none", "--early-stop")
+    assert cli.main([*first, "--agent-version", "1"]) == 1
+    (v1_run,) = _runs(setup, eval_id)
+    assert v1_run.early_stop is None
+    capsys.readouterr()
+    assert cli.main(setup.args("--eval", eval_id, "--baseline", "latest", "--early-stop")) == 0
+    v2_run = _runs(setup, eval_id)[0]
+    # Four items decide nothing: the run went to the end, with the seed it would have used.
+    assert v2_run.early_stop is not None and v2_run.early_stop["decision"] is None
+    assert v2_run.completed_count == 4 and isinstance(v2_run.early_stop["seed"], int)
+    assert v2_run.aggregate_scores is not None
+    assert v2_run.aggregate_scores["early_stop"]["items_skipped"] == 0
+
+
+@pytest.mark.slow
 def test_exit_2_for_latest_baseline_when_no_run_completed(
     setup: Setup, capsys: pytest.CaptureFixture[str]
 ) -> None:
