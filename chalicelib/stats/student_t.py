@@ -16,9 +16,9 @@ with the tail rather than the CDF keeps the precision of small tails. Pure: no I
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from functools import lru_cache
 from statistics import NormalDist
-from collections.abc import Mapping
 from typing import Any
 
 DEFAULT_LEVEL = 0.95
