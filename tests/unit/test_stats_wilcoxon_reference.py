@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import Any
 
 import numpy as np
 import pytest
@@ -31,14 +32,14 @@ SEED = 2026_12_07
 def _scores(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
     """A baseline and a current run's scores for ``n`` items, of one of several kinds."""
     kind = int(rng.integers(0, 5))
-    baseline = rng.uniform(0, 1, n)
+    baseline: Any = rng.uniform(0, 1, n)
     if kind == 0:  # continuous judge, a small shift: no ties, no zeros
         current = np.clip(baseline + rng.normal(rng.normal(0, 0.05), 0.2, n), 0, 1)
     elif kind == 1:  # a judge on a 0.1 grid: ties and zeros
         baseline = np.round(baseline, 1)
         current = np.round(np.clip(baseline + rng.normal(0, 0.2, n), 0, 1), 1)
     elif kind == 2:  # a 0..4 rubric scaled to 0..1: heavy ties
-        baseline = rng.integers(0, 5, n) / 4
+        baseline = rng.integers(0, 5, n).astype(float) / 4
         current = np.clip(baseline + rng.integers(-2, 3, n) / 4, 0, 1)
     elif kind == 3:  # continuous, but some items unchanged: zeros without ties otherwise
         current = np.where(rng.uniform(size=n) < 0.2, baseline, rng.uniform(0, 1, n))
