@@ -175,6 +175,9 @@ def paired_t_interval(
     if n < 2:
         return None
     mean = math.fsum(value * count for value, count in differences.items()) / n
+    # One refinement step: ``value * count`` rounds, and identical differences must give
+    # their own value back with a spread of exactly 0.
+    mean += math.fsum(count * (value - mean) for value, count in differences.items()) / n
     squares = math.fsum(count * (value - mean) ** 2 for value, count in differences.items())
     standard_error = math.sqrt(squares / (n - 1) / n)
     half = t_isf((1.0 - level) / 2.0, n - 1.0) * standard_error
