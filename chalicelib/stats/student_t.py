@@ -90,9 +90,9 @@ def _half_beta(a: float, ratio: float) -> float:
 
 def _upper_tail(t: float, df: float) -> float:
     """``P(T > t)`` for ``t >= 0``: ``I_x(df/2, 1/2) / 2`` with ``x = df / (df + t^2)``."""
-    if t == 0.0:
-        return 0.5
     ratio = t * t / df
+    if ratio == 0.0:  # t = 0, or so close that t^2 underflows
+        return 0.5
     if math.isinf(ratio):
         return 0.0
     return 0.5 * _half_beta(df / 2.0, ratio)
