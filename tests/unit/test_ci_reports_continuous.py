@@ -12,6 +12,7 @@ from rich.console import Console
 from pawl.demo.ci_junit import render_junit
 from pawl.demo.ci_markdown import render_markdown
 from pawl.demo.comparison import print_comparison
+from pawl.demo.report import render_report
 from pawl.demo.summary import build_comparison
 from tests.unit.test_ci_reports import _junit, _report, _run
 
@@ -79,3 +80,9 @@ def test_junit_carries_the_test_as_suite_properties(tmp_path: Path) -> None:
     assert properties["pawl.scorer.judge.signed_rank"] == "[-0.14, -0.06] Wilcoxon p = 1.23e-05"
     assert "pawl.scorer.contains.signed_rank" not in properties
     assert "signed_rank" not in render_junit(_report())
+
+
+def test_html_report_shows_the_test_beside_the_judges_delta() -> None:
+    html = render_report(build_comparison(_continuous_run()), generated_at="2026-12-07T00:00:00Z")
+    assert "-0.10 [-0.14, -0.06] Wilcoxon p = 1.23e-05" in html
+    assert html.count("Wilcoxon") == 1
