@@ -134,6 +134,18 @@ def item_view(item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _signed_rank_cell(scorer: dict[str, Any]) -> str:
+    """A continuous scorer's mean delta interval and Wilcoxon p; "—" for a 0/1 scorer."""
+    test = scorer.get("wilcoxon")
+    if not isinstance(test, dict):
+        return "—"
+    interval = scorer.get("mean_delta_interval") or {}
+    low, high = interval.get("low"), interval.get("high")
+    bounded = isinstance(low, float) and isinstance(high, float)
+    span = f"[{low:+.3f}, {high:+.3f}] " if bounded else ""
+    return f"{span}p = {figures.p_value(test.get('p_value'))}"
+
+
 def figure_rows(comparison: dict[str, Any]) -> dict[str, Any]:
     flipped = comparison.get("flipped") or {}
     groups = (comparison.get("grouping") or {}).get("groups") or {}
@@ -150,6 +162,7 @@ def figure_rows(comparison: dict[str, Any]) -> dict[str, Any]:
                 "name": name,
                 "mean_delta": figures.p_value(scorer.get("mean_delta")),
                 "pass_rate_delta": figures.signed_percent(scorer.get("pass_rate_delta")),
+                "test": _signed_rank_cell(scorer),
             }
             for name, scorer in sorted((comparison.get("scorers") or {}).items())
             if isinstance(scorer, dict)

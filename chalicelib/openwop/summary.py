@@ -123,6 +123,17 @@ def regression(
         # pawl's additions, only when pass flags flipped (docs/openwop.md).
         block["passRateDeltaInterval"] = verdict.delta_interval
         block["pairedTasksNeeded"] = verdict.tasks_needed
+    if verdict.score_test is not None:
+        # pawl's additions, only when paired scores are not all 0/1 (docs/openwop.md).
+        test = verdict.score_test
+        block["pairedScoreDelta"] = test.mean_delta
+        block["pairedScoreDeltaInterval"] = test.interval
+        block["signedRank"] = {
+            "statistic": test.signed_rank.statistic,
+            "pValue": test.signed_rank.p_value,
+            "method": test.signed_rank.method,
+            "n": test.signed_rank.n,
+        }
     return block
 
 

@@ -149,7 +149,8 @@ class BaselineComparator:
 
     A pair's group is the current side's label (the baseline's when the item is gone
     from the current run); only a string names a group. Each group gets the same figures
-    as the run plus ``p_value_adjusted``, Holm-adjusted across the groups.
+    as the run plus ``p_value_adjusted``, Holm-adjusted across the groups, and so does each
+    continuous scorer's signed-rank test (``wilcoxon.p_value_adjusted``).
 
     With ``trials > 1`` (either run's) the result also holds ``trials``: the compared items'
     trial pass proportions paired (:class:`~chalicelib.stats.trials.PairedTrialTally`), which
@@ -274,4 +275,20 @@ class BaselineComparator:
         adjusted = holm_adjust([summary["p_value"] for summary in summaries])
         for summary, p_adjusted in zip(summaries, adjusted, strict=True):
             summary["p_value_adjusted"] = p_adjusted
+        _adjust_signed_rank_tests(summaries)
         return dict(zip(labels, summaries, strict=True))
+
+
+def _adjust_signed_rank_tests(summaries: list[dict[str, Any]]) -> None:
+    """Per continuous scorer, Holm across the groups that test it: the same family-wise
+    guard the groups' McNemar p-values get (a group where the scorer is 0/1 or absent is
+    not in that scorer's family)."""
+    tests_by_scorer: dict[str, list[dict[str, Any]]] = {}
+    for summary in summaries:
+        for key, figures in summary["scorers"].items():
+            if "wilcoxon" in figures:
+                tests_by_scorer.setdefault(key, []).append(figures["wilcoxon"])
+    for tests in tests_by_scorer.values():
+        adjusted = holm_adjust([test["p_value"] for test in tests])
+        for test, p_adjusted in zip(tests, adjusted, strict=True):
+            test["p_value_adjusted"] = p_adjusted

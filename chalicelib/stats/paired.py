@@ -8,16 +8,22 @@ tail over the non-zero differences. ``improved`` / ``regressed`` when p < ``ALPH
 direction, ``unchanged`` when every paired score is equal, ``inconclusive`` otherwise (and
 with no pairs at all). When pass flags flipped the verdict also carries the pass-rate
 delta's paired interval (:mod:`chalicelib.stats.paired_interval`) and, inconclusive, the
-paired tasks that would make it exclude 0. Pure: no I/O.
+paired tasks that would make it exclude 0. When any paired score is not 0 or 1 (a
+continuous scorer) it also carries the mean paired score delta with its t interval and the
+Wilcoxon signed-rank test, the figures ``/api/v1`` gives a continuous scorer. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from chalicelib.stats.mcnemar import mcnemar_exact_p
 from chalicelib.stats.paired_interval import items_needed, paired_delta_interval
+from chalicelib.stats.student_t import paired_t_interval
+from chalicelib.stats.tally import PairedScorerTally
+from chalicelib.stats.wilcoxon import SignedRankResult, signed_rank_test
 
 ALPHA = 0.05
 
@@ -39,6 +45,30 @@ class PairedVerdict:
     #: for an inconclusive verdict, the paired tasks at which it would exclude 0.
     delta_interval: dict[str, float | str] | None = None
     tasks_needed: int | None = None
+    #: When the paired scores are continuous: their mean delta, its t interval, the test.
+    score_test: ScoreTest | None = None
+
+
+@dataclass(frozen=True)
+class ScoreTest:
+    mean_delta: float
+    interval: dict[str, Any] | None
+    signed_rank: SignedRankResult
+
+
+def score_test(pairs: list[tuple[TaskScore, TaskScore]]) -> ScoreTest | None:
+    """The continuous figures of the pairs, as a baseline comparison's scorer gets them
+    (the same tally, so the same rounding of differences); None for 0/1 scores."""
+    tally = PairedScorerTally()
+    for here, there in pairs:
+        tally.add(here.score, here.passed, there.score, there.passed)
+    if not tally.continuous:
+        return None
+    return ScoreTest(
+        mean_delta=tally.score_difference.value / tally.count,
+        interval=paired_t_interval(tally.differences),
+        signed_rank=signed_rank_test(tally.differences),
+    )
 
 
 def _counts(pairs: list[tuple[TaskScore, TaskScore]]) -> tuple[int, int]:
@@ -65,10 +95,11 @@ def paired_verdict(pairs: Iterable[tuple[TaskScore, TaskScore]]) -> PairedVerdic
         verdict = "improved" if improved > regressed else "regressed"
     else:
         verdict = "inconclusive"
+    decided = PairedVerdict(
+        len(paired), improved, regressed, p_value, verdict, score_test=score_test(paired)
+    )
     flipped = any(here.passed != there.passed for here, there in paired)
-    if not flipped:
-        return PairedVerdict(len(paired), improved, regressed, p_value, verdict)
-    return _with_interval(PairedVerdict(len(paired), improved, regressed, p_value, verdict), paired)
+    return _with_interval(decided, paired) if flipped else decided
 
 
 def _with_interval(

@@ -19,7 +19,14 @@ import re
 import xml.etree.ElementTree as ET
 
 from pawl.demo.ci_items import ERRORED, FAILED, REGRESSED, CiReport, ItemReport, shorten
-from pawl.demo.summary import fmt_delta, fmt_interval, fmt_p, fmt_rate, verdict_word
+from pawl.demo.summary import (
+    fmt_delta,
+    fmt_interval,
+    fmt_p,
+    fmt_rate,
+    fmt_signed_rank,
+    verdict_word,
+)
 
 #: Characters XML 1.0 does not allow even escaped (C0 controls but tab/LF/CR, surrogates,
 #: U+FFFE/U+FFFF): a document holding one is not well-formed, so they become U+FFFD.
@@ -60,6 +67,15 @@ def suite_properties(report: CiReport) -> list[tuple[str, str]]:
             ("pawl.mcnemar_p", fmt_p(change.p_value)),
             ("pawl.improved", str(change.improved)),
             ("pawl.regressed", str(change.regressed)),
+        ]
+        pairs += [
+            (f"pawl.scorer.{row.key}.{name}", value)
+            for row in comparison.scorers
+            if row.test is not None
+            for name, value in (
+                ("mean_delta", fmt_delta(row.mean_delta)),
+                ("signed_rank", fmt_signed_rank(row.test)),
+            )
         ]
     if report.baseline_note:
         pairs.append(("pawl.baseline_note", report.baseline_note))

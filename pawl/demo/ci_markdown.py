@@ -19,6 +19,7 @@ from pawl.demo.summary import (
     fmt_p,
     fmt_rate,
     fmt_rate_with_interval,
+    fmt_signed_rank,
     verdict_word,
 )
 
@@ -115,9 +116,28 @@ def _figures(comparison: Comparison) -> list[str]:
             f"in both runs; {change.improved} improved, {change.regressed} regressed; "
             f"exact McNemar p = {fmt_p(change.p_value)}.",
         ]
+    rows += _scorer_tests(comparison)
     if comparison.pass_threshold is not None:
         rows += ["", f"Threshold: pass rate ≥ {fmt_rate(comparison.pass_threshold)}."]
     return rows
+
+
+def _scorer_tests(comparison: Comparison) -> list[str]:
+    """One line per continuous scorer compared with the baseline: its Δ mean and test."""
+    lines = []
+    for row in comparison.scorers:
+        if row.test is None:
+            continue
+        lines.append(
+            f"- {_code(row.key)}: Δ mean {fmt_delta(row.mean_delta)}, "
+            f"{fmt_signed_rank(row.test)} over {row.test.n} changed items "
+            f"({row.test.method.replace('_', ' ')})."
+        )
+    return (
+        ["", "Continuous scorers (Δ mean [95% interval], signed-rank test):", *lines]
+        if lines
+        else []
+    )
 
 
 def _gates(report: CiReport) -> list[str]:

@@ -18,6 +18,7 @@ from pawl.demo.summary import (
     fmt_p,
     fmt_rate,
     fmt_rate_with_interval,
+    fmt_signed_rank,
     verdict_word,
 )
 
@@ -124,11 +125,17 @@ def _scorers_table(comparison: Comparison) -> Table:
         table.add_column("baseline", justify="right")
     table.add_column("candidate", justify="right")
     table.add_column("Δ", justify="right")
+    # Only when a continuous scorer was compared: the Δ's 95% interval and its test.
+    tested = any(row.test is not None for row in comparison.scorers)
+    if tested:
+        table.add_column("Δ [95%] test", justify="right")
     for row in comparison.scorers:
         cells = [_cell(row.key)]
         if with_baseline:
             cells.append(_cell(fmt_rate(row.baseline_mean)))
         cells += [_cell(fmt_rate(row.candidate_mean)), _cell(fmt_delta(row.mean_delta))]
+        if tested:
+            cells.append(_cell(fmt_signed_rank(row.test) if row.test else ""))
         table.add_row(*cells)
     return table
 

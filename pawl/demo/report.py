@@ -22,6 +22,7 @@ from pawl.demo.summary import (
     fmt_p,
     fmt_rate,
     fmt_rate_with_interval,
+    fmt_signed_rank,
     verdict_word,
 )
 
@@ -42,6 +43,7 @@ def _environment() -> Environment:
         rate_ci=fmt_rate_with_interval,
         delta=fmt_delta,
         p=fmt_p,
+        signed_rank=fmt_signed_rank,
         verdict=verdict_word,
         direction=_direction,
     )

@@ -171,7 +171,7 @@ TEMPLATE = """<!DOCTYPE html>
   {% for s in c.scorers %}
   <tr><td>{{ s.key }}</td>{% if c.baseline %}<td>{{ s.baseline_mean | rate }}</td>{% endif %}
     <td>{{ s.candidate_mean | rate }}</td><td>{{ s.candidate_pass_rate | rate }}</td>
-    <td>{{ s.mean_delta | delta }}</td></tr>
+    <td>{{ s.mean_delta | delta }}{% if s.test %} {{ s.test | signed_rank }}{% endif %}</td></tr>
   {% endfor %}
 </table></div>
 {% endif %}

@@ -96,12 +96,42 @@ class GroupRow:
 
 
 @dataclass(frozen=True)
+class SignedRankFigure:
+    """A continuous scorer's test against the baseline: the mean delta's interval and the
+    Wilcoxon signed-rank test (``aggregate_scores.baseline.scorers.<key>``)."""
+
+    low: float | None
+    high: float | None
+    level: float
+    p_value: float | None
+    method: str
+    n: int
+
+    @classmethod
+    def of(cls, figures: Json | None) -> SignedRankFigure | None:
+        test = (figures or {}).get("wilcoxon")
+        if not isinstance(test, dict):
+            return None
+        interval = (figures or {}).get("mean_delta_interval") or {}
+        return cls(
+            low=interval.get("low"),
+            high=interval.get("high"),
+            level=float(interval.get("level") or 0.95),
+            p_value=test.get("p_value"),
+            method=str(test.get("method") or ""),
+            n=int(test.get("n") or 0),
+        )
+
+
+@dataclass(frozen=True)
 class ScorerRow:
     key: str
     baseline_mean: float | None
     candidate_mean: float | None
     candidate_pass_rate: float | None
     mean_delta: float | None
+    #: Only for a continuous scorer compared with a baseline.
+    test: SignedRankFigure | None = None
 
 
 @dataclass(frozen=True)
@@ -140,6 +170,14 @@ def fmt_rate_with_interval(figure: RateFigure | None) -> str:
 
 def fmt_delta(value: float | None) -> str:
     return "—" if value is None else f"{value:+.2f}"
+
+
+def fmt_signed_rank(test: SignedRankFigure) -> str:
+    """``[-0.14, -0.06] Wilcoxon p = 1.23e-05``: the mean delta's interval and the test."""
+    interval = (
+        "—" if test.low is None or test.high is None else f"[{test.low:+.2f}, {test.high:+.2f}]"
+    )
+    return f"{interval} Wilcoxon p = {fmt_p(test.p_value)}"
 
 
 def fmt_p(value: float | None) -> str:
@@ -286,6 +324,7 @@ def _scorers(candidate: Json, baseline: Json | None) -> list[ScorerRow]:
             candidate_mean=(mine.get(key) or {}).get("mean"),
             candidate_pass_rate=(mine.get(key) or {}).get("pass_rate"),
             mean_delta=(deltas.get(key) or {}).get("mean_delta"),
+            test=SignedRankFigure.of(deltas.get(key)),
         )
         for key in sorted(set(mine) | set(theirs))
     ]

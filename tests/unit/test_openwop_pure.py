@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from chalicelib.openwop import matching, rubric, suites, summary
 from chalicelib.openwop.summary import RunFacts, TaskOutcome
 from chalicelib.stats.paired import TaskScore, paired_verdict
 from chalicelib.stats.paired_interval import items_needed, paired_delta_interval
+from chalicelib.stats.student_t import paired_t_interval
+from chalicelib.stats.wilcoxon import signed_rank_test
 
 
 def test_exact_contains_and_json_match() -> None:
@@ -117,3 +121,25 @@ def test_the_regression_block_adds_the_interval_only_when_flags_flipped() -> Non
     assert block["verdict"] == "inconclusive" and block["pairedTasksNeeded"] is not None
     steady = summary.regression("run_b", before, before)
     assert "passRateDeltaInterval" not in steady and "pairedTasksNeeded" not in steady
+
+
+def test_continuous_pairs_carry_the_score_delta_interval_and_signed_rank_test() -> None:
+    def outcome(task: str, score: float) -> TaskOutcome:
+        return TaskOutcome(task, 0, score, score >= 0.5, False, "t")
+
+    before = [outcome(f"t{i}", 0.6 + i / 100) for i in range(12)]
+    now = [outcome(f"t{i}", 0.6 + i / 100 - (0.05 if i % 4 else -0.02)) for i in range(12)]
+    block = summary.regression("run_b", now, before)
+    differences = [round(n.score - b.score, 12) for n, b in zip(now, before, strict=True)]
+    assert block["pairedScoreDelta"] == pytest.approx(sum(differences) / 12)
+    assert block["pairedScoreDeltaInterval"] == paired_t_interval(Counter(differences))
+    expected = signed_rank_test(differences)
+    assert block["signedRank"] == {
+        "statistic": expected.statistic,
+        "pValue": expected.p_value,
+        "method": "exact_permutation",  # 12 tasks, tied differences
+        "n": 12,
+    }
+    # 0/1 scores: neither.
+    flags = summary.regression("run_b", [outcome("a", 0.0)], [outcome("a", 1.0)])
+    assert "signedRank" not in flags and "pairedScoreDeltaInterval" not in flags

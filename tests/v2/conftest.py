@@ -30,6 +30,29 @@ PAIRED_FIELDS = {
         },
     },
     "pairedTasksNeeded": {"type": ["integer", "null"], "minimum": 1},
+    "pairedScoreDelta": {"type": "number", "minimum": -1, "maximum": 1},
+    "pairedScoreDeltaInterval": {
+        "type": ["object", "null"],
+        "required": ["low", "high", "level", "method"],
+        "additionalProperties": False,
+        "properties": {
+            "low": {"type": "number"},
+            "high": {"type": "number"},
+            "level": {"type": "number"},
+            "method": {"const": "paired_t"},
+        },
+    },
+    "signedRank": {
+        "type": "object",
+        "required": ["statistic", "pValue", "method", "n"],
+        "additionalProperties": False,
+        "properties": {
+            "statistic": {"type": "number", "minimum": 0},
+            "pValue": {"type": "number", "minimum": 0, "maximum": 1},
+            "method": {"enum": ["exact", "exact_permutation", "normal_approximation"]},
+            "n": {"type": "integer", "minimum": 0},
+        },
+    },
 }
 
 
