@@ -34,6 +34,7 @@ round because every wall-clock figure here moves with it.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -143,6 +144,9 @@ def one_round(
     run = api.call("GET", f"/api/v1/evals/{eval_id}/runs/{run_id}")
     assert run["status"] == "completed" and run["completed_count"] == args.items, run
     calls = [(a, b) for a, b in agent.get("/_timeline").json()]
+    if args.keep_timeline:
+        stamps = {k: run[k] for k in ("created_at", "started_at", "finished_at")}
+        args.keep_timeline.write_text(json.dumps({"run": stamps, "calls": calls}))
     created = scale._parse(run["created_at"]).timestamp()
     fanout = scale._parse(run["started_at"]).timestamp()
     finished = scale._parse(run["finished_at"]).timestamp()
@@ -202,6 +206,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=40)
     parser.add_argument("--item-workers", type=int, default=4, help="pawl serve's")
     parser.add_argument("--snapshot-interval", dest="snapshot", type=float, default=1)
+    parser.add_argument(
+        "--keep-timeline", type=Path, metavar="FILE", help="write the last round's agent calls"
+    )
     args = parser.parse_args()
     args.snapshot_min_journal_mb = args.snapshot_journal_ratio = None
     with ExitStack() as stack:

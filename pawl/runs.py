@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from chalicelib.domain.runs import TERMINAL_STATUSES, status_from_wire
+from chalicelib.domain.run_status import TERMINAL_STATUSES, status_from_wire
 
 Json = dict[str, Any]
 

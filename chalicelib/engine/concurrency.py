@@ -15,7 +15,9 @@ While an item runs, its outbound calls report every attempt to the run's slots
 (``outbound.persisting``), spending the run's retry quota and stopping as soon as the
 caller's ``should_continue()`` says the run is no longer wanted. A run's window and quota
 outlive its batches (the most recent ``REMEMBERED_RUNS`` runs), so a queued run does not
-slow-start again with every batch.
+slow-start again with every batch; and the window a run reached is kept for its agent (the
+most recent ``REMEMBERED_AGENTS`` agents), so the next run against that agent resumes from
+it instead of slow-starting (``AimdWindow.resuming``).
 
 The slots are exact within one process (the local runtime: every item worker and every
 ``wait: true`` start share them). Processes do not share them: on AWS each worker
@@ -34,7 +36,7 @@ from contextlib import contextmanager
 from typing import TypeVar
 
 from chalicelib import outbound
-from chalicelib.engine.aimd import AimdWindow, RetryQuota, quota_for
+from chalicelib.engine.aimd import AimdWindow, Learned, RetryQuota, quota_for
 from chalicelib.errors import ValidationFailed
 from chalicelib.settings import get_settings
 
@@ -42,6 +44,8 @@ T = TypeVar("T")
 
 #: Runs whose window and retry quota a process remembers once their batches are done.
 REMEMBERED_RUNS = 256
+#: Agents whose last window a process remembers for their next run.
+REMEMBERED_AGENTS = 256
 
 _pool: ThreadPoolExecutor | None = None
 _lock = threading.Lock()
@@ -53,9 +57,9 @@ Continue = Callable[[], bool] | None
 class _Slots:
     """One run's slots in this process, shared by every batch of it being worked on."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, learned: Learned | None = None) -> None:
         self.limit = limit
-        self.window = AimdWindow(limit)
+        self.window = AimdWindow.resuming(limit, learned)
         self.quota = RetryQuota(quota_for(limit))
         self.in_flight = 0
         self.users = 0
@@ -83,6 +87,10 @@ class _Slots:
     def answered(self) -> None:
         with self._changed:
             self.quota.answered()
+
+    def learned(self) -> Learned:
+        with self._changed:
+            return self.window.learned()
 
     def take_retry(self) -> bool:
         with self._changed:
@@ -118,6 +126,8 @@ class _ItemCalls:
 
 
 _runs: OrderedDict[str, _Slots] = OrderedDict()
+#: The window each recent agent's last run left, keyed by the caller's name for the agent.
+_agents: OrderedDict[str, Learned] = OrderedDict()
 
 
 def check_max_concurrency(value: int | None, field_name: str = "max_concurrency") -> None:
@@ -148,19 +158,26 @@ def _executor() -> ThreadPoolExecutor:
 
 
 @contextmanager
-def _run_slots(run_id: str, limit: int) -> Iterator[_Slots]:
+def _run_slots(run_id: str, limit: int, agent: str | None) -> Iterator[_Slots]:
     with _lock:
         slots = _runs.get(run_id)
         if slots is None or slots.limit != limit:
-            slots = _runs[run_id] = _Slots(limit)
+            learned = _agents.get(agent) if agent is not None else None
+            slots = _runs[run_id] = _Slots(limit, learned)
         _runs.move_to_end(run_id)
         slots.users += 1
         _forget_idle_runs()
     try:
         yield slots
     finally:
+        learned = slots.learned() if agent is not None else None
         with _lock:
             slots.users -= 1
+            if agent is not None and learned is not None:
+                _agents[agent] = learned
+                _agents.move_to_end(agent)
+                while len(_agents) > REMEMBERED_AGENTS:
+                    _agents.popitem(last=False)
 
 
 def _forget_idle_runs() -> None:
@@ -175,13 +192,16 @@ def run_all(
     max_concurrency: int,
     tasks: list[Callable[[], T]],
     should_continue: Continue = None,
+    agent: str | None = None,
 ) -> list[T | Exception]:
     """Run ``tasks`` within the run's slots; each one's result or exception, in order.
 
     ``should_continue`` (when given) is asked between a call's attempts and while it
-    backs off: once it answers False no call of these tasks is retried.
+    backs off: once it answers False no call of these tasks is retried. ``agent`` names
+    what the tasks call: a new run's window resumes from the last one this process saw
+    for that name, and leaves its own there (None: the run slow-starts, alone).
     """
-    with _run_slots(run_id, process_limit(max_concurrency)) as slots:
+    with _run_slots(run_id, process_limit(max_concurrency), agent) as slots:
         if len(tasks) == 1:  # no thread hop for a single item (a sync start's last one)
             epoch = slots.acquire()
             return [_outcome(lambda: slots.run(tasks[0], epoch, should_continue))]
@@ -205,11 +225,13 @@ def _outcome(call: Callable[[], T]) -> T | Exception:
 
 
 def reset() -> None:
-    """Forget the pool (its size comes from the settings) and idle runs' windows."""
+    """Forget the pool (its size comes from the settings), idle runs' windows and what
+    earlier runs learned of their agents."""
     global _pool
     with _lock:
         pool, _pool = _pool, None
         for run_id in [r for r, s in _runs.items() if s.users == 0]:
             del _runs[run_id]
+        _agents.clear()
     if pool is not None:
         pool.shutdown(wait=False)
