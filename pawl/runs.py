@@ -33,6 +33,9 @@ class Run(BaseModel):
     item_count: int = 0
     completed_count: int = 0
     errored_count: int = 0
+    #: Result rows recorded passed / failed (null for a run recorded before the counters).
+    passed_count: int | None = None
+    failed_count: int | None = None
     metadata: Json = Field(default_factory=dict)
     created_at: str | None = None
     started_at: str | None = None
