@@ -27,6 +27,10 @@ the load average, and the steps, all on one clock (this machine's):
   ``settle`` (inside it): ``settle_run``'s own time, from ``bench/serve_instrumented.py``;
 - ``finished -> exit``: the command's wait noticing, its report, its exit.
 
+And the CPU seconds each process spent over the round (``pawl run``'s from its rusage,
+``pawl serve``'s and the stand-in's from /proc): steadier than the wall clock on a shared
+machine, and what the idle slots come from when the two cores are busy.
+
 The figure of record is taken on a quiet machine: the load average is printed with each
 round because every wall-clock figure here moves with it.
 """
@@ -36,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -65,6 +70,8 @@ class Round:
     load: float
     #: (step, seconds), in the order they happen.
     steps: list[tuple[str, float]] = field(default_factory=list)
+    #: CPU seconds over the round: the command, pawl serve, the stand-in.
+    cpu_s: dict[str, float] = field(default_factory=dict)
 
     def line(self) -> str:
         return (
@@ -109,18 +116,21 @@ def in_flight_phases(
     return busy, idle
 
 
-def _pawl_run(serve: scale.Serve, eval_id: str, work: Path) -> tuple[float, float, str]:
-    """``pawl run`` as CI runs it: (its start, its exit, the run id), epoch seconds."""
+def _pawl_run(serve: scale.Serve, eval_id: str, work: Path) -> tuple[float, float, str, float]:
+    """``pawl run`` as CI runs it: (its start, its exit, the run id, its CPU seconds)."""
     command = [sys.executable, "-m", "pawl.cli", "run", "--eval", eval_id]
     command += ["--server", serve.url, "--api-key", serve.admin_key]
     started = time.time()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     answer = subprocess.run(command, capture_output=True, text=True, cwd=work, check=False)
     ended = time.time()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if answer.returncode != 0:
         raise RuntimeError(f"pawl run exited {answer.returncode}: {answer.stderr}")
     first = answer.stdout.split()
     run_id = first[first.index("run") + 1]
-    return started, ended, run_id
+    return started, ended, run_id, cpu_s
 
 
 def _fanout_done_at(log: Path, run_id: str) -> float | None:
@@ -128,9 +138,10 @@ def _fanout_done_at(log: Path, run_id: str) -> float | None:
     for line in log.read_text().splitlines():
         if run_id in line and "enqueued" in line:
             stamp = line[:23]  # "2026-01-01 00:00:00,123" (local time, as the log writes it)
-            return time.mktime(time.strptime(stamp[:19], "%Y-%m-%d %H:%M:%S")) + int(
-                stamp[20:23]
-            ) / 1000
+            return (
+                time.mktime(time.strptime(stamp[:19], "%Y-%m-%d %H:%M:%S"))
+                + int(stamp[20:23]) / 1000
+            )
     return None
 
 
@@ -139,7 +150,10 @@ def one_round(
 ) -> Round:
     agent.get("/_timeline")  # forget the calls before this round
     settles_before = len(serve.settles())
-    started, ended, run_id = _pawl_run(serve, eval_id, args.work_dir)
+    processes = {"pawl serve": serve.pid, "stand-in": serve.standin_pid}
+    cpu_before = {name: scale._proc_cpu_s(pid) for name, pid in processes.items()}
+    started, ended, run_id, command_cpu_s = _pawl_run(serve, eval_id, args.work_dir)
+    cpu = {name: scale._proc_cpu_s(pid) - cpu_before[name] for name, pid in processes.items()}
     load = os.getloadavg()[0]
     run = api.call("GET", f"/api/v1/evals/{eval_id}/runs/{run_id}")
     assert run["status"] == "completed" and run["completed_count"] == args.items, run
@@ -152,6 +166,7 @@ def one_round(
     finished = scale._parse(run["finished_at"]).timestamp()
     limit = args.items * args.delay_ms / 1000 / args.concurrency
     measured = Round(args.items, limit, finished - created, ended - started, load)
+    measured.cpu_s = {"pawl run": command_cpu_s, **cpu}
     first_in = min(a for a, _ in calls)
     last_out = max(b for _, b in calls)
     busy, idle = in_flight_phases(calls, args.concurrency)
@@ -180,6 +195,8 @@ def _print_round(number: int, measured: Round) -> None:
     print(f"round {number}: {measured.line()}", flush=True)
     for name, seconds in measured.steps:
         print(f"   {name:44} {seconds * 1000:7.0f} ms", flush=True)
+    cpu = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in measured.cpu_s.items())
+    print(f"   CPU: {cpu}", flush=True)
 
 
 def _summary(rounds: list[Round]) -> None:
@@ -196,6 +213,11 @@ def _summary(rounds: list[Round]) -> None:
     for index, (name, _) in enumerate(rounds[0].steps):
         figure = statistics.median(r.steps[index][1] for r in rounds)
         print(f"   {name:44} {figure * 1000:7.0f} ms")
+    cpu = ", ".join(
+        f"{name} {statistics.median(r.cpu_s[name] for r in rounds):.2f} s"
+        for name in rounds[0].cpu_s
+    )
+    print(f"   CPU: {cpu}")
 
 
 def main() -> None:
@@ -229,9 +251,10 @@ def main() -> None:
         project = api.call("POST", "/api/v1/projects", {"name": "latency"})["id"]
         eval_id = scale._eval(api, project, "latency", args.items, agent_url, args)
         agent = stack.enter_context(httpx.Client(base_url=agent_url, timeout=60))
+        limit = args.items * args.delay_ms / 1000 / args.concurrency
         print(
             f"{args.items} items, agent answering after {args.delay_ms:.0f} ms, concurrency "
-            f"{args.concurrency}: the limit is {args.items * args.delay_ms / 1000 / args.concurrency:.2f} s",
+            f"{args.concurrency}: the limit is {limit:.2f} s",
             flush=True,
         )
         rounds = []

@@ -77,7 +77,7 @@ def page_size(after_key: str | None, max_concurrency: int) -> int:
     """Dataset items to read next: the first page of a run (no ``after_key``) fills its
     concurrency, every later one is a full page."""
     if after_key is None:
-        return max(FIRST_PAGE_MIN, min(PAGE_ITEMS, max_concurrency))
+        return min(PAGE_ITEMS, max(FIRST_PAGE_MIN, max_concurrency))
     return PAGE_ITEMS
 
 

@@ -84,3 +84,32 @@ def test_a_run_s_calls_persist_within_their_budget() -> None:
         )
     assert isinstance(outcome, outbound.OutboundDropped)
     assert outcome.attempts == server.accepted > 3
+
+
+def test_a_run_resumes_the_window_its_agent_s_last_run_reached() -> None:
+    """The second run against the same agent starts every item of a round at once; a run
+    against another agent (or naming none) still slow-starts."""
+    first = Recorder()
+    concurrency.run_all(new_id("eval_run"), 8, [first.task] * 40, agent="agt_a@1")
+    assert max(in_flight for in_flight, _ in first.starts) > INITIAL_WINDOW
+
+    class Round(Recorder):
+        """Holds each task until all eight are in flight (or the safety timeout)."""
+
+        def task(self) -> None:
+            with self._changed:
+                self.in_flight += 1
+                self.starts.append((self.in_flight, self.finished))
+                self._changed.notify_all()
+                self._changed.wait_for(lambda: self.in_flight >= 8, timeout=SAFETY_TIMEOUT_S)
+                self.in_flight -= 1
+                self.finished += 1
+
+    resumed = Round()
+    concurrency.run_all(new_id("eval_run"), 8, [resumed.task] * 8, agent="agt_a@1")
+    assert [finished for _, finished in resumed.starts] == [0] * 8  # all before any ended
+    for agent in ("agt_b@1", None):
+        fresh = Recorder()
+        concurrency.run_all(new_id("eval_run"), 8, [fresh.task] * 8, agent=agent)
+        for in_flight, finished in fresh.starts:
+            assert in_flight <= INITIAL_WINDOW + finished
