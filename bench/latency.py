@@ -41,12 +41,14 @@ import argparse
 import json
 import os
 import resource
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -191,6 +193,23 @@ def one_round(
     return measured
 
 
+@contextmanager
+def py_spy(pid: int, out: str) -> Iterator[None]:
+    """py-spy sampling ``pid`` while the block runs (every thread, idle ones left out)."""
+    sampler = ["py-spy", "record", "--pid", str(pid), "--nonblocking", "--rate", "100"]
+    process = subprocess.Popen(
+        [*sampler, "--format", "raw", "--output", out],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    time.sleep(0.5)  # attached before the round starts
+    try:
+        yield
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=60)
+
+
 def _print_round(number: int, measured: Round) -> None:
     print(f"round {number}: {measured.line()}", flush=True)
     for name, seconds in measured.steps:
@@ -229,6 +248,12 @@ def main() -> None:
     parser.add_argument("--item-workers", type=int, default=4, help="pawl serve's")
     parser.add_argument("--snapshot-interval", dest="snapshot", type=float, default=1)
     parser.add_argument(
+        "--py-spy",
+        metavar="FILE",
+        help="sample pawl serve's process (py-spy, 100 Hz, all threads) during the last "
+        "round and write collapsed stacks to FILE",
+    )
+    parser.add_argument(
         "--keep-timeline", type=Path, metavar="FILE", help="write the last round's agent calls"
     )
     args = parser.parse_args()
@@ -259,7 +284,10 @@ def main() -> None:
         )
         rounds = []
         for number in range(1, args.rounds + 1):
-            rounds.append(one_round(serve, api, agent, eval_id, args))
+            with ExitStack() as profiling:
+                if args.py_spy and number == args.rounds:
+                    profiling.enter_context(py_spy(serve.pid, args.py_spy))
+                rounds.append(one_round(serve, api, agent, eval_id, args))
             _print_round(number, rounds[-1])
         _summary(rounds)
 
