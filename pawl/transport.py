@@ -48,6 +48,27 @@ FINISHING_POLL_S = 0.05
 RUNS_PAGE_SIZE = 50
 
 
+def start_run_body(
+    *,
+    agent_version: int | None = None,
+    baseline_run_id: str | None = None,
+    metadata: Json | None = None,
+    wait: bool = False,
+    max_concurrency: int | None = None,
+) -> Json:
+    """A run start's body; unset options are left to the server."""
+    body: Json = {"wait": wait}
+    if agent_version is not None:
+        body["agent_version"] = agent_version
+    if baseline_run_id is not None:
+        body["baseline_run_id"] = baseline_run_id
+    if metadata:
+        body["metadata"] = metadata
+    if max_concurrency is not None:
+        body["max_concurrency"] = max_concurrency
+    return body
+
+
 def next_poll_s(run: Run, previous: tuple[Run, float] | None, interval_s: float) -> float:
     """How long a wait sleeps before reading ``run`` again (pure: the caller keeps time).
 
@@ -277,15 +298,13 @@ class PawlClient:
         max_concurrency: int | None = None,
     ) -> Run:
         """Start a run (queued unless ``wait``); unset options are left to the server."""
-        body: Json = {"wait": wait}
-        if agent_version is not None:
-            body["agent_version"] = agent_version
-        if baseline_run_id is not None:
-            body["baseline_run_id"] = baseline_run_id
-        if metadata:
-            body["metadata"] = metadata
-        if max_concurrency is not None:
-            body["max_concurrency"] = max_concurrency
+        body = start_run_body(
+            agent_version=agent_version,
+            baseline_run_id=baseline_run_id,
+            metadata=metadata,
+            wait=wait,
+            max_concurrency=max_concurrency,
+        )
         from pawl.runs import Run
 
         return Run.model_validate(self.send("POST", f"/api/v1/evals/{eval_id}/runs", body=body))

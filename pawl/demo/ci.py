@@ -7,8 +7,9 @@ is null), 1 when it completed and failed its gates, 2 when there is no verdict t
 (the request was refused, the server could not be reached, the run failed or was
 cancelled, or the wait ran out).
 
-Before the start request the command loads only the client (``pawl.transport``) and the
-run's status names; everything else loads while the run executes (docs/cli.md).
+Before the start request the command loads only the standard library's client
+(``pawl.cli.sender``) and the run's status names; httpx, pydantic, rich and the report load
+while the run executes (docs/cli.md).
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ from pawl.demo.ci_outputs import ReportTargets, step_summary_asked
 from pawl.transport import (
     NO_KEY_MESSAGE,
     ApiError,
+    Json,
     PawlClient,
-    Run,
     RunWaitTimeout,
     ServerUnreachable,
     refusal_hint,
+    start_run_body,
 )
 
 if TYPE_CHECKING:
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from pawl.demo.ci_items import CiReport
+    from pawl.runs import Run
 
 EXIT_PASSED = 0
 EXIT_FAILED = 1
@@ -99,20 +102,44 @@ def _baseline_id(client: PawlClient, request: RunRequest) -> tuple[str | None, s
     )
 
 
-def _start_and_follow(
-    client: PawlClient, request: RunRequest, consoles: Consoles
-) -> tuple[Run, str | None]:
-    """The finished run, and the note on its baseline (None: nothing to say)."""
-    baseline_id, note = _baseline_id(client, request)
-    queued = client.start_run(
-        request.eval_id,
-        agent_version=request.agent_version,
-        baseline_run_id=baseline_id,
-        metadata=dict(request.metadata) or None,
-        max_concurrency=request.max_concurrency,
-    )
+def _start(request: RunRequest) -> tuple[RunRequest, Json, str | None, str | None]:
+    """Resolve the eval, find the baseline and start the run: the request naming the eval
+    by id, the queued run as the API answered it, the baseline's id and the note on it.
+
+    Sent with the standard library's client (``pawl.cli.sender``), as an API command is:
+    httpx and the ``Run`` model load after the start, while the run executes. Only
+    ``--baseline latest``/``latest-or-none`` loads them first (it reads the eval's runs).
+    """
+    from pawl.cli.sender import StdlibClient
+
+    with StdlibClient(request.server, request.api_key) as first:
+        request = replace(request, eval_id=resolve(first, "eval_id", request.eval_id))
+        if request.baseline in (LATEST, LATEST_OR_NONE):
+            with PawlClient(request.server, request.api_key) as listing:
+                baseline_id, note = _baseline_id(listing, request)
+        else:
+            baseline_id, note = request.baseline, None
+        body = start_run_body(
+            agent_version=request.agent_version,
+            baseline_run_id=baseline_id,
+            metadata=dict(request.metadata) or None,
+            max_concurrency=request.max_concurrency,
+        )
+        queued = first.send("POST", f"/api/v1/evals/{request.eval_id}/runs", body=body)
+    return request, queued, baseline_id, note
+
+
+def _follow(
+    client: PawlClient,
+    request: RunRequest,
+    queued: Run,
+    baseline: tuple[str | None, str | None],
+    consoles: Consoles,
+) -> Run:
+    """Say what was started, then follow it to its end (a progress bar)."""
     from pawl.demo.progress import follow_run
 
+    baseline_id, note = baseline
     console = consoles.out
     against = f", baseline {baseline_id}" if baseline_id else ""
     console.print(
@@ -125,8 +152,7 @@ def _start_and_follow(
         console.print(note, highlight=False, soft_wrap=True)
     console.print(f"console {run_console_url(request, queued)}", highlight=False, soft_wrap=True)
     label = f"run {queued.id}"
-    run = follow_run(client, queued, console=console, label=label, timeout_s=request.timeout_s)
-    return run, note
+    return follow_run(client, queued, console=console, label=label, timeout_s=request.timeout_s)
 
 
 def run_console_url(request: RunRequest, run: Run) -> str:
@@ -227,9 +253,12 @@ def run_for_ci(request: RunRequest, consoles: Consoles) -> int:
         return EXIT_NO_VERDICT
     problem = None
     try:
+        request, started, baseline_id, note = _start(request)
+        from pawl.runs import Run  # pydantic loads now, while the run executes
+
         with PawlClient(request.server, request.api_key) as client:
-            request = replace(request, eval_id=resolve(client, "eval_id", request.eval_id))
-            finished, note = _start_and_follow(client, request, consoles)
+            queued = Run.model_validate(started)
+            finished = _follow(client, request, queued, (baseline_id, note), consoles)
             try:
                 _report(client, request, finished, note, consoles.out)
             except ReportNotWritten as exc:

@@ -152,21 +152,26 @@ def test_pawl_list_evals_into_head_shows_no_traceback(server: Server, tmp_path: 
 #: ``pawl run`` up to its start request: the probe stops it there and lists what it loaded.
 RUN_PROBE = """
 import json, sys
-from pawl import transport
+from pawl.cli import sender
 
-def start_run(self, *args, **kwargs):
-    with open(sys.argv[1], "w") as out:
-        json.dump({"code": 0, "modules": sorted(sys.modules)}, out)
-    raise SystemExit(0)
+def send(self, method, path, **kwargs):
+    if method == "POST" and path.endswith("/runs"):
+        with open(sys.argv[1], "w") as out:
+            json.dump({"code": 0, "modules": sorted(sys.modules)}, out)
+        raise SystemExit(0)
+    raise AssertionError(f"{method} {path} before the start")
 
-transport.PawlClient.start_run = start_run
+sender.StdlibClient.send = send
 from pawl.cli.main import main
 main(sys.argv[2:])
 """
-#: What ``pawl run`` loads only after its start request, while the run executes: the
-#: progress bar and the report's modules, and never the service, its settings or the AWS
-#: stack. (Not rich: importing httpx imports it, for httpx's own command line.)
+#: What ``pawl run`` loads only after its start request, while the run executes: httpx
+#: (and the rich it imports), pydantic, the progress bar and the report's modules; and
+#: never the service, its settings or the AWS stack.
 AFTER_THE_START = (
+    "httpx",
+    "pydantic",
+    "rich",
     "moto",
     "boto3",
     "botocore",
@@ -183,7 +188,8 @@ AFTER_THE_START = (
 
 def test_pawl_run_loads_only_the_client_before_its_start_request(tmp_path: Path) -> None:
     """The command's start-up counts in its time, the imports after the start do not: the
-    run executes meanwhile."""
+    run executes meanwhile. The start goes through the standard library's client, as an
+    API command's request does."""
     report = tmp_path / "modules.json"
     eval_id = "eval_" + "0" * 26  # an id: no name to resolve, so no request before the start
     argv = ["run", "--eval", eval_id, "--server", "http://127.0.0.1:9"]
