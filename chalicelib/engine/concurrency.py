@@ -29,11 +29,12 @@ docs/engine.md, "Run concurrency", says what is per run and what per deployment.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import TypeVar
+from functools import partial
+from typing import Generic, TypeVar
 
 from chalicelib import outbound
 from chalicelib.engine.aimd import AimdWindow, Learned, RetryQuota, quota_for
@@ -73,11 +74,25 @@ class _Slots:
             self.in_flight += 1
             return self.window.epoch
 
+    def try_acquire(self) -> int | None:
+        """A slot if one is free now (the window's epoch the item starts in), else None."""
+        with self._changed:
+            if self.in_flight >= self.window.limit:
+                return None
+            self.in_flight += 1
+            return self.window.epoch
+
     def release(self, congested: bool) -> None:
         with self._changed:
             self.in_flight -= 1
             if not congested:
                 self.window.succeeded()
+            self._changed.notify_all()
+
+    def give_back(self) -> None:
+        """A slot taken but not used: free again, the window unchanged."""
+        with self._changed:
+            self.in_flight -= 1
             self._changed.notify_all()
 
     def congested(self, epoch: int) -> None:
@@ -205,16 +220,70 @@ def run_all(
         if len(tasks) == 1:  # no thread hop for a single item (a sync start's last one)
             epoch = slots.acquire()
             return [_outcome(lambda: slots.run(tasks[0], epoch, should_continue))]
-        futures: list[Future[T]] = []
-        for task in tasks:
-            epoch = slots.acquire()
+        return _Batch(slots, tasks, should_continue).run()
+
+
+class _Batch(Generic[T]):
+    """One batch's tasks in its run's slots.
+
+    The batch's thread takes a slot and hands the next task to a pool thread. A pool thread
+    whose task is done takes the next pending task itself when a slot is free at once, so
+    a new agent call starts as soon as one ends: handing it back to the batch's thread cost
+    two thread wake-ups (that thread, then a pool thread), and with the interpreter lock
+    busy, a round's restarts spread over tens of milliseconds of idle slots.
+    """
+
+    def __init__(self, slots: _Slots, tasks: list[Callable[[], T]], should_continue: Continue):
+        self.slots = slots
+        self.tasks = tasks
+        self.should_continue = should_continue
+        self.outcomes: list[T | Exception | None] = [None] * len(tasks)
+        self._pending = deque(range(len(tasks)))
+        self._done = 0
+        self._changed = threading.Condition()
+
+    def run(self) -> list[T | Exception]:
+        while True:
+            epoch = self.slots.acquire()
+            index = self._take()
+            if index is None:
+                self.slots.give_back()
+                break
             try:
-                future = _executor().submit(slots.run, task, epoch, should_continue)
+                _executor().submit(self._lane, index, epoch)
             except BaseException:
-                slots.release(congested=False)
+                self._put_back(index)
+                self.slots.give_back()
                 raise
-            futures.append(future)
-        return [_outcome(f.result) for f in futures]
+        with self._changed:
+            self._changed.wait_for(lambda: self._done == len(self.tasks))
+        return self.outcomes  # type: ignore[return-value]  # every one is set by now
+
+    def _lane(self, index: int, epoch: int) -> None:
+        """Run a task in its slot, then the next ones while a slot is free at once."""
+        while True:
+            run = partial(self.slots.run, self.tasks[index], epoch, self.should_continue)
+            outcome = _outcome(run)
+            with self._changed:
+                self.outcomes[index] = outcome
+                self._done += 1
+                self._changed.notify_all()
+            following = self._take()
+            if following is None:
+                return
+            free = self.slots.try_acquire()
+            if free is None:
+                self._put_back(following)  # the batch's thread takes it with the next slot
+                return
+            index, epoch = following, free
+
+    def _take(self) -> int | None:
+        with self._changed:
+            return self._pending.popleft() if self._pending else None
+
+    def _put_back(self, index: int) -> None:
+        with self._changed:
+            self._pending.appendleft(index)
 
 
 def _outcome(call: Callable[[], T]) -> T | Exception:

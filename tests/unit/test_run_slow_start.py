@@ -113,3 +113,49 @@ def test_a_run_resumes_the_window_its_agent_s_last_run_reached() -> None:
         concurrency.run_all(new_id("eval_run"), 8, [fresh.task] * 8, agent=agent)
         for in_flight, finished in fresh.starts:
             assert in_flight <= INITIAL_WINDOW + finished
+
+
+class _HandOffSlots:
+    """A run's slots where the batch's thread gets one slot, and then none until every task
+    is done: only a pool thread that has just finished a task (``try_acquire``, right after
+    its release) can start the next one. Without that hand-off the batch never ends."""
+
+    def __init__(self, tasks: int) -> None:
+        self.tasks = tasks
+        self.finished = 0
+        self.acquired = 0
+        self.given_back = 0
+        self.all_done = threading.Event()
+
+    def acquire(self) -> int:
+        self.acquired += 1
+        if self.acquired > 1:
+            assert self.all_done.wait(timeout=SAFETY_TIMEOUT_S * 10), "no hand-off"
+        return 0
+
+    def try_acquire(self) -> int | None:
+        return 0
+
+    def give_back(self) -> None:
+        self.given_back += 1
+
+    def run(self, task: object, epoch: int, should_continue: object) -> object:
+        assert callable(task)
+        outcome = task()
+        self.finished += 1
+        if self.finished == self.tasks:
+            self.all_done.set()
+        return outcome
+
+
+def test_a_pool_thread_that_finished_an_item_starts_the_next_one_itself() -> None:
+    threads: list[int] = []
+    slots = _HandOffSlots(tasks=12)
+
+    def task(n: int) -> object:
+        return lambda: threads.append(threading.get_ident()) or n
+
+    outcomes = concurrency._Batch(slots, [task(n) for n in range(12)], None).run()  # type: ignore[arg-type]
+    assert outcomes == list(range(12))  # each task's outcome in its place
+    assert len(threads) == 12 and len(set(threads)) == 1  # one lane ran them one after another
+    assert (slots.acquired, slots.given_back) == (2, 1)  # the batch's second slot: not needed
