@@ -137,6 +137,8 @@ def _follow(
     consoles: Consoles,
 ) -> Run:
     """Say what was started, then follow it to its end (a progress bar)."""
+    # The report's modules load now, while the run executes, not after it ends.
+    from pawl.demo import ci_report, comparison  # noqa: F401
     from pawl.demo.progress import follow_run
 
     baseline_id, note = baseline
