@@ -249,7 +249,7 @@ def test_a_second_run_resuming_its_agent_s_window_loses_nothing_either(
         run = api.post(f"/api/v1/evals/{evaluation['id']}/runs", {}).json
         drain_queues(app)
         finished = api.get(f"/api/v1/evals/{evaluation['id']}/runs/{run['id']}").json
-        results = all_results(api, _Suite(evaluation), run["id"])
+        results = all_results(api, _Suite(evaluation), run["id"])  # type: ignore[arg-type]
         errors = [r["error"] for r in results if r["error"]]
         assert (finished["completed_count"], finished["errored_count"]) == (120, 0), errors[:3]
     assert modest_agent.calls == 240  # no answered call repeated in either run

@@ -153,7 +153,11 @@ def test_a_pool_thread_that_finished_an_item_starts_the_next_one_itself() -> Non
     slots = _HandOffSlots(tasks=12)
 
     def task(n: int) -> object:
-        return lambda: threads.append(threading.get_ident()) or n
+        def run() -> int:
+            threads.append(threading.get_ident())
+            return n
+
+        return run
 
     outcomes = concurrency._Batch(slots, [task(n) for n in range(12)], None).run()  # type: ignore[arg-type]
     assert outcomes == list(range(12))  # each task's outcome in its place
