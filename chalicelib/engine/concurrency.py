@@ -240,6 +240,7 @@ class _Batch(Generic[T]):
         self.outcomes: list[T | Exception | None] = [None] * len(tasks)
         self._pending = deque(range(len(tasks)))
         self._done = 0
+        self._fatal: BaseException | None = None
         self._changed = threading.Condition()
 
     def run(self) -> list[T | Exception]:
@@ -256,14 +257,22 @@ class _Batch(Generic[T]):
                 self.slots.give_back()
                 raise
         with self._changed:
-            self._changed.wait_for(lambda: self._done == len(self.tasks))
+            self._changed.wait_for(lambda: self._done == len(self.tasks) or self._fatal is not None)
+        if self._fatal is not None:
+            raise self._fatal
         return self.outcomes  # type: ignore[return-value]  # every one is set by now
 
     def _lane(self, index: int, epoch: int) -> None:
         """Run a task in its slot, then the next ones while a slot is free at once."""
         while True:
             run = partial(self.slots.run, self.tasks[index], epoch, self.should_continue)
-            outcome = _outcome(run)
+            try:
+                outcome = _outcome(run)
+            except BaseException as exc:  # not an item's failure: the batch's thread raises it
+                with self._changed:
+                    self._fatal = exc
+                    self._changed.notify_all()
+                raise
             with self._changed:
                 self.outcomes[index] = outcome
                 self._done += 1

@@ -163,3 +163,24 @@ def test_a_pool_thread_that_finished_an_item_starts_the_next_one_itself() -> Non
     assert outcomes == list(range(12))  # each task's outcome in its place
     assert len(threads) == 12 and len(set(threads)) == 1  # one lane ran them one after another
     assert (slots.acquired, slots.given_back) == (2, 1)  # the batch's second slot: not needed
+
+
+class _Fatal(BaseException):
+    """Not an item's failure (as KeyboardInterrupt is not)."""
+
+
+def test_what_is_not_an_item_s_failure_reaches_the_batch_s_thread() -> None:
+    def fatal() -> None:
+        raise _Fatal
+
+    def fine() -> None:
+        return None
+
+    with pytest.raises(_Fatal):  # raised there, not left waiting for an outcome
+        concurrency.run_all(new_id("eval_run"), 4, [fine, fatal, fine])
+    failing = ValueError("an item's own failure")
+
+    def fails() -> None:
+        raise failing
+
+    assert concurrency.run_all(new_id("eval_run"), 4, [fine, fails]) == [None, failing]
