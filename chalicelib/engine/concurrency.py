@@ -253,7 +253,6 @@ class _Batch(Generic[T]):
             try:
                 _executor().submit(self._lane, index, epoch)
             except BaseException:
-                self._put_back(index)
                 self.slots.give_back()
                 raise
         with self._changed:
@@ -277,22 +276,21 @@ class _Batch(Generic[T]):
                 self.outcomes[index] = outcome
                 self._done += 1
                 self._changed.notify_all()
-            following = self._take()
-            if following is None:
-                return
+            # The slot first, then the task: a task leaves the pending list only for a
+            # thread holding a slot, so none is left behind when the batch's thread,
+            # holding one, finds the list empty and stops handing tasks out.
             free = self.slots.try_acquire()
             if free is None:
-                self._put_back(following)  # the batch's thread takes it with the next slot
+                return  # the batch's thread takes the next task with the next free slot
+            following = self._take()
+            if following is None:
+                self.slots.give_back()
                 return
             index, epoch = following, free
 
     def _take(self) -> int | None:
         with self._changed:
             return self._pending.popleft() if self._pending else None
-
-    def _put_back(self, index: int) -> None:
-        with self._changed:
-            self._pending.appendleft(index)
 
 
 def _outcome(call: Callable[[], T]) -> T | Exception:

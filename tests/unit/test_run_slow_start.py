@@ -162,7 +162,8 @@ def test_a_pool_thread_that_finished_an_item_starts_the_next_one_itself() -> Non
     outcomes = concurrency._Batch(slots, [task(n) for n in range(12)], None).run()  # type: ignore[arg-type]
     assert outcomes == list(range(12))  # each task's outcome in its place
     assert len(threads) == 12 and len(set(threads)) == 1  # one lane ran them one after another
-    assert (slots.acquired, slots.given_back) == (2, 1)  # the batch's second slot: not needed
+    # Given back: the slot the lane took to look for a 13th task, the batch's second one.
+    assert (slots.acquired, slots.given_back) == (2, 2)
 
 
 class _Fatal(BaseException):
@@ -184,3 +185,40 @@ def test_what_is_not_an_item_s_failure_reaches_the_batch_s_thread() -> None:
         raise failing
 
     assert concurrency.run_all(new_id("eval_run"), 4, [fine, fails]) == [None, failing]
+
+
+def test_batches_of_one_run_sharing_its_slots_all_finish_within_its_limit() -> None:
+    """Four item workers' batches of the same run, their lanes and batch threads racing for
+    three slots: every task runs exactly once, never more than three at a time."""
+    run_id = new_id("eval_run")
+    guard = threading.Lock()
+    in_flight = [0, 0]  # now, most
+    ran: list[int] = []
+
+    def task(n: int) -> object:
+        def run() -> int:
+            with guard:
+                in_flight[0] += 1
+                in_flight[1] = max(in_flight[1], in_flight[0])
+            with guard:
+                in_flight[0] -= 1
+                ran.append(n)
+            return n
+
+        return run
+
+    outcomes: dict[int, list[object]] = {}
+
+    def worker(w: int) -> None:
+        tasks = [task(w * 100 + n) for n in range(50)]
+        outcomes[w] = concurrency.run_all(run_id, 3, tasks)  # type: ignore[arg-type]
+
+    threads = [threading.Thread(target=worker, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=SAFETY_TIMEOUT_S * 20)
+    assert not any(thread.is_alive() for thread in threads), "a batch never finished"
+    assert sorted(ran) == sorted(w * 100 + n for w in range(4) for n in range(50))
+    assert all(outcomes[w] == [w * 100 + n for n in range(50)] for w in range(4))
+    assert in_flight[1] <= 3
