@@ -395,8 +395,8 @@ def main() -> None:
     parser.add_argument(
         "--baseline-up-to",
         type=int,
-        default=10_000,
-        help="larger sizes run once, without a baseline (a baseline doubles the work)",
+        help="larger sizes run once, without a baseline (a baseline doubles the work); "
+        "default 10000, and every size with --targets",
     )
     parser.add_argument("--log-dir", type=Path, help="keep pawl serve's log there, per size")
     parser.add_argument("--item-workers", type=int, default=4)
@@ -416,6 +416,8 @@ def main() -> None:
     parser.add_argument("--skip-kill9", action="store_true", help="with --targets")
     args = parser.parse_args()
     args.sizes_given = args.sizes is not None
+    if args.baseline_up_to is None:
+        args.baseline_up_to = max(args.sizes or [100_000]) if args.targets else 10_000
     if args.targets:
         from scale_targets import run_targets
 
