@@ -86,7 +86,8 @@ bench: install
 	$(BIN)/python bench/latency.py
 
 # Issue 27's "keep what holds" table: 1k and 100k runs through pawl serve and the kill -9
-# matrix (about 15 minutes on an idle 2-core machine; docs/scaling.md).
+# matrix (about 15-20 minutes on an idle 2-core machine, far longer on a loaded one;
+# docs/scaling.md).
 bench-targets: install
 	$(BIN)/python bench/scale.py --targets
 
