@@ -16,7 +16,7 @@ CHROMIUM ?= /usr/bin/chromium
 STAGE ?= dev
 
 .PHONY: install install-base install-embeddings test-tools test check lint typecheck unit demo \
-	demo-formations serve bench bench-console clean package deploy cli-operations
+	demo-formations serve bench bench-targets bench-console clean package deploy cli-operations
 
 # Everything: what `make test` needs (dev tools, the embeddings extra, infra linting).
 install: $(DEV_STAMP)
@@ -83,6 +83,13 @@ bench: install
 	$(BIN)/python bench/run_throughput.py
 	$(BIN)/python bench/settle.py
 	$(BIN)/python bench/cli_startup.py
+	$(BIN)/python bench/latency.py
+
+# Issue 27's "keep what holds" table: 1k and 100k runs through pawl serve and the kill -9
+# matrix (about 15-20 minutes on an idle 2-core machine, far longer on a loaded one;
+# docs/scaling.md).
+bench-targets: install
+	$(BIN)/python bench/scale.py --targets
 
 # The API commands' table the CLI reads at start-up (pawl/cli/operations.json), from the
 # routes; tests/unit/test_operation_table.py fails until it is rewritten after a route change.

@@ -3,6 +3,8 @@
 Run as its own process (an agent is another service; in the benchmark's process it would
 compete with the workers for the interpreter lock). Prints ``{"port": N}`` when listening
 and, when its stdin closes, ``{"calls": N}`` (the requests it answered) and stops.
+``GET /_timeline`` answers ``[[start, end], ...]``, the epoch seconds each call since the
+last such GET arrived and answered (``bench/latency.py`` reads it), and forgets them.
 
     python bench/instant_agent.py [--port 0] [--delay-ms 0] [--modest]
 
@@ -31,8 +33,24 @@ class InstantAgent(BaseHTTPRequestHandler):
 
     calls = 0
     _count = threading.Lock()
+    #: (arrived, answered) epoch seconds of each call since the last ``GET /_timeline``.
+    timeline: list[tuple[float, float]] = []
+
+    def do_GET(self) -> None:
+        if self.path != "/_timeline":
+            self.send_error(404)
+            return
+        with self._count:
+            taken, InstantAgent.timeline = InstantAgent.timeline, []
+        body = json.dumps(taken).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def do_POST(self) -> None:
+        arrived = time.time()
         with self._count:
             InstantAgent.calls += 1
         if self.delay_s:
@@ -47,6 +65,8 @@ class InstantAgent(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+        with self._count:
+            InstantAgent.timeline.append((arrived, time.time()))
 
     def log_message(self, format: str, *args: object) -> None:
         return  # one line per request otherwise

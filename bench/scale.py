@@ -23,7 +23,11 @@ Through the API and the CLI, as a user would:
    settle (``settle_run``'s own time and pawl's RSS peak while it ran).
 
     .venv/bin/python bench/scale.py [--sizes 1000 10000] [--include-100k] [--no-baseline]
-        [--baseline-up-to 10000]
+        [--baseline-up-to 10000] [--targets [--small-rounds 3] [--skip-kill9]]
+
+``--targets`` prints issue 27's "keep what holds" table (``bench/scale_targets.py``): AWS
+calls per item at 1k and 100k, the 100k rate against the 1k rate, run-start p99 during the
+100k run and the kill -9 matrix, each marked held or missed.
         [--item-workers 4] [--concurrency 40] [--snapshot-interval 1]
         [--snapshot-min-journal-mb MB] [--snapshot-journal-ratio R]
 
@@ -385,14 +389,14 @@ def table(rows: list[Measured], args: Any) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
+    parser.add_argument("--sizes", type=int, nargs="+", help="default: 1000 10000")
     parser.add_argument("--include-100k", action="store_true", help="add a 100,000-item run")
     parser.add_argument("--no-baseline", action="store_true", help="skip the baseline run")
     parser.add_argument(
         "--baseline-up-to",
         type=int,
-        default=10_000,
-        help="larger sizes run once, without a baseline (a baseline doubles the work)",
+        help="larger sizes run once, without a baseline (a baseline doubles the work); "
+        "default 10000, and every size with --targets",
     )
     parser.add_argument("--log-dir", type=Path, help="keep pawl serve's log there, per size")
     parser.add_argument("--item-workers", type=int, default=4)
@@ -402,8 +406,24 @@ def main() -> None:
     )
     parser.add_argument("--snapshot-min-journal-mb", type=float, help="pawl serve's")
     parser.add_argument("--snapshot-journal-ratio", type=float, help="pawl serve's")
+    parser.add_argument(
+        "--targets",
+        action="store_true",
+        help="issue 27's table: 1k (median of --small-rounds) and 100k without baselines, "
+        "the kill -9 matrix, each target held or missed (bench/scale_targets.py)",
+    )
+    parser.add_argument("--small-rounds", type=int, default=3, help="with --targets")
+    parser.add_argument("--skip-kill9", action="store_true", help="with --targets")
     args = parser.parse_args()
-    sizes = [*args.sizes, *([100_000] if args.include_100k else [])]
+    args.sizes_given = args.sizes is not None
+    if args.baseline_up_to is None:
+        args.baseline_up_to = max(args.sizes or [100_000]) if args.targets else 10_000
+    if args.targets:
+        from scale_targets import run_targets
+
+        run_targets(args)
+        return
+    sizes = [*(args.sizes or [1_000, 10_000]), *([100_000] if args.include_100k else [])]
     rows = []
     for size in sizes:
         rows.append(measure(size, args))

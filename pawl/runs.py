@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from chalicelib.domain.runs import TERMINAL_STATUSES, status_from_wire
+from chalicelib.domain.run_status import TERMINAL_STATUSES, status_from_wire
 
 Json = dict[str, Any]
 
@@ -33,6 +33,9 @@ class Run(BaseModel):
     item_count: int = 0
     completed_count: int = 0
     errored_count: int = 0
+    #: Result rows recorded passed / failed (null for a run recorded before the counters).
+    passed_count: int | None = None
+    failed_count: int | None = None
     metadata: Json = Field(default_factory=dict)
     #: A run started with ``early_stop``: its seed, and the decision once made (pawl's).
     early_stop: Json | None = None

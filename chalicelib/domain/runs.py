@@ -23,21 +23,17 @@ from pydantic import (
 
 from chalicelib.domain.base import Resource
 from chalicelib.domain.catalog import EvalSettings
-
-QUEUED = "queued"
-RUNNING = "running"
-COMPLETED = "completed"
-FAILED = "failed"
-CANCELLED = "cancelled"
-#: How ``/api/v1`` spells CANCELLED: SOAT's enum says ``canceled``. Rows, the engine and
-#: ``/v2`` (OpenWOP) keep ``cancelled``; only a run's JSON says ``canceled``.
-WIRE_CANCELED = "canceled"
-
-ACTIVE_STATUSES = frozenset({QUEUED, RUNNING})
-TERMINAL_STATUSES = frozenset({COMPLETED, FAILED, CANCELLED})
-#: A run that may serve as a baseline: it reached an end with its results kept. A
-#: cancelled run is refused too — it stopped part-way, so its item set is arbitrary.
-BASELINE_STATUSES = frozenset({COMPLETED, FAILED})
+from chalicelib.domain.run_status import ACTIVE_STATUSES as ACTIVE_STATUSES
+from chalicelib.domain.run_status import BASELINE_STATUSES as BASELINE_STATUSES
+from chalicelib.domain.run_status import CANCELLED as CANCELLED
+from chalicelib.domain.run_status import COMPLETED as COMPLETED
+from chalicelib.domain.run_status import FAILED as FAILED
+from chalicelib.domain.run_status import QUEUED as QUEUED
+from chalicelib.domain.run_status import RUNNING as RUNNING
+from chalicelib.domain.run_status import TERMINAL_STATUSES as TERMINAL_STATUSES
+from chalicelib.domain.run_status import WIRE_CANCELED as WIRE_CANCELED
+from chalicelib.domain.run_status import status_from_wire as status_from_wire
+from chalicelib.domain.run_status import status_on_wire as status_on_wire
 
 #: The failure code of a run whose ``max_cost_usd`` was spent before every item started,
 #: and the error code of each item it then did not start.
@@ -120,16 +116,6 @@ def headline_of(aggregate: dict[str, Any] | None) -> dict[str, Any]:
             name: baseline[name] for name in HEADLINE_BASELINE_FIGURES if name in baseline
         }
     return headline
-
-
-def status_on_wire(status: str) -> str:
-    """A run status as ``/api/v1`` spells it (``cancelled`` is SOAT's ``canceled``)."""
-    return WIRE_CANCELED if status == CANCELLED else status
-
-
-def status_from_wire(status: Any) -> Any:
-    """A run status as the engine names it (``canceled`` on the wire is ``cancelled``)."""
-    return CANCELLED if status == WIRE_CANCELED else status
 
 
 class EarlyStopState(BaseModel):

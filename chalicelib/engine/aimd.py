@@ -13,6 +13,13 @@ A run starts with ``INITIAL_WINDOW`` calls in flight, not its whole ``max_concur
   congestion report from a call that started before the last decrease is the same
   overload seen late, and does not halve again.
 
+A window can also *resume* where an earlier run against the same agent left it
+(:meth:`AimdWindow.resuming`, :meth:`AimdWindow.learned`): what an agent can take is the
+agent's, not the run's, so a run that follows another does not spend four rounds of agent
+calls relearning it (a 200 ms agent at 40: 0.55 s of its 5 s), as TCP keeps a destination's
+congestion figures for the next connection to it. A congestion the earlier run met is
+kept too (the threshold), so a run against an agent that pushed back grows additively.
+
 :class:`RetryQuota` keeps retries from outliving a dead agent: a retry takes a token,
 an answered attempt puts one back (AWS SDKs' "retry quota"); while the quota is empty
 items fail at their first failure instead of each retrying to its budget, so a run
@@ -27,6 +34,9 @@ from dataclasses import dataclass, field
 
 INITIAL_WINDOW = 4
 MIN_WINDOW = 1
+
+#: (window reached, threshold or None): what a run passes on to the next one (same agent).
+Learned = tuple[float, float | None]
 
 
 @dataclass
@@ -43,6 +53,23 @@ class AimdWindow:
         self.ceiling = max(MIN_WINDOW, self.ceiling)
         self.window = float(min(INITIAL_WINDOW, self.ceiling))
         self.threshold = float(self.ceiling)
+
+    @classmethod
+    def resuming(cls, ceiling: int, learned: Learned | None) -> AimdWindow:
+        """A window for a new run: where ``learned`` (an earlier run's, same agent) left
+        off, within this run's ``ceiling``; a fresh slow start without it."""
+        window = cls(ceiling)
+        if learned is not None:
+            reached, threshold = learned
+            window.window = float(max(MIN_WINDOW, min(window.ceiling, reached)))
+            if threshold is not None:
+                window.threshold = float(max(MIN_WINDOW, min(window.ceiling, threshold)))
+        return window
+
+    def learned(self) -> Learned:
+        """What a later run against the same agent resumes from: the window reached and,
+        once congestion set one, the threshold (None: it never met congestion)."""
+        return self.window, (self.threshold if self.epoch else None)
 
     @property
     def limit(self) -> int:

@@ -34,6 +34,10 @@ log = logging.getLogger("pawl.engine.fanout")
 #: (at one trial) two SendMessageBatch calls of ten messages of ten work items.
 PAGE_ITEMS = 200
 CHUNK_ITEMS = 2000
+#: The run's first page is only as large as its concurrency (at least one message's
+#: worth): its agent calls start once that page is frozen and sent, and a page of 200 held
+#: them back by the 150 more rows written first (about 0.1 s locally).
+FIRST_PAGE_MIN = 10
 
 
 def fan_out(message: messages.FanoutMessage) -> None:
@@ -52,8 +56,9 @@ def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
     snapshot = state.snapshot
     after, counted, in_chunk = message.after_key, message.counted, 0
     while True:
+        size = page_size(after, snapshot.max_concurrency)
         page, last_key = runs.dataset_items_page(
-            snapshot.dataset_id, after, state.created_key, PAGE_ITEMS
+            snapshot.dataset_id, after, state.created_key, size
         )
         if page:
             if state.early_stop is None:
@@ -64,7 +69,7 @@ def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
             counted += len(page)
             in_chunk += len(page)
             after = last_key
-        if len(page) < PAGE_ITEMS:
+        if len(page) < size:
             break
         if in_chunk >= CHUNK_ITEMS:
             runs.touch(state.id)
@@ -79,6 +84,14 @@ def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
         return
     # Every item may already be recorded (or there were none): the settle is ours to try.
     settle.maybe_settle(state.id)
+
+
+def page_size(after_key: str | None, max_concurrency: int) -> int:
+    """Dataset items to read next: the first page of a run (no ``after_key``) fills its
+    concurrency, every later one is a full page."""
+    if after_key is None:
+        return min(PAGE_ITEMS, max(FIRST_PAGE_MIN, max_concurrency))
+    return PAGE_ITEMS
 
 
 def missing_work(state: RunState) -> Iterator[tuple[FrozenItem, int]]:

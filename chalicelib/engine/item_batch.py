@@ -163,6 +163,7 @@ def _execute_and_record(
             state.snapshot.max_concurrency,
             [_task(ctx, r, budget, recorder) for _, r in todo],
             should_continue=watch.active,  # a cancelled run's calls are not retried
+            agent=agent_key(state),
         )
         for (position, receipt), outcome in zip(todo, outcomes, strict=True):
             if isinstance(outcome, ResultRecord):
@@ -180,6 +181,12 @@ def _execute_and_record(
             else:
                 report.failed.add(position)
         return recorder.close()
+
+
+def agent_key(state: RunState) -> str:
+    """Whose window a run resumes (``engine.concurrency``): its agent at its version, whatever
+    the run; a new version may be a different deployment, so it learns afresh."""
+    return f"{state.snapshot.agent_id}@{state.run.agent_version}"
 
 
 def _task(

@@ -6,31 +6,40 @@ Exit codes, for CI: 0 when the run completed and passed (or no gate applies: ``p
 is null), 1 when it completed and failed its gates, 2 when there is no verdict to act on
 (the request was refused, the server could not be reached, the run failed or was
 cancelled, or the wait ran out).
+
+Before the start request the command loads only the standard library's client
+(``pawl.cli.sender``) and the run's status names; httpx, pydantic, rich and the report load
+while the run executes (docs/cli.md).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from chalicelib.domain import console_links
-from chalicelib.domain.runs import COMPLETED
+from chalicelib.domain.run_status import COMPLETED
 from pawl.cli.names import NameNotResolved, resolve
-from pawl.demo.ci_items import CiReport
-from pawl.demo.ci_report import ReportTargets, gather_report, print_items, write_reports
-from pawl.demo.comparison import print_comparison
-from pawl.demo.progress import follow_run
-from pawl.demo.summary import build_comparison
+from pawl.demo.ci_outputs import ReportTargets, step_summary_asked
 from pawl.transport import (
     NO_KEY_MESSAGE,
     ApiError,
+    Json,
     PawlClient,
-    Run,
     RunWaitTimeout,
     ServerUnreachable,
     refusal_hint,
+    start_run_body,
 )
+
+if TYPE_CHECKING:
+    # What follows the start request (the consoles, the progress bar, the report) loads
+    # after it: the run is executing by then, so those imports cost the command nothing.
+    from rich.console import Console
+
+    from pawl.demo.ci_items import CiReport
+    from pawl.runs import Run
 
 EXIT_PASSED = 0
 EXIT_FAILED = 1
@@ -95,20 +104,49 @@ def _baseline_id(client: PawlClient, request: RunRequest) -> tuple[str | None, s
     )
 
 
-def _start_and_follow(
-    client: PawlClient, request: RunRequest, console: Console
-) -> tuple[Run, str | None]:
-    """The finished run, and the note on its baseline (None: nothing to say)."""
-    baseline_id, note = _baseline_id(client, request)
-    queued = client.start_run(
-        request.eval_id,
-        agent_version=request.agent_version,
-        baseline_run_id=baseline_id,
-        metadata=dict(request.metadata) or None,
-        max_concurrency=request.max_concurrency,
-        # Early stop compares with a baseline: "latest-or-none" that found none runs whole.
-        early_stop=request.early_stop and baseline_id is not None,
-    )
+def _start(request: RunRequest) -> tuple[RunRequest, Json, str | None, str | None]:
+    """Resolve the eval, find the baseline and start the run: the request naming the eval
+    by id, the queued run as the API answered it, the baseline's id and the note on it.
+
+    Sent with the standard library's client (``pawl.cli.sender``), as an API command is:
+    httpx and the ``Run`` model load after the start, while the run executes. Only
+    ``--baseline latest``/``latest-or-none`` loads them first (it reads the eval's runs).
+    """
+    from pawl.cli.sender import StdlibClient
+
+    with StdlibClient(request.server, request.api_key) as first:
+        request = replace(request, eval_id=resolve(first, "eval_id", request.eval_id))
+        if request.baseline in (LATEST, LATEST_OR_NONE):
+            with PawlClient(request.server, request.api_key) as listing:
+                baseline_id, note = _baseline_id(listing, request)
+        else:
+            baseline_id, note = request.baseline, None
+        body = start_run_body(
+            agent_version=request.agent_version,
+            baseline_run_id=baseline_id,
+            metadata=dict(request.metadata) or None,
+            max_concurrency=request.max_concurrency,
+            # Early stop compares with a baseline: "latest-or-none" that found none runs whole.
+            early_stop=request.early_stop and baseline_id is not None,
+        )
+        queued = first.send("POST", f"/api/v1/evals/{request.eval_id}/runs", body=body)
+    return request, queued, baseline_id, note
+
+
+def _follow(
+    client: PawlClient,
+    request: RunRequest,
+    queued: Run,
+    baseline: tuple[str | None, str | None],
+    consoles: Consoles,
+) -> Run:
+    """Say what was started, then follow it to its end (a progress bar)."""
+    # The report's modules load now, while the run executes, not after it ends.
+    from pawl.demo import ci_report, comparison  # noqa: F401
+    from pawl.demo.progress import follow_run
+
+    baseline_id, note = baseline
+    console = consoles.out
     against = f", baseline {baseline_id}" if baseline_id else ""
     console.print(
         f"run {queued.id} {queued.status}: eval {queued.eval_id}, "
@@ -120,8 +158,7 @@ def _start_and_follow(
         console.print(note, highlight=False, soft_wrap=True)
     console.print(f"console {run_console_url(request, queued)}", highlight=False, soft_wrap=True)
     label = f"run {queued.id}"
-    run = follow_run(client, queued, console=console, label=label, timeout_s=request.timeout_s)
-    return run, note
+    return follow_run(client, queued, console=console, label=label, timeout_s=request.timeout_s)
 
 
 def run_console_url(request: RunRequest, run: Run) -> str:
@@ -143,8 +180,11 @@ class ReportNotWritten(Exception):
 
 
 def _gather(client: PawlClient, request: RunRequest, run: Run, note: str | None) -> CiReport:
+    from pawl.demo.ci_report import gather_report, items_needed
+
+    with_items = items_needed(run, request.reports, step_summary_asked())
     try:
-        return gather_report(client, request.server, run, note)
+        return gather_report(client, request.server, run, note, with_items=with_items)
     except ApiError as exc:  # e.g. a key whose policy runs the eval but cannot list results
         raise ReportNotWritten(
             f"the run's results could not be read for its report: {exc.status} {exc.code}: "
@@ -157,9 +197,14 @@ def _report(
 ) -> None:
     """The comparison, the items that did not pass by name, the report files and the
     step outputs of a finished run."""
+    from pawl.demo.ci_report import print_items, write_reports
+    from pawl.demo.comparison import print_comparison
+
     try:
         report = _gather(client, request, run, note)
     except ReportNotWritten:
+        from pawl.demo.summary import build_comparison
+
         print_comparison(console, build_comparison(run))
         raise
     print_comparison(console, report.comparison)
@@ -185,29 +230,55 @@ def _finish(request: RunRequest, run: Run, problem: str | None, errors: Console)
     return code
 
 
-def run_for_ci(request: RunRequest, console: Console, errors: Console) -> int:
+@dataclass
+class Consoles:
+    """The command's stdout and stderr consoles, each made on its first use (rich loads
+    then: after the start request)."""
+
+    make: Callable[[bool], Console]
+    _made: dict[bool, Console] = field(default_factory=dict)
+
+    def _get(self, stderr: bool) -> Console:
+        if stderr not in self._made:
+            self._made[stderr] = self.make(stderr)
+        return self._made[stderr]
+
+    @property
+    def out(self) -> Console:
+        return self._get(False)
+
+    @property
+    def err(self) -> Console:
+        return self._get(True)
+
+
+def run_for_ci(request: RunRequest, consoles: Consoles) -> int:
     """Start, follow and report one run; returns the process exit code."""
     if not request.api_key:
-        errors.print(f"pawl run: {NO_KEY_MESSAGE}", highlight=False)
+        consoles.err.print(f"pawl run: {NO_KEY_MESSAGE}", highlight=False)
         return EXIT_NO_VERDICT
     problem = None
     try:
+        request, started, baseline_id, note = _start(request)
+        from pawl.runs import Run  # pydantic loads now, while the run executes
+
         with PawlClient(request.server, request.api_key) as client:
-            request = replace(request, eval_id=resolve(client, "eval_id", request.eval_id))
-            finished, note = _start_and_follow(client, request, console)
+            queued = Run.model_validate(started)
+            finished = _follow(client, request, queued, (baseline_id, note), consoles)
             try:
-                _report(client, request, finished, note, console)
+                _report(client, request, finished, note, consoles.out)
             except ReportNotWritten as exc:
                 problem = str(exc)
     except ApiError as exc:
         refused = f"refused ({exc.status} {exc.code}): {exc.message}{refusal_hint(exc.status)}"
-        errors.print(f"pawl run: {refused}", highlight=False, soft_wrap=True)
+        consoles.err.print(f"pawl run: {refused}", highlight=False, soft_wrap=True)
         return EXIT_NO_VERDICT
     except RunWaitTimeout as exc:
-        errors.print(f"pawl run: {still_running(exc)}", highlight=False, soft_wrap=True)
+        consoles.err.print(f"pawl run: {still_running(exc)}", highlight=False, soft_wrap=True)
         return EXIT_NO_VERDICT
     except (ServerUnreachable, NoBaseline, NameNotResolved) as exc:
-        errors.print(f"pawl run: {exc}", highlight=False, soft_wrap=True)
+        consoles.err.print(f"pawl run: {exc}", highlight=False, soft_wrap=True)
         return EXIT_NO_VERDICT
+    console = consoles.out
     console.print(f"console {run_console_url(request, finished)}", highlight=False, soft_wrap=True)
-    return _finish(request, finished, problem, errors)
+    return _finish(request, finished, problem, consoles.err)

@@ -8,9 +8,29 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+
+
+@dataclass(frozen=True)
+class ReportTargets:
+    """Where a report goes besides the terminal (None: not asked for)."""
+
+    junit: Path | None = None
+    markdown: Path | None = None
+    #: A ``$GITHUB_OUTPUT`` file to append step outputs to.
+    github_output: Path | None = None
+
+    @property
+    def asked(self) -> bool:
+        return any(p is not None for p in (self.junit, self.markdown, self.github_output))
+
+
+def step_summary_asked(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether GitHub names a job summary for the report to go to."""
+    return bool((environ if environ is not None else os.environ).get(STEP_SUMMARY_ENV))
 
 
 def write_report(path: Path, text: str) -> None:

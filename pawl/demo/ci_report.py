@@ -6,8 +6,6 @@ and written as ``--junit`` / ``--markdown`` files, the GitHub job summary and st
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
@@ -25,6 +23,7 @@ from pawl.demo.ci_items import (
 )
 from pawl.demo.ci_junit import render_junit
 from pawl.demo.ci_markdown import render_markdown
+from pawl.demo.ci_outputs import ReportTargets as ReportTargets
 from pawl.demo.ci_outputs import append_github_outputs, append_step_summary, write_report
 from pawl.demo.summary import build_comparison
 from pawl.transport import PawlClient, Run
@@ -33,20 +32,6 @@ from pawl.transport import PawlClient, Run
 PAGE = 100
 #: Lines each list prints in a terminal before it says how many more there are.
 MAX_LINES = 20
-
-
-@dataclass(frozen=True)
-class ReportTargets:
-    """Where a report goes besides the terminal (None: not asked for)."""
-
-    junit: Path | None = None
-    markdown: Path | None = None
-    #: A ``$GITHUB_OUTPUT`` file to append step outputs to.
-    github_output: Path | None = None
-
-    @property
-    def asked(self) -> bool:
-        return any(p is not None for p in (self.junit, self.markdown, self.github_output))
 
 
 def iter_flips(client: PawlClient, run: Run) -> Iterator[tuple[str, str]]:
@@ -67,14 +52,41 @@ def iter_flips(client: PawlClient, run: Run) -> Iterator[tuple[str, str]]:
             return
 
 
+def every_item_passed(run: Run) -> bool:
+    """Whether the run's counters say every result row passed (no failed or errored trial,
+    so no item to name, whatever the trial reducer); False when it cannot tell."""
+    return (
+        run.status == COMPLETED
+        and run.failed_count == 0
+        and run.errored_count == 0
+        and run.passed_count == run.item_count
+    )
+
+
+def items_needed(run: Run, targets: ReportTargets, summary: bool) -> bool:
+    """Whether the report must read the run's results: a file or job summary lists every
+    item, a baseline may have flipped some, and an item that did not pass is named. A run
+    whose every item passed, reported in the terminal only, has nothing to list (reading
+    1,000 results to print no line took most of the command's time after the run)."""
+    return targets.asked or summary or bool(run.baseline_run_id) or not every_item_passed(run)
+
+
 def gather_report(
-    client: PawlClient, server: str, run: Run, baseline_note: str | None = None
+    client: PawlClient,
+    server: str,
+    run: Run,
+    baseline_note: str | None = None,
+    *,
+    with_items: bool = True,
 ) -> CiReport:
-    """Everything a report shows about ``run``, read through the API."""
+    """Everything a report shows about ``run``, read through the API (its items only
+    ``with_items``: see :func:`items_needed`)."""
     evaluation = client.get_eval(run.eval_id)
     flips = dict(iter_flips(client, run)) if run.baseline_run_id else {}
     reducer = str(evaluation.get("trial_reducer") or "all")
-    items = item_reports(client.iter_results(run.eval_id, run.id), reducer, flips)
+    items = (
+        item_reports(client.iter_results(run.eval_id, run.id), reducer, flips) if with_items else ()
+    )
     compare = console_links.compare_url(server, run.eval_id, run.id)
     baseline = client.get_run(run.eval_id, run.baseline_run_id) if run.baseline_run_id else None
     return CiReport(

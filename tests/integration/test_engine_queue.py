@@ -117,6 +117,36 @@ def test_fan_out_in_chunks_with_continuations(
     assert trials == sorted((i["id"], t) for i in suite.items for t in (1, 2))
 
 
+def test_the_first_page_of_a_fan_out_is_the_run_s_concurrency(
+    api: Any, app: Any, project: Any, plugins: Plugins, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its items are sent before the rest is read: the agent calls start after one page of
+    the run's concurrency, not after a full page; every later page is full."""
+    from chalicelib.engine import fanout
+
+    monkeypatch.setattr(fanout, "PAGE_ITEMS", 20)
+    limits: list[int] = []
+    page = run_store.dataset_items_page
+
+    def counted(dataset_id: str, after: Any, upto: str, limit: int) -> Any:
+        limits.append(limit)
+        return page(dataset_id, after, upto, limit)
+
+    monkeypatch.setattr(run_store, "dataset_items_page", counted)
+    suite = make_suite(api, project, [(f"echo:{i}", str(i)) for i in range(25)], max_concurrency=12)
+    run = _start(api, suite)
+    _fan_out(app)
+    assert limits == [12, 20]  # 12 items, then the 13 left (fewer than a page: the end)
+    first = receive(get_settings().item_queue, 1)
+    assert len(json.loads(first[0]["Body"])["work"]) == 10  # work messages: ten items each
+    deliver(app, "execute_items", get_settings().item_queue, first)
+    drain_queues(app)
+    done = _run(api, suite, run["id"])
+    assert done["status"] == "completed" and done["completed_count"] == 25
+    assert fanout.page_size(None, 1) == fanout.FIRST_PAGE_MIN  # at least a message's worth
+    assert fanout.page_size(None, 500) == fanout.PAGE_ITEMS  # never more than a page
+
+
 def _item_messages() -> list[dict[str, Any]]:
     return receive(get_settings().item_queue, 10)
 

@@ -233,3 +233,23 @@ class _Suite:
 
     def run_path(self, run_id: str) -> str:
         return f"/api/v1/evals/{self.evaluation['id']}/runs/{run_id}"
+
+
+def test_a_second_run_resuming_its_agent_s_window_loses_nothing_either(
+    api: Any, project: Any, app: Any, modest_agent: ModestServer
+) -> None:
+    """The second run of the eval starts at the window the first one reached (40 calls at
+    once, not 4: ``AimdWindow.resuming``), against the same accept loop stalled again: the
+    connections the backlog drops are retried within the run's quota, and the congestion
+    halves the window as in a first run."""
+    url = f"http://127.0.0.1:{modest_agent.server_address[1]}/"
+    evaluation = _eval(api, project, url, items=120, max_concurrency=40)
+    for _ in range(2):
+        modest_agent._stalled = False  # the accept loop stalls at this run's first call
+        run = api.post(f"/api/v1/evals/{evaluation['id']}/runs", {}).json
+        drain_queues(app)
+        finished = api.get(f"/api/v1/evals/{evaluation['id']}/runs/{run['id']}").json
+        results = all_results(api, _Suite(evaluation), run["id"])  # type: ignore[arg-type]
+        errors = [r["error"] for r in results if r["error"]]
+        assert (finished["completed_count"], finished["errored_count"]) == (120, 0), errors[:3]
+    assert modest_agent.calls == 240  # no answered call repeated in either run

@@ -71,3 +71,35 @@ def test_the_retry_quota_is_spent_by_retries_and_refilled_by_answers() -> None:
         quota.answered()
     assert quota.tokens == 3  # never above its capacity
     assert quota_for(40) == 80 and quota_for(1) == 10
+
+
+def test_a_window_resumes_where_the_last_run_against_its_agent_left_it() -> None:
+    earlier = AimdWindow(40)
+    for _ in range(100):
+        earlier.succeeded()
+    assert earlier.learned() == (40.0, None)  # never congested: no threshold to pass on
+    resumed = AimdWindow.resuming(40, earlier.learned())
+    assert resumed.limit == 40
+    assert AimdWindow.resuming(40, None).limit == INITIAL_WINDOW  # nothing learned yet
+
+
+def test_a_resumed_window_keeps_to_its_own_run_s_limit() -> None:
+    assert AimdWindow.resuming(10, (40.0, None)).limit == 10
+    smaller = AimdWindow.resuming(200, (40.0, None))
+    assert smaller.limit == 40
+    for _ in range(40):  # no congestion yet: it goes on slow-starting to its own limit
+        smaller.succeeded()
+    assert smaller.limit == 80
+
+
+def test_a_resumed_window_keeps_the_congestion_its_agent_met() -> None:
+    earlier = AimdWindow(40)
+    for _ in range(36):
+        earlier.succeeded()
+    earlier.congested(earlier.epoch)
+    assert earlier.learned() == (20.0, 20.0)
+    resumed = AimdWindow.resuming(40, earlier.learned())
+    assert resumed.limit == 20
+    for _ in range(19):  # above the threshold it met: additive, one call per round
+        resumed.succeeded()
+    assert resumed.limit == 20

@@ -26,7 +26,13 @@ from pawl.demo.ci_items import (
 from pawl.demo.ci_junit import render_junit, xml_safe
 from pawl.demo.ci_markdown import md_text, render_markdown
 from pawl.demo.ci_outputs import append_step_summary, github_output_lines
-from pawl.demo.ci_report import ReportTargets, print_items, step_outputs
+from pawl.demo.ci_report import (
+    ReportTargets,
+    gather_report,
+    items_needed,
+    print_items,
+    step_outputs,
+)
 from pawl.demo.summary import build_comparison
 from pawl.transport import Run
 
@@ -445,3 +451,70 @@ def test_every_report_shows_the_smallest_detectable_drop_beside_the_verdict(
         console = Console(width=200, record=True)
         print_comparison(console, report.comparison)
         assert clause in console.export_text()
+
+
+# --- whether the results are read ---------------------------------------------------------
+
+
+class _CountingClient:
+    """What ``gather_report`` asks of a client, counted; every item passed."""
+
+    def __init__(self) -> None:
+        self.result_reads = 0
+
+    def get_eval(self, eval_id: str) -> dict[str, Any]:
+        return {"name": EVAL_NAME, "trial_reducer": "all"}
+
+    def iter_results(self, eval_id: str, run_id: str) -> Any:
+        self.result_reads += 1
+        yield _row("dsi_pass", 1, passed=True)
+
+
+def _all_passed(**changes: Any) -> Run:
+    counts = {"item_count": 3, "passed_count": 3, "failed_count": 0, "errored_count": 0}
+    return _run(**{"baseline_run_id": None, "passed": True, **counts, **changes})
+
+
+def test_a_run_whose_every_item_passed_needs_no_results_in_the_terminal() -> None:
+    assert not items_needed(_all_passed(), ReportTargets(), summary=False)
+
+
+@pytest.mark.parametrize(
+    ("changes", "targets", "summary"),
+    [
+        ({"failed_count": 1, "passed_count": 2}, ReportTargets(), False),
+        ({"errored_count": 1, "passed_count": 2}, ReportTargets(), False),
+        ({"passed_count": None, "failed_count": None}, ReportTargets(), False),  # an old run
+        ({"passed_count": 2}, ReportTargets(), False),  # counts that do not add up
+        ({"status": "failed"}, ReportTargets(), False),
+        ({"baseline_run_id": "evrun_base000000000001"}, ReportTargets(), False),  # flips
+        ({}, ReportTargets(junit=Path("j.xml")), False),
+        ({}, ReportTargets(markdown=Path("m.md")), False),
+        ({}, ReportTargets(github_output=Path("out")), False),
+        ({}, ReportTargets(), True),  # the job summary lists the items
+    ],
+    ids=[
+        "failed",
+        "errored",
+        "old-run",
+        "short-count",
+        "not-completed",
+        "baseline",
+        "junit",
+        "markdown",
+        "github-output",
+        "job-summary",
+    ],
+)
+def test_the_results_are_read_whenever_a_report_could_show_an_item(
+    changes: dict[str, Any], targets: ReportTargets, summary: bool
+) -> None:
+    assert items_needed(_all_passed(**changes), targets, summary)
+
+
+def test_gather_report_reads_the_results_only_when_asked() -> None:
+    client = _CountingClient()
+    skipped = gather_report(client, "http://x", _all_passed(), with_items=False)  # type: ignore[arg-type]
+    assert client.result_reads == 0 and skipped.items == ()
+    read = gather_report(client, "http://x", _all_passed())  # type: ignore[arg-type]
+    assert client.result_reads == 1 and [i.outcome for i in read.items] == [PASSED]

@@ -147,3 +147,61 @@ def test_pawl_list_evals_into_head_shows_no_traceback(server: Server, tmp_path: 
     )
     assert done.stdout == "{\n"
     assert done.stderr == "status 141\n"
+
+
+#: ``pawl run`` up to its start request: the probe stops it there and lists what it loaded.
+RUN_PROBE = """
+import json, sys
+from pawl.cli import sender
+
+def send(self, method, path, **kwargs):
+    if method == "POST" and path.endswith("/runs"):
+        with open(sys.argv[1], "w") as out:
+            json.dump({"code": 0, "modules": sorted(sys.modules)}, out)
+        raise SystemExit(0)
+    raise AssertionError(f"{method} {path} before the start")
+
+sender.StdlibClient.send = send
+from pawl.cli.main import main
+main(sys.argv[2:])
+"""
+#: What ``pawl run`` loads only after its start request, while the run executes: httpx
+#: (and the rich it imports), pydantic, the progress bar and the report's modules; and
+#: never the service, its settings or the AWS stack.
+AFTER_THE_START = (
+    "httpx",
+    "pydantic",
+    "rich",
+    "moto",
+    "boto3",
+    "botocore",
+    "pynamodb",
+    "pawl.local",
+    "pawl.demo.ci_report",
+    "pawl.demo.progress",
+    "pawl.demo.comparison",
+    "chalicelib.settings",
+    "chalicelib.api",
+    "chalicelib.engine",
+)
+
+
+def test_pawl_run_loads_only_the_client_before_its_start_request(tmp_path: Path) -> None:
+    """The command's start-up counts in its time, the imports after the start do not: the
+    run executes meanwhile. The start goes through the standard library's client, as an
+    API command's request does."""
+    report = tmp_path / "modules.json"
+    eval_id = "eval_" + "0" * 26  # an id: no name to resolve, so no request before the start
+    argv = ["run", "--eval", eval_id, "--server", "http://127.0.0.1:9"]
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_PROBE, str(report), *argv],
+        env=_env(PAWL_API_KEY="pawl.key"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert report.exists(), done.stderr
+    modules = json.loads(report.read_text())["modules"]
+    early = [m for m in modules if any(m == x or m.startswith(x + ".") for x in AFTER_THE_START)]
+    assert early == []
+    assert "pawl.demo.ci" in modules  # the probe did stop `pawl run` at its start request
