@@ -29,6 +29,7 @@ docs/engine.md, "Run concurrency", says what is per run and what per deployment.
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -279,6 +280,11 @@ class _Batch(Generic[T]):
             # The slot first, then the task: a task leaves the pending list only for a
             # thread holding a slot, so none is left behind when the batch's thread,
             # holding one, finds the list empty and stops handing tasks out.
+            # Let the batch's other threads run first: with an in-process agent (a python
+            # callable) this lane never blocks, and the batch recorder's thread would wait
+            # for the interpreter lock until the batch ends, committing nothing meanwhile
+            # (no progress shown, an early-stop run's counts frozen for its looks).
+            time.sleep(0)
             free = self.slots.try_acquire()
             if free is None:
                 return  # the batch's thread takes the next task with the next free slot
