@@ -29,7 +29,7 @@ class NumericConfig(ScorerConfig):
 
 class NumericScorer:
     type = "numeric"
-    config_model = NumericConfig
+    config_model: type[ScorerConfig] = NumericConfig
     named = False
     calls_out = False
 
