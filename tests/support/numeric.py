@@ -8,6 +8,7 @@ scorer's failure (an errored item), never a zero.
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any, Literal
 
@@ -29,7 +30,7 @@ class NumericConfig(ScorerConfig):
 
 class NumericScorer:
     type = "numeric"
-    config_model: type[ScorerConfig] = NumericConfig
+    config_model: builtins.type[ScorerConfig] = NumericConfig
     named = False
     calls_out = False
 
