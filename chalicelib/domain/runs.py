@@ -146,6 +146,8 @@ class RunState(BaseModel):
     #: Result rows per outcome (``passed``, ``failed``, ``errored``), kept by the recording
     #: transaction; None for a run recorded before these counters existed.
     outcome_counts: dict[str, int] | None = None
+    #: How many hash keys the run's rows are spread over (``store.shards``; 1: unsharded).
+    shards: int = 1
 
     @property
     def id(self) -> str:
@@ -279,6 +281,9 @@ class WorkItem(BaseModel):
     dataset_item_id: str
     trial: int = 1
     item: FrozenItem | None = None
+    #: The run's shard count as the fan-out knew it (absent in older messages: 1); the
+    #: worker's first read uses it, and checks it against the run row.
+    shards: int = 1
 
     @property
     def result_key(self) -> str:

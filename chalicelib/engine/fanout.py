@@ -19,7 +19,9 @@ from collections.abc import Iterator
 
 from chalicelib.domain.runs import ACTIVE_STATUSES, QUEUED, FrozenItem, RunState, result_key
 from chalicelib.engine import messages, settle
+from chalicelib.settings import get_settings
 from chalicelib.store import results, runs
+from chalicelib.store import shards as sharding
 
 log = logging.getLogger("pawl.engine.fanout")
 
@@ -36,9 +38,25 @@ def fan_out(message: messages.FanoutMessage) -> None:
     if state.fanout_done:
         enqueue_missing(state)
         return
-    if state.status == QUEUED and not runs.mark_running(state.id):
-        return  # cancelled between the read and the transition
+    if state.status == QUEUED:
+        shards = choose_shards(state)
+        if not runs.mark_running(state.id, shards):
+            return  # cancelled between the read and the transition
+        state.shards = shards
     _freeze_chunk(state, message)
+
+
+def choose_shards(state: RunState) -> int:
+    """The run's shard count, from its work items (``store.shards``). Counted before anything
+    of the run is written, and only as far as the largest count needs: a dataset of a
+    million items is counted to ``PAWL_RUN_SHARD_ITEMS x PAWL_RUN_MAX_SHARDS``."""
+    settings = get_settings()
+    if settings.run_max_shards <= 1:
+        return 1
+    trials = max(1, state.snapshot.trials)
+    cap = -(-settings.run_shard_items * settings.run_max_shards // trials)
+    items = runs.count_dataset_items(state.snapshot.dataset_id, state.created_key, cap)
+    return sharding.shard_count(items * trials)
 
 
 def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
@@ -49,8 +67,8 @@ def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
             snapshot.dataset_id, after, state.created_key, PAGE_ITEMS
         )
         if page:
-            runs.put_run_items(state.id, page)
-            messages.send_work(state.id, messages.item_work(page, snapshot.trials))
+            runs.put_run_items(state.id, page, state.shards)
+            messages.send_work(state.id, messages.item_work(page, snapshot.trials), state.shards)
             counted += len(page)
             in_chunk += len(page)
             after = last_key
@@ -65,13 +83,13 @@ def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
     if runs.mark_fanout_done(state.id, counted * snapshot.trials):
         log.info("run %s: %d items x %d trials enqueued", state.id, counted, snapshot.trials)
     # Every item may already be recorded (or there were none): the settle is ours to try.
-    settle.maybe_settle(state.id)
+    settle.maybe_settle(state.id, state.shards)
 
 
 def missing_work(state: RunState) -> Iterator[tuple[FrozenItem, int]]:
     """(item, trial) pairs of the frozen set with no result."""
-    recorded = set(results.iter_result_keys(state.id))
-    for page in runs.iter_run_item_pages(state.id):
+    recorded = set(results.iter_result_keys(state.id, state.shards))
+    for page in runs.iter_run_item_pages(state.id, state.shards):
         for item in page:
             for trial in range(1, state.snapshot.trials + 1):
                 if result_key(item.dataset_item_id, trial) not in recorded:
@@ -80,9 +98,10 @@ def missing_work(state: RunState) -> Iterator[tuple[FrozenItem, int]]:
 
 def enqueue_missing(state: RunState) -> int:
     """Re-enqueue the work of a fanned-out run that has no result yet. Returns how many."""
-    sent = messages.send_work(state.id, missing_work(state))
+    sent = messages.send_work(state.id, missing_work(state), state.shards)
     if sent:
         runs.touch(state.id)
     else:
-        settle.maybe_settle(state.id)
+        settle.recount(state)  # every item has its row: counters that fell behind catch up
+        settle.maybe_settle(state.id, state.shards)
     return sent

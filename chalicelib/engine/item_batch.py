@@ -70,15 +70,16 @@ def process(received: list[ReceivedWork]) -> BatchReport:
 
 
 def _process_run(run_id: str, batch: list[tuple[int, ReceivedWork]], report: BatchReport) -> None:
+    shards = max(d.work.shards for _, d in batch)
     state, existing = batch_reads.run_and_existing_results(
-        run_id, [d.work.result_key for _, d in batch]
+        run_id, [d.work.result_key for _, d in batch], shards
     )
     if state is None or state.status not in ACTIVE_STATUSES:
         report.skipped += len(batch)  # cancelled or settled: outstanding work is dropped
         return
     todo = _first_of_each(batch, existing)
     report.skipped += len(batch) - len(todo)
-    _fill_frozen_items(run_id, todo)
+    _fill_frozen_items(state, todo)
     may_settle = False
     if todo:
         outcome = _execute_and_record(state, todo, report)
@@ -88,7 +89,8 @@ def _process_run(run_id: str, batch: list[tuple[int, ReceivedWork]], report: Bat
     if may_settle or existing:
         # A redelivery may be the only trace of a worker that recorded the last item
         # and died before claiming: try the claim whenever a batch met recorded items.
-        settle.maybe_settle(run_id)
+        item_count = state.run.item_count if state.fanout_done else None
+        settle.maybe_settle(run_id, state.shards, item_count)
 
 
 def _first_of_each(
@@ -108,12 +110,12 @@ def _first_of_each(
     return todo
 
 
-def _fill_frozen_items(run_id: str, todo: list[tuple[int, ReceivedWork]]) -> None:
+def _fill_frozen_items(state: RunState, todo: list[tuple[int, ReceivedWork]]) -> None:
     """Items too large for a message are read from the run's frozen set (one BatchGetItem)."""
     missing = [d.work.dataset_item_id for _, d in todo if d.work.item is None]
     if not missing:
         return
-    frozen = runs.batch_get_run_items(run_id, missing)
+    frozen = runs.batch_get_run_items(state.id, missing, state.shards)
     for _, receipt in todo:
         if receipt.work.item is None:
             receipt.work.item = frozen.get(receipt.work.dataset_item_id)
@@ -126,7 +128,7 @@ def _execute_and_record(
     progress = results.RunProgress(state.fanout_done, state.run.item_count)
     with (
         run_watch.watching(state.id, state.status) as watch,
-        BatchRecorder(state.id, progress) as recorder,
+        BatchRecorder(state.id, progress, shards=state.shards) as recorder,
     ):
         ctx = load_context(state, should_continue=watch.active)
         budget = Budget(state.snapshot.max_cost_usd, state.spent_usd)

@@ -69,8 +69,10 @@ def _reap_one(run_id: str, cutoff: str, report: ReapReport) -> None:
     if state.status not in ACTIVE_STATUSES:
         lifecycle.emit(state)
         report.events_delivered += 1
-    elif state.all_recorded:
-        if runs.claim_settle(run_id, stale_before=cutoff) and settle.settle_run(run_id):
+    elif state.last_activity_at >= cutoff:
+        return  # a sharded run records on its counter rows: those say it is not quiet
+    elif state.all_recorded or settle.recount(state):
+        if settle.claim(run_id, state.shards, stale_before=cutoff) and settle.settle_run(run_id):
             report.settled += 1
     elif runs.claim_failure(run_id, stale_before=cutoff) and lifecycle.fail(
         run_id, failure_reason(state, get_settings().run_grace_s), RUN_STALLED

@@ -294,6 +294,12 @@ class RunModel(IdModel):
     #: them: the spend guard reads it (``max_cost_usd``).
     spent_usd = NumberAttribute(default=0)
     fanout_done = BooleanAttribute(default=False)
+    #: How many hash keys the run's results, frozen items and counters are spread over
+    #: (``store.shards``); absent: one (every run from before sharding, and small runs).
+    shards = NumberAttribute(null=True)
+    #: The counter rows' sums were written onto this row when the settle was claimed: a
+    #: sharded run read after it needs no counter rows.
+    counters_folded = BooleanAttribute(null=True)
     aggregate_scores = JSONAttribute(null=True)
     #: The figures of ``aggregate_scores`` a list of runs shows (pass rate, its interval,
     #: the baseline delta and p), written beside it at settle (``{}`` when it is null), so a

@@ -25,7 +25,6 @@ from typing import Any
 
 from pynamodb.exceptions import TransactWriteError
 
-from chalicelib import clock
 from chalicelib.domain.runs import (
     EvalResult,
     RecordedError,
@@ -35,10 +34,12 @@ from chalicelib.domain.runs import (
     UsageEntry,
     result_key,
 )
-from chalicelib.store import blobs, generations, usage
+from chalicelib.store import blobs, generations, run_counters, runs, usage
+from chalicelib.store import shards as sharding
 from chalicelib.store.base import serialized_writes, transact_write
 from chalicelib.store.models import ResultModel, RunModel
 from chalicelib.store.pagination import Listing, Partition, Window, page_of
+from chalicelib.store.sharded_query import MergedPartitions
 from chalicelib.store.usage_models import UsageModel
 
 log = logging.getLogger("pawl.store.results")
@@ -129,7 +130,7 @@ def _only_guard_failed(reasons: list[str | None]) -> bool:
 # --- conversion -------------------------------------------------------------------------------
 
 
-def _prepare(record: ResultRecord) -> _PreparedRecord:
+def _prepare(record: ResultRecord, shards: int = 1) -> _PreparedRecord:
     """Rows for one record; a large output goes to S3 once, shared by result and generation."""
     gen_row = generations.to_row(record.generation) if record.generation else None
     blob_keys = list(gen_row.blob_keys) if gen_row else []
@@ -144,7 +145,7 @@ def _prepare(record: ResultRecord) -> _PreparedRecord:
         blob_keys.append(output_s3_key)
         output = None
     row = ResultModel(
-        run_id=result.run_id,
+        run_id=sharding.item_partition(result.run_id, result.dataset_item_id or "", shards),
         result_key=result_key(result.dataset_item_id or "", result.trial),
         id=result.id,
         eval_id=record.eval_id,
@@ -175,7 +176,7 @@ def from_model(model: ResultModel, with_output: bool = True) -> EvalResult:
         output = blobs.get_text(model.output_s3_key)
     return EvalResult(
         id=model.id,
-        run_id=model.run_id,
+        run_id=sharding.run_id_of(model.run_id),
         dataset_item_id=model.dataset_item_id,
         trial=int(model.trial or 1),
         input=list(model.input or []),
@@ -194,40 +195,28 @@ def from_model(model: ResultModel, with_output: bool = True) -> EvalResult:
 # --- recording --------------------------------------------------------------------------------
 
 
-def _counter_actions(records: list[_PreparedRecord], spent_usd: float) -> list[Any]:
-    errored = sum(1 for p in records if p.record.result.errored)
-    completed = len(records) - errored
-    passed = sum(1 for p in records if p.record.result.passed is True)
-    failed = sum(1 for p in records if p.record.result.passed is False)
-    actions = [
-        RunModel.completed_count.add(completed),
-        RunModel.errored_count.add(errored),
-        RunModel.recorded_count.add(completed + errored),
-        # What ``?outcome=passed`` / ``failed`` select (``_outcome_condition``): their totals.
-        RunModel.passed_count.add(passed),
-        RunModel.failed_count.add(failed),
-        RunModel.last_activity_at.set(clock.now_iso()),
-    ]
-    if spent_usd:
-        # DynamoDB adds decimals exactly; rounding drops the float's binary noise.
-        actions.append(RunModel.spent_usd.add(round(spent_usd, 9)))
-    return actions
-
-
-def _commit(run_id: str, records: list[_PreparedRecord], progress: RunProgress | None) -> bool:
+def _commit(
+    run_id: str, records: list[_PreparedRecord], progress: RunProgress | None, target: Counting
+) -> bool:
     """One transaction: every result (if absent), its generation, one counter update.
 
     Returns whether the run may now be fully recorded (see :func:`_not_completing_the_set`).
     Retries a TransactionConflict (another worker's transaction on the run row at the
     same moment) with jittered backoff; raises anything else.
     """
-    guard = _not_completing_the_set(progress, len(records))
+    may_complete = False
+    if target.shards > 1:
+        # Counter rows cannot carry the guard: the caller sums them once fan-out is done.
+        guard = None
+        may_complete = progress is None or progress.fanout_done
+    else:
+        guard = _not_completing_the_set(progress, len(records))
     # Built once: a retried transaction writes the same usage row, never a second one.
     usage_row = usage.batch_row(run_id, (p.record for p in records))
     for attempt in range(_CONFLICT_RETRIES):
         try:
-            _transact(run_id, records, guard, usage_row)
-            return guard is None
+            _transact(run_id, records, guard, usage_row, target)
+            return may_complete if target.shards > 1 else guard is None
         except TransactWriteError as exc:
             reasons = _reasons(exc)
             if guard is not None and _only_guard_failed(reasons):
@@ -242,14 +231,14 @@ def _commit(run_id: str, records: list[_PreparedRecord], progress: RunProgress |
 
 
 def _transact(
-    run_id: str, records: list[_PreparedRecord], guard: Any, usage_row: UsageModel | None
+    run_id: str,
+    records: list[_PreparedRecord],
+    guard: Any,
+    usage_row: UsageModel | None,
+    target: Counting,
 ) -> None:
-    condition = RunModel.id.exists()
-    if guard is not None:
-        condition = condition & guard
-    counters = RunModel(id=run_id).get_update_kwargs_from_instance(
-        actions=_counter_actions(records, usage.row_cost(usage_row)), condition=condition
-    )
+    counts = run_counters.tally((p.record.result for p in records), usage.row_cost(usage_row))
+    counters = run_counters.update_of(run_id, target.shards, target.counter, counts, guard)
     puts = [put for prepared in records for put in prepared.puts]
     if usage_row is not None:
         puts.append(usage_row.get_save_kwargs_from_instance())
@@ -281,8 +270,19 @@ def _is_duplicate(exc: TransactWriteError) -> bool:
     return "ConditionalCheckFailed" in _reasons(exc)
 
 
+@dataclass(frozen=True)
+class Counting:
+    """Where a batch's results go: the run's shard count, and which counter row it adds to."""
+
+    shards: int = 1
+    counter: int = 0
+
+
 def record(
-    run_id: str, records: list[ResultRecord], progress: RunProgress | None = None
+    run_id: str,
+    records: list[ResultRecord],
+    progress: RunProgress | None = None,
+    target: Counting | None = None,
 ) -> RecordOutcome:
     """Record results with their generations and count them on the run, atomically.
 
@@ -290,11 +290,12 @@ def record(
     (its blobs are removed) and it is reported in ``duplicates``. Without ``progress``
     every call may complete the recorded set.
     """
+    target = target or Counting()
     outcome = RecordOutcome()
-    prepared = [_prepare(r) for r in records]
+    prepared = [_prepare(r, target.shards) for r in records]
     for chunk in _chunks(prepared):
         try:
-            outcome.may_settle_run |= _commit(run_id, chunk, progress)
+            outcome.may_settle_run |= _commit(run_id, chunk, progress, target)
             outcome.recorded.extend(p.record for p in chunk)
             continue
         except TransactWriteError as exc:
@@ -305,7 +306,7 @@ def record(
             )
         for single in chunk:  # a duplicate in the chunk: find it by recording one at a time
             try:
-                outcome.may_settle_run |= _commit(run_id, [single], progress)
+                outcome.may_settle_run |= _commit(run_id, [single], progress, target)
                 outcome.recorded.append(single.record)
             except TransactWriteError as exc:
                 if not _is_duplicate(exc):
@@ -318,12 +319,18 @@ def record(
 # --- reading ----------------------------------------------------------------------------------
 
 
-def existing_keys(run_id: str, result_keys: Iterable[str]) -> set[str]:
+def row_key(run_id: str, key: str, shards: int) -> tuple[str, str]:
+    """The (hash key, range key) of a result row by its result key (``<item>#<trial>``)."""
+    item_id = key.rpartition("#")[0]
+    return sharding.item_partition(run_id, item_id, shards), key
+
+
+def existing_keys(run_id: str, result_keys: Iterable[str], shards: int = 1) -> set[str]:
     """Which of these result keys already have a row (one BatchGetItem per 100)."""
     unique = list(dict.fromkeys(result_keys))
     found: set[str] = set()
     for start in range(0, len(unique), _BATCH_GET):
-        keys = [(run_id, k) for k in unique[start : start + _BATCH_GET]]
+        keys = [row_key(run_id, k, shards) for k in unique[start : start + _BATCH_GET]]
         for model in ResultModel.batch_get(
             keys, consistent_read=True, attributes_to_get=["run_id", "result_key"]
         ):
@@ -379,15 +386,31 @@ def list_results(
     dataset item's trials (a range of the run's keys, read alone). The cursor is bound to
     both.
     """
+    only = _outcome_condition(outcome) if outcome is not None else None
+    recorded = run.run.completed_count + run.run.errored_count
+    if run.shards > 1 and item_id is None:
+        # Every shard, merged in item order (store.sharded_query).
+        counted = recorded if outcome is None else None
+        if outcome is not None and run.outcome_counts is not None:
+            counted = run.outcome_counts[outcome]
+        merged = MergedPartitions(
+            ResultModel,
+            tuple(sharding.partitions(run.id, run.shards)),
+            "result_key",
+            only=only,
+            counted=counted,
+        )
+        return page_of(merged, window, from_model)
+    # One hash key: the run's own, or the one shard an item's trials all live in.
+    hash_key = sharding.item_partition(run.id, item_id, run.shards) if item_id else run.id
     if outcome is not None or item_id is not None:
-        only = _outcome_condition(outcome) if outcome is not None else None
         within = ResultModel.result_key.startswith(f"{item_id}#") if item_id else None
         counted = None
         if outcome is not None and item_id is None and run.outcome_counts is not None:
             counted = run.outcome_counts[outcome]
         filtered = _FilteredResults(
             ResultModel,
-            run.id,
+            hash_key,
             _RESULT_KEYS,
             consistent=True,
             only=only,
@@ -395,17 +418,32 @@ def list_results(
             counted=counted,
         )
         return page_of(filtered, window, from_model)
-    recorded = run.run.completed_count + run.run.errored_count
     rows = _RunResults(ResultModel, run.id, _RESULT_KEYS, consistent=True, recorded=recorded)
     return page_of(rows, window, from_model)
 
 
-def iter_scored(run_id: str) -> Iterator[EvalResult]:
+def iter_rows(
+    run_id: str, shards: int, attributes: list[str] | None = None, *, consistent: bool = True
+) -> Iterator[ResultModel]:
+    """Every result row of a run as models, in key order (item, then trial): the shards'
+    queries read side by side and merged. ``attributes``: a projection (None: all)."""
+    streams = [
+        ResultModel.query(key, consistent_read=consistent, attributes_to_get=attributes)
+        for key in sharding.partitions(run_id, shards)
+    ]
+    if len(streams) == 1:
+        return iter(streams[0])
+    pages = [sharding.paged(iter(stream), 500) for stream in streams]
+    return sharding.merge_sorted(sharding.read_ahead_each(pages), key=lambda m: m.result_key)
+
+
+def iter_scored(run_id: str, shards: int | None = None) -> Iterator[EvalResult]:
     """Every result of a run in key order, without content, with each result's generation
     id and creation time (what ``/v2`` events and summaries need). Settle reads leaner
-    rows (:mod:`chalicelib.store.outcome_rows`)."""
+    rows (:mod:`chalicelib.store.outcome_rows`). ``shards``: the run's (None: read it)."""
     wanted = [*OUTCOME_ATTRIBUTES, "generation_id", "created_at"]
-    for model in ResultModel.query(run_id, consistent_read=True, attributes_to_get=wanted):
+    count = shards if shards is not None else runs.read_shards(run_id)
+    for model in iter_rows(run_id, count, wanted):
         yield _without_content(
             model, generation_id=model.generation_id, created_at=model.created_at
         )
@@ -418,7 +456,7 @@ def _without_content(
     object: no id, input or output; what was not read is passed in or left empty."""
     return EvalResult(
         id="",
-        run_id=model.run_id,
+        run_id=sharding.run_id_of(model.run_id),
         dataset_item_id=model.dataset_item_id,
         trial=int(model.trial or 1),
         input=[],
@@ -431,10 +469,38 @@ def _without_content(
     )
 
 
-def iter_result_keys(run_id: str) -> Iterator[str]:
-    """Every result key of a run, in order (recovery merges it with the frozen item set)."""
-    for model in ResultModel.query(run_id, attributes_to_get=["run_id", "result_key"]):
+def iter_result_keys(run_id: str, shards: int | None = None) -> Iterator[str]:
+    """Every result key of a run, in order (recovery merges it with the frozen item set).
+    ``shards``: the run's (None: read it)."""
+    count = shards if shards is not None else runs.read_shards(run_id)
+    for model in iter_rows(run_id, count, ["run_id", "result_key"], consistent=False):
         yield model.result_key
+
+
+def count_rows(run_id: str, shards: int) -> dict[str, float]:
+    """The counters as the run's result rows add them up (``run_counters.COUNTER_NAMES``;
+    ``spent_usd`` left at 0): what a recount compares the counters with."""
+    counts = dict.fromkeys(run_counters.COUNTER_NAMES, 0.0)
+    for model in iter_rows(run_id, shards, ["run_id", "result_key", "passed", "error"]):
+        counts["errored_count" if model.error is not None else "completed_count"] += 1
+        counts["recorded_count"] += 1
+        if model.passed is True:
+            counts["passed_count"] += 1
+        elif model.passed is False:
+            counts["failed_count"] += 1
+    return counts
+
+
+def get_many(
+    wanted: list[tuple[str, str]], shards: dict[str, int], attributes: list[str] | None = None
+) -> Iterator[ResultModel]:
+    """Result rows by (run id, result key), any runs (``shards``: each run's count; a run not
+    in it has one), in BatchGetItems of 100 (consistent)."""
+    keys = [row_key(run_id, key, shards.get(run_id, 1)) for run_id, key in wanted]
+    for start in range(0, len(keys), _BATCH_GET):
+        yield from ResultModel.batch_get(
+            keys[start : start + _BATCH_GET], consistent_read=True, attributes_to_get=attributes
+        )
 
 
 def clear_output_for_generation(generation_id: str) -> int:

@@ -36,6 +36,8 @@ from chalicelib.domain.runs import (
     headline_of,
 )
 from chalicelib.errors import ConcurrentUpdate, not_found
+from chalicelib.store import run_counters
+from chalicelib.store import shards as sharding
 from chalicelib.store.base import serialized_writes
 from chalicelib.store.models import DatasetItemModel, EvalModel, FrozenItemModel, RunModel
 from chalicelib.store.transactions import TxnRefused, labelled_transaction
@@ -79,7 +81,10 @@ def run_from_row(model: RunModel) -> EvalRun:
     )
 
 
-def state_from_row(model: RunModel) -> RunState:
+def state_from_row(model: RunModel, sums: run_counters.Sums | None = None) -> RunState:
+    """The run as the engine reads it; ``sums``: a sharded run's counter rows, summed."""
+    if sums is not None:
+        _fold_into(model, sums)
     return RunState(
         run=run_from_row(model),
         snapshot=EvalSnapshot.model_validate(model.eval_snapshot),
@@ -91,7 +96,25 @@ def state_from_row(model: RunModel) -> RunState:
         last_activity_at=model.last_activity_at,
         created_key=model.created_key,
         outcome_counts=_outcome_counts(model),
+        shards=shard_count_of(model),
     )
+
+
+def shard_count_of(model: RunModel) -> int:
+    return max(1, int(model.shards or 1))
+
+
+def needs_counter_rows(model: RunModel) -> bool:
+    """Whether the run's counters are on counter rows not yet folded onto the run row."""
+    return shard_count_of(model) > 1 and not model.counters_folded
+
+
+def _fold_into(model: RunModel, sums: run_counters.Sums) -> None:
+    for name in run_counters.COUNTER_NAMES:
+        value = sums[name]
+        setattr(model, name, value if name == "spent_usd" else int(value))
+    if sums.last_activity_at and sums.last_activity_at > (model.last_activity_at or ""):
+        model.last_activity_at = sums.last_activity_at
 
 
 def _outcome_counts(model: RunModel) -> dict[str, int] | None:
@@ -135,12 +158,13 @@ def _row(state: RunState) -> RunModel:
         created_key=state.created_key,
         last_activity_at=state.last_activity_at,
         active=ACTIVE_MARK,
+        shards=state.shards if state.shards > 1 else None,
     )
 
 
-def _run_item_row(run_id: str, item: FrozenItem) -> FrozenItemModel:
+def _run_item_row(run_id: str, item: FrozenItem, shards: int = 1) -> FrozenItemModel:
     return FrozenItemModel(
-        run_id=run_id,
+        run_id=sharding.item_partition(run_id, item.dataset_item_id, shards),
         dataset_item_id=item.dataset_item_id,
         input=item.input,
         expected_output=item.expected_output,
@@ -227,7 +251,7 @@ def _create_counted(row: RunModel, state: RunState, items: list[FrozenItem]) -> 
             condition=EvalModel.id.exists(),
         )
         for item in items:
-            txn.save("item", _run_item_row(state.id, item))
+            txn.save("item", _run_item_row(state.id, item, state.shards))
 
 
 def _landed_on_retry(row: RunModel) -> bool:
@@ -266,10 +290,23 @@ def withdraw_run(run_id: str, eval_id: str) -> None:
 
 
 def find_run(run_id: str) -> RunState | None:
+    """The run (a sharded one with its counter rows summed), or None."""
     try:
-        return state_from_row(RunModel.get(run_id, consistent_read=True))
+        model = RunModel.get(run_id, consistent_read=True)
     except DoesNotExist:
         return None
+    if needs_counter_rows(model):
+        return state_from_row(model, run_counters.read(run_id, shard_count_of(model)))
+    return state_from_row(model)
+
+
+def read_shards(run_id: str) -> int:
+    """A run's shard count alone (one consistent GetItem of one attribute; 1 if none)."""
+    try:
+        model = RunModel.get(run_id, consistent_read=True, attributes_to_get=["id", "shards"])
+    except DoesNotExist:
+        return 1
+    return shard_count_of(model)
 
 
 def read_status(run_id: str) -> str | None:
@@ -301,18 +338,18 @@ def _conditional_update(run_id: str, actions: list[Any], condition: Any) -> bool
         return RunModel(id=run_id).update_if(actions, RunModel.id.exists() & condition)
 
 
-def mark_running(run_id: str) -> bool:
-    """queued -> running (fan-out started). False when the run is no longer queued."""
+def mark_running(run_id: str, shards: int = 1) -> bool:
+    """queued -> running (fan-out started), recording the run's shard count (chosen from
+    the items it counted, fixed from here on). False when the run is no longer queued."""
     now = clock.now_iso()
-    return _conditional_update(
-        run_id,
-        [
-            RunModel.status.set(RUNNING),
-            RunModel.started_at.set(now),
-            RunModel.last_activity_at.set(now),
-        ],
-        RunModel.status == QUEUED,
-    )
+    actions = [
+        RunModel.status.set(RUNNING),
+        RunModel.started_at.set(now),
+        RunModel.last_activity_at.set(now),
+    ]
+    if shards > 1:
+        actions.append(RunModel.shards.set(shards))
+    return _conditional_update(run_id, actions, RunModel.status == QUEUED)
 
 
 def touch(run_id: str) -> None:
@@ -337,21 +374,41 @@ def mark_fanout_done(run_id: str, item_count: int) -> bool:
     )
 
 
-def claim_settle(run_id: str, stale_before: str | None = None) -> bool:
+def claim_settle(
+    run_id: str, stale_before: str | None = None, sums: run_counters.Sums | None = None
+) -> bool:
     """Claim the right to settle a fully recorded run; exactly one caller gets True.
 
     With ``stale_before`` (the reaper), a claim whose holder went quiet before that
     moment may be taken over: the holder died between claiming and settling.
+    ``sums``: a sharded run's counter rows as the caller summed them (consistently, after
+    its own counting); the claim holds when they reach the item count, and writes them
+    onto the run row (``counters_folded``): nothing adds to them after the last item.
     """
     unclaimed = RunModel.settle_claimed == False  # noqa: E712
     if stale_before is not None:
         unclaimed = unclaimed | (RunModel.last_activity_at < stale_before)
+    actions: list[Any] = [
+        RunModel.settle_claimed.set(True),
+        RunModel.last_activity_at.set(clock.now_iso()),
+    ]
+    if sums is None:
+        complete = RunModel.recorded_count == RunModel.item_count
+    else:
+        # At least: a recount racing a late worker may count a row twice (settle.recount),
+        # which must not keep a fully recorded run from settling.
+        complete = RunModel.item_count <= int(sums["recorded_count"])
+        actions += [
+            getattr(RunModel, name).set(sums[name] if name == "spent_usd" else int(sums[name]))
+            for name in run_counters.COUNTER_NAMES
+        ]
+        actions.append(RunModel.counters_folded.set(True))
     return _conditional_update(
         run_id,
-        [RunModel.settle_claimed.set(True), RunModel.last_activity_at.set(clock.now_iso())],
+        actions,
         (RunModel.status == RUNNING)
         & (RunModel.fanout_done == True)  # noqa: E712
-        & (RunModel.recorded_count == RunModel.item_count)
+        & complete
         & unclaimed,
     )
 
@@ -434,57 +491,95 @@ def iter_active_run_ids(quiet_before: str | None = None) -> Iterator[str]:
 # --- frozen item sets -------------------------------------------------------------------------
 
 
-def put_run_items(run_id: str, items: Iterable[FrozenItem]) -> None:
+def put_run_items(run_id: str, items: Iterable[FrozenItem], shards: int = 1) -> None:
     """Write (or rewrite, identically) frozen items; idempotent, as rows are keyed by item.
 
     An item too large to ride in a work message gets a row of its own, which a worker reads
     by id; the others are packed into page rows keyed by their first item (a redelivered
-    fan-out page packs the same items under the same keys).
+    fan-out page packs the same items under the same keys), one set of page rows per shard.
     """
-    small: list[FrozenItem] = []
+    small: dict[str, list[FrozenItem]] = {}
     with FrozenItemModel.batch_write() as batch:
         for item in items:
             if item.carried() is None:
-                batch.save(_run_item_row(run_id, item))
+                batch.save(_run_item_row(run_id, item, shards))
             else:
-                small.append(item)
-        for row in _page_rows(run_id, small):
-            batch.save(row)
+                key = sharding.item_partition(run_id, item.dataset_item_id, shards)
+                small.setdefault(key, []).append(item)
+        for key, in_shard in small.items():
+            for row in _page_rows(key, in_shard):
+                batch.save(row)
 
 
-def iter_run_item_pages(run_id: str, page_size: int = 500) -> Iterator[list[FrozenItem]]:
-    """The frozen set of a run (not in item order: page rows hold items of many ids)."""
-    last_key: dict[str, Any] | None = None
-    while True:
-        result = FrozenItemModel.query(run_id, limit=page_size, last_evaluated_key=last_key)
-        page = [item for model in result for item in _expand(model)]
-        if page:
-            yield page
-        last_key = result.last_evaluated_key
-        if last_key is None:
-            return
+def iter_run_item_pages(
+    run_id: str, shards: int = 1, page_size: int = 500
+) -> Iterator[list[FrozenItem]]:
+    """The frozen set of a run, shard after shard (not in item order: page rows hold items
+    of many ids)."""
+    for key in sharding.partitions(run_id, shards):
+        last_key: dict[str, Any] | None = None
+        while True:
+            result = FrozenItemModel.query(key, limit=page_size, last_evaluated_key=last_key)
+            page = [item for model in result for item in _expand(model)]
+            if page:
+                yield page
+            last_key = result.last_evaluated_key
+            if last_key is None:
+                break
 
 
-def batch_get_run_items(run_id: str, item_ids: Iterable[str]) -> dict[str, FrozenItem]:
-    """Frozen items by id: the rows of large items; any other is looked up in the pages."""
+def batch_get_run_items(
+    run_id: str, item_ids: Iterable[str], shards: int = 1
+) -> dict[str, FrozenItem]:
+    """Frozen items by id: the rows of large items; any other is looked up in the pages of
+    its shard."""
     unique = list(dict.fromkeys(item_ids))
     found: dict[str, FrozenItem] = {}
     for start in range(0, len(unique), _BATCH_GET):
-        keys = [(run_id, item_id) for item_id in unique[start : start + _BATCH_GET]]
+        keys = [
+            (sharding.item_partition(run_id, item_id, shards), item_id)
+            for item_id in unique[start : start + _BATCH_GET]
+        ]
         for model in FrozenItemModel.batch_get(keys, consistent_read=True):
             found[model.dataset_item_id] = _frozen(model, model.dataset_item_id)
-    wanted = {item_id for item_id in unique if item_id not in found}
-    if wanted:
+    wanted: dict[str, set[str]] = {}
+    for item_id in unique:
+        if item_id not in found:
+            wanted.setdefault(sharding.item_partition(run_id, item_id, shards), set()).add(item_id)
+    for key, in_shard in wanted.items():
         pages = FrozenItemModel.query(
-            run_id,
+            key,
             range_key_condition=FrozenItemModel.dataset_item_id.startswith(FROZEN_PAGE_PREFIX),
             consistent_read=True,
         )
         for model in pages:
             found.update(
-                (i.dataset_item_id, i) for i in _expand(model) if i.dataset_item_id in wanted
+                (i.dataset_item_id, i) for i in _expand(model) if i.dataset_item_id in in_shard
             )
     return found
+
+
+def count_dataset_items(dataset_id: str, cutoff_key: str, cap: int) -> int:
+    """How many of the dataset's items were created by ``cutoff_key``, counted up to about
+    ``cap`` (a ``Select=COUNT`` Query per 1 MB read, stopped once past it): enough to choose
+    a run's shard count without reading a large dataset whole."""
+    table = DatasetItemModel._get_connection()
+    counted = 0
+    start: dict[str, Any] | None = None
+    condition = DatasetItemModel.created_key <= cutoff_key
+    while counted < cap:
+        answer = table.query(
+            dataset_id,
+            range_key_condition=condition,
+            index_name=DatasetItemModel.by_dataset.Meta.index_name,
+            select="COUNT",
+            exclusive_start_key=start,
+        )
+        counted += int(answer.get("Count", 0))
+        start = answer.get("LastEvaluatedKey")
+        if not start:
+            break
+    return counted
 
 
 def dataset_items_page(
