@@ -84,7 +84,7 @@ def run_from_row(model: RunModel) -> EvalRun:
 def state_from_row(model: RunModel, sums: run_counters.Sums | None = None) -> RunState:
     """The run as the engine reads it; ``sums``: a sharded run's counter rows, summed."""
     if sums is not None:
-        _fold_into(model, sums)
+        fold_into(model, sums)
     return RunState(
         run=run_from_row(model),
         snapshot=EvalSnapshot.model_validate(model.eval_snapshot),
@@ -109,7 +109,7 @@ def needs_counter_rows(model: RunModel) -> bool:
     return shard_count_of(model) > 1 and not model.counters_folded
 
 
-def _fold_into(model: RunModel, sums: run_counters.Sums) -> None:
+def fold_into(model: RunModel, sums: run_counters.Sums) -> None:
     for name in run_counters.COUNTER_NAMES:
         value = sums[name]
         setattr(model, name, value if name == "spent_usd" else int(value))

@@ -44,7 +44,7 @@ def sharded(api: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def _suite(api: Any, project: Any, items: int = ITEMS) -> Any:
     # The agent echoes n; the probe scorer passes an output equal to the expected one:
     # every other item fails.
-    cases = [(f"echo:{i}", str(i) if i % 2 == 0 else "other") for i in range(items)]
+    cases: list[Any] = [(f"echo:{i}", str(i) if i % 2 == 0 else "other") for i in range(items)]
     return make_suite(api, project, cases)
 
 
