@@ -423,6 +423,11 @@ class GenerationModel(IdModel):
     latency_ms = NumberAttribute(default=0)
     source = UnicodeAttribute(null=True)
     content_purged = BooleanAttribute(default=False)
+    #: An eval generation's content lives on its result row only (one copy): the result's
+    #: hash key and range key. Absent: the content is on this row (a standalone generation,
+    #: or an eval generation written before).
+    result_partition = UnicodeAttribute(null=True)
+    result_key = UnicodeAttribute(null=True)
     created_at = UnicodeAttribute()
     by_project = _GenerationsByProject()
     by_agent = _GenerationsByAgent()

@@ -1,59 +1,45 @@
-"""Eval results: one row per (run, item, trial), and the transaction that records them.
+"""Eval results: one row per (run, item, trial), created once, never overwritten.
 
-A result row is created with "must not exist", never overwritten, and its generation and
-the run's counters are written in the same ``TransactWriteItems``: the counters always
-match the rows (``completed + errored == rows``), and a late duplicate changes nothing.
-A whole batch is recorded in one transaction (one counter update); only when a duplicate
-makes it fail are the records retried one at a time, so the duplicate alone is dropped.
-
-Given the run's progress as the batch read it, the counter update also carries a guard
-that holds only while the run cannot be fully recorded by this transaction (fan-out still
-running, or the count staying below the item count). While it holds, the worker knows
-without another call that there is no settle to claim; when it fails, the same writes
-are committed without it and the caller tries the claim.
+Writing them (the conditional create, the generation, the counters) is
+:mod:`chalicelib.store.result_writes`, whose names are re-exported here. Reading them is
+here: a run's results list (a sharded run's shards merged in item order,
+``store.sharded_query``), the rows settle, ``/v2`` and recovery stream, lookups by key.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import random
-import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
-
-from pynamodb.exceptions import TransactWriteError
 
 from chalicelib.domain.runs import (
     EvalResult,
     RecordedError,
-    ResultRecord,
     RunState,
     ScoreEntry,
     UsageEntry,
-    result_key,
 )
-from chalicelib.store import blobs, generations, run_counters, runs, usage
+from chalicelib.store import blobs, run_counters, runs
 from chalicelib.store import shards as sharding
-from chalicelib.store.base import serialized_writes, transact_write
-from chalicelib.store.models import ResultModel, RunModel
+from chalicelib.store.base import serialized_writes
+from chalicelib.store.models import ResultModel
 from chalicelib.store.pagination import Listing, Partition, Window, page_of
+from chalicelib.store.result_writes import (
+    RECORDS_PER_TRANSACTION,
+    Counting,
+    RecordOutcome,
+    RunProgress,
+    record,
+)
 from chalicelib.store.sharded_query import MergedPartitions
-from chalicelib.store.usage_models import UsageModel
+
+__all__ = ["RECORDS_PER_TRANSACTION", "Counting", "RecordOutcome", "RunProgress", "record"]
 
 log = logging.getLogger("pawl.store.results")
 
 _RESULT_KEYS = frozenset({"run_id", "result_key"})
 _BATCH_GET = 100
-#: TransactWriteItems accepts 100 operations and 4 MB. A chunk of 49 records is 98 puts,
-#: the usage row and the counter update: exactly 100, so metering costs no extra call.
-_TXN_MAX_OPS = 100
-#: Records that fill one transaction (a result and a generation each, beside the usage row
-#: and the counter update): a caller recording as results arrive commits at this size.
-RECORDS_PER_TRANSACTION = (_TXN_MAX_OPS - 2) // 2
-_TXN_MAX_BYTES = 3_500_000
-_CONFLICT_RETRIES = 8
 #: What outcome readers read of a result: enough for the statistics, nothing of the content.
 OUTCOME_ATTRIBUTES = [
     "run_id",
@@ -67,107 +53,7 @@ OUTCOME_ATTRIBUTES = [
 ]
 
 
-@dataclass
-class RecordOutcome:
-    """Which records a :func:`record` call wrote, and which were already there.
-
-    ``may_settle_run``: a transaction of this call may have recorded the run's last item
-    (its guard failed, or there was none), so the caller should try to claim the settle.
-    """
-
-    recorded: list[ResultRecord] = field(default_factory=list)
-    duplicates: list[ResultRecord] = field(default_factory=list)
-    may_settle_run: bool = False
-
-
-@dataclass(frozen=True)
-class RunProgress:
-    """The run as the batch read it, before recording."""
-
-    fanout_done: bool
-    item_count: int
-
-
-def _not_completing_the_set(progress: RunProgress | None, recording: int) -> Any:
-    """A condition on the run row that holds only if recording ``recording`` more results
-    certainly leaves it not fully recorded; None when that cannot be told from ``progress``.
-
-    Before fan-out ends nothing can complete the recorded set (fan-out tries the settle itself as it
-    ends); after, ``item_count`` is fixed, and the run is fully recorded when
-    ``recorded_count`` reaches it.
-    """
-    if progress is None:
-        return None
-    if not progress.fanout_done:
-        return RunModel.fanout_done == False  # noqa: E712 (a DynamoDB condition, not a test)
-    return RunModel.recorded_count < progress.item_count - recording
-
-
-@dataclass(frozen=True)
-class _PreparedRecord:
-    """A record's rows, serialized once into the puts of a transaction (a retry reuses them)."""
-
-    record: ResultRecord
-    puts: list[dict[str, Any]]
-    blob_keys: list[str]
-    size: int
-
-
-def _reasons(exc: TransactWriteError) -> list[str | None]:
-    """Each operation's cancellation reason code, in the order the operations were sent."""
-    return [r.code if r else None for r in (getattr(exc, "cancellation_reasons", None) or [])]
-
-
-def _only_guard_failed(reasons: list[str | None]) -> bool:
-    # PynamoDB sends puts before updates, so the run's counter update is the last operation.
-    return (
-        bool(reasons)
-        and reasons[-1] == "ConditionalCheckFailed"
-        and "ConditionalCheckFailed" not in reasons[:-1]
-    )
-
-
 # --- conversion -------------------------------------------------------------------------------
-
-
-def _prepare(record: ResultRecord, shards: int = 1) -> _PreparedRecord:
-    """Rows for one record; a large output goes to S3 once, shared by result and generation."""
-    gen_row = generations.to_row(record.generation) if record.generation else None
-    blob_keys = list(gen_row.blob_keys) if gen_row else []
-    result = record.result
-    output, output_s3_key = result.output, None
-    if gen_row and gen_row.model.output_s3_key and result.output is not None:
-        output, output_s3_key = None, gen_row.model.output_s3_key
-    elif blobs.should_offload(result.output, len(json.dumps(result.input))):
-        assert result.output is not None
-        output_s3_key = blobs.output_key(result.generation_id or result.id)
-        blobs.put_text(output_s3_key, result.output)
-        blob_keys.append(output_s3_key)
-        output = None
-    row = ResultModel(
-        run_id=sharding.item_partition(result.run_id, result.dataset_item_id or "", shards),
-        result_key=result_key(result.dataset_item_id or "", result.trial),
-        id=result.id,
-        eval_id=record.eval_id,
-        dataset_item_id=result.dataset_item_id or "",
-        trial=result.trial,
-        input=result.input,
-        expected_output=result.expected_output,
-        output=output,
-        output_s3_key=output_s3_key,
-        generation_id=result.generation_id,
-        scores=[s.model_dump() for s in result.scores],
-        passed=result.passed,
-        error=result.error.model_dump() if result.error else None,
-        usage=[u.model_dump() for u in result.usage] or None,
-        attempts=result.attempts,
-        created_at=result.created_at,
-    )
-    puts = [row.get_save_kwargs_from_instance(condition=ResultModel.result_key.does_not_exist())]
-    if gen_row is not None:
-        puts.append(gen_row.model.get_save_kwargs_from_instance())
-    size = sum(len(json.dumps(put["Item"])) for put in puts)
-    return _PreparedRecord(record, puts, blob_keys, size)
 
 
 def from_model(model: ResultModel, with_output: bool = True) -> EvalResult:
@@ -190,130 +76,6 @@ def from_model(model: ResultModel, with_output: bool = True) -> EvalResult:
         attempts=int(model.attempts) if model.attempts is not None else None,
         created_at=model.created_at,
     )
-
-
-# --- recording --------------------------------------------------------------------------------
-
-
-def _commit(
-    run_id: str, records: list[_PreparedRecord], progress: RunProgress | None, target: Counting
-) -> bool:
-    """One transaction: every result (if absent), its generation, one counter update.
-
-    Returns whether the run may now be fully recorded (see :func:`_not_completing_the_set`).
-    Retries a TransactionConflict (another worker's transaction on the run row at the
-    same moment) with jittered backoff; raises anything else.
-    """
-    may_complete = False
-    if target.shards > 1:
-        # Counter rows cannot carry the guard: the caller sums them once fan-out is done.
-        guard = None
-        may_complete = progress is None or progress.fanout_done
-    else:
-        guard = _not_completing_the_set(progress, len(records))
-    # Built once: a retried transaction writes the same usage row, never a second one.
-    usage_row = usage.batch_row(run_id, (p.record for p in records))
-    for attempt in range(_CONFLICT_RETRIES):
-        try:
-            _transact(run_id, records, guard, usage_row, target)
-            return may_complete if target.shards > 1 else guard is None
-        except TransactWriteError as exc:
-            reasons = _reasons(exc)
-            if guard is not None and _only_guard_failed(reasons):
-                guard = None  # this one may record the last item: commit it unguarded
-                continue
-            if "TransactionConflict" in reasons and "ConditionalCheckFailed" not in reasons:
-                log.info("run %s: transaction conflict, retrying (attempt %d)", run_id, attempt + 1)
-                time.sleep(min(0.05 * 2**attempt, 1.0) * random.random())
-                continue
-            raise
-    raise RuntimeError(f"run {run_id}: recording kept conflicting with other writers")
-
-
-def _transact(
-    run_id: str,
-    records: list[_PreparedRecord],
-    guard: Any,
-    usage_row: UsageModel | None,
-    target: Counting,
-) -> None:
-    counts = run_counters.tally((p.record.result for p in records), usage.row_cost(usage_row))
-    counters = run_counters.update_of(run_id, target.shards, target.counter, counts, guard)
-    puts = [put for prepared in records for put in prepared.puts]
-    if usage_row is not None:
-        puts.append(usage_row.get_save_kwargs_from_instance())
-    transact_write(puts, [counters])
-
-
-def _usage_bytes(chunk: list[_PreparedRecord], item: _PreparedRecord) -> int:
-    """A generous bound on the chunk's usage row if ``item`` joins it."""
-    entries = sum(len(p.record.result.usage) for p in chunk) + len(item.record.result.usage)
-    return 400 * entries
-
-
-def _chunks(prepared: list[_PreparedRecord]) -> Iterator[list[_PreparedRecord]]:
-    chunk: list[_PreparedRecord] = []
-    size = 0
-    for item in prepared:
-        # Per record a result and a generation; per chunk a usage row and the counters.
-        too_many = len(chunk) + 1 > RECORDS_PER_TRANSACTION
-        if chunk and (too_many or size + item.size + _usage_bytes(chunk, item) > _TXN_MAX_BYTES):
-            yield chunk
-            chunk, size = [], 0
-        chunk.append(item)
-        size += item.size
-    if chunk:
-        yield chunk
-
-
-def _is_duplicate(exc: TransactWriteError) -> bool:
-    return "ConditionalCheckFailed" in _reasons(exc)
-
-
-@dataclass(frozen=True)
-class Counting:
-    """Where a batch's results go: the run's shard count, and which counter row it adds to."""
-
-    shards: int = 1
-    counter: int = 0
-
-
-def record(
-    run_id: str,
-    records: list[ResultRecord],
-    progress: RunProgress | None = None,
-    target: Counting | None = None,
-) -> RecordOutcome:
-    """Record results with their generations and count them on the run, atomically.
-
-    A record whose result row already exists is a duplicate: nothing of it is written
-    (its blobs are removed) and it is reported in ``duplicates``. Without ``progress``
-    every call may complete the recorded set.
-    """
-    target = target or Counting()
-    outcome = RecordOutcome()
-    prepared = [_prepare(r, target.shards) for r in records]
-    for chunk in _chunks(prepared):
-        try:
-            outcome.may_settle_run |= _commit(run_id, chunk, progress, target)
-            outcome.recorded.extend(p.record for p in chunk)
-            continue
-        except TransactWriteError as exc:
-            if not _is_duplicate(exc):
-                raise
-            log.info(
-                "run %s: a duplicate in a batch of %d; recording one by one", run_id, len(chunk)
-            )
-        for single in chunk:  # a duplicate in the chunk: find it by recording one at a time
-            try:
-                outcome.may_settle_run |= _commit(run_id, [single], progress, target)
-                outcome.recorded.append(single.record)
-            except TransactWriteError as exc:
-                if not _is_duplicate(exc):
-                    raise
-                blobs.delete(single.blob_keys)
-                outcome.duplicates.append(single.record)
-    return outcome
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -427,6 +189,8 @@ def iter_rows(
 ) -> Iterator[ResultModel]:
     """Every result row of a run as models, in key order (item, then trial): the shards'
     queries read side by side and merged. ``attributes``: a projection (None: all)."""
+    if attributes is not None:
+        attributes = list(dict.fromkeys(attributes))  # a projection may not name one twice
     streams = [
         ResultModel.query(key, consistent_read=consistent, attributes_to_get=attributes)
         for key in sharding.partitions(run_id, shards)
