@@ -18,6 +18,8 @@ import random
 import time
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from chalicelib.store.base import bind, connection, serialized_writes
 
 #: DynamoDB's limit of statements in one BatchExecuteStatement.
@@ -77,10 +79,15 @@ def _insert_chunk(
 ) -> None:
     client = connection().client
     for attempt in range(_RETRIES):
-        with serialized_writes():
-            answer = client.batch_execute_statement(
-                Statements=[statement(table, items[i]) for i in positions]
-            )
+        try:
+            with serialized_writes():
+                answer = client.batch_execute_statement(
+                    Statements=[statement(table, items[i]) for i in positions]
+                )
+        except ClientError as exc:
+            # The whole call refused (botocore already retried what it retries): the
+            # caller still counts what earlier calls created.
+            raise InsertFailed(f"BatchExecuteStatement refused: {exc}", []) from exc
         again: list[int] = []
         for position, response in zip(positions, answer["Responses"], strict=True):
             error = response.get("Error")

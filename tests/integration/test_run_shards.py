@@ -262,3 +262,46 @@ def test_an_unsharded_run_from_before_stays_readable_as_a_baseline(
     comparison = current["aggregate_scores"]["baseline"]
     assert comparison["pass_rate_delta"] == 0
     assert len(all_results(api, suite, baseline_id, limit=5)) == ITEMS
+
+
+def test_a_count_refused_after_its_rows_landed_is_recounted_by_a_redrive(
+    api: Any, app: Any, project: Any, plugins: Plugins, sharded: None
+) -> None:
+    """The rows of a commit are created, its counting transaction is refused (as a worker
+    killed between them): the redelivery skips the rows, the counters lag, and a re-drive
+    that finds no work left recounts them from the rows and settles."""
+    from botocore.awsrequest import AWSResponse
+
+    from chalicelib.store.base import connection
+
+    suite = _suite(api, project)
+    run = api.post(suite.runs_path, {}).json
+    queue = get_settings().run_queue
+    deliver(app, "fan_out_run", queue, receive(queue, 1))
+
+    def refuse(**_: Any) -> tuple[AWSResponse, dict[str, Any]]:
+        error = {"Code": "ValidationException", "Message": "refused by the test"}
+        meta = {"HTTPStatusCode": 400, "HTTPHeaders": {}}
+        return AWSResponse("https://dynamodb.local/", 400, {}, None), {
+            "Error": error,
+            "ResponseMetadata": meta,
+        }
+
+    events = connection().client.meta.events
+    events.register_first("before-call.dynamodb.TransactWriteItems", refuse)
+    item_queue = get_settings().item_queue
+    try:
+        failed = deliver(app, "execute_items", item_queue, receive(item_queue, 10))
+    finally:
+        events.unregister("before-call.dynamodb.TransactWriteItems", refuse)
+    assert failed  # reported for redelivery
+    assert result_row_count(run["id"]) == ITEMS
+    assert run_store.get_run(run["id"]).recorded_count == 0
+    drain_queues(app)  # the redelivery: every row is there, nothing to execute or count
+    stuck = run_store.get_run(run["id"])
+    assert stuck.status == "running" and stuck.recorded_count == 0
+    recovery.redrive_run(run["id"])
+    final = api.get(suite.run_path(run["id"])).json
+    assert final["status"] == "completed", final
+    assert final["passed_count"] == final["failed_count"] == ITEMS // 2
+    assert_counters_match_rows(final)
