@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from chalicelib.domain.runs import ACTIVE_STATUSES, QUEUED, FrozenItem, RunState, result_key
 from chalicelib.engine import messages, settle
 from chalicelib.settings import get_settings
-from chalicelib.store import results, runs
+from chalicelib.store import results, run_items, runs
 from chalicelib.store import shards as sharding
 
 log = logging.getLogger("pawl.engine.fanout")
@@ -55,7 +55,7 @@ def choose_shards(state: RunState) -> int:
         return 1
     trials = max(1, state.snapshot.trials)
     cap = -(-settings.run_shard_items * settings.run_max_shards // trials)
-    items = runs.count_dataset_items(state.snapshot.dataset_id, state.created_key, cap)
+    items = run_items.count_dataset_items(state.snapshot.dataset_id, state.created_key, cap)
     return sharding.shard_count(items * trials)
 
 
@@ -63,11 +63,11 @@ def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
     snapshot = state.snapshot
     after, counted, in_chunk = message.after_key, message.counted, 0
     while True:
-        page, last_key = runs.dataset_items_page(
+        page, last_key = run_items.dataset_items_page(
             snapshot.dataset_id, after, state.created_key, PAGE_ITEMS
         )
         if page:
-            runs.put_run_items(state.id, page, state.shards)
+            run_items.put_run_items(state.id, page, state.shards)
             messages.send_work(state.id, messages.item_work(page, snapshot.trials), state.shards)
             counted += len(page)
             in_chunk += len(page)
@@ -89,7 +89,7 @@ def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
 def missing_work(state: RunState) -> Iterator[tuple[FrozenItem, int]]:
     """(item, trial) pairs of the frozen set with no result."""
     recorded = set(results.iter_result_keys(state.id, state.shards))
-    for page in runs.iter_run_item_pages(state.id, state.shards):
+    for page in run_items.iter_run_item_pages(state.id, state.shards):
         for item in page:
             for trial in range(1, state.snapshot.trials + 1):
                 if result_key(item.dataset_item_id, trial) not in recorded:

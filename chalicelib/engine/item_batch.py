@@ -30,7 +30,7 @@ from chalicelib.engine import concurrency, execute_item, run_watch, settle
 from chalicelib.engine.batch_recorder import BatchRecorder
 from chalicelib.engine.budget import Budget
 from chalicelib.engine.context import RunContext, load_context
-from chalicelib.store import batch_reads, results, runs
+from chalicelib.store import batch_reads, results, run_items
 
 log = logging.getLogger("pawl.engine.item_batch")
 
@@ -115,7 +115,7 @@ def _fill_frozen_items(state: RunState, todo: list[tuple[int, ReceivedWork]]) ->
     missing = [d.work.dataset_item_id for _, d in todo if d.work.item is None]
     if not missing:
         return
-    frozen = runs.batch_get_run_items(state.id, missing, state.shards)
+    frozen = run_items.batch_get_run_items(state.id, missing, state.shards)
     for _, receipt in todo:
         if receipt.work.item is None:
             receipt.work.item = frozen.get(receipt.work.dataset_item_id)

@@ -15,7 +15,7 @@ from chalicelib import wiring
 from chalicelib.engine import execute_item, fanout, recovery, settle
 from chalicelib.engine.context import load_context
 from chalicelib.settings import get_settings
-from chalicelib.store import outcome_rows, results, run_counters
+from chalicelib.store import outcome_rows, results, run_counters, run_items
 from chalicelib.store import runs as run_store
 from chalicelib.store import shards as sharding
 from chalicelib.store.models import FrozenItemModel, ResultModel, RunModel
@@ -177,7 +177,7 @@ def test_a_second_record_of_one_item_is_a_duplicate_on_the_same_shard(
     deliver(app, "fan_out_run", queue, receive(queue, 1))
     state = run_store.get_run(run["id"])
     item_id = suite.items[0]["id"]
-    frozen = run_store.batch_get_run_items(state.id, [item_id], state.shards)[item_id]
+    frozen = run_items.batch_get_run_items(state.id, [item_id], state.shards)[item_id]
     ctx = load_context(state, should_continue=lambda: True)
     target = results.Counting(state.shards, 1)
     first = results.record(state.id, [execute_item.execute(ctx, frozen, 1)], None, target)

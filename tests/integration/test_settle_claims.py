@@ -17,7 +17,7 @@ from chalicelib import wiring
 from chalicelib.engine import execute_item, messages
 from chalicelib.engine.context import load_context
 from chalicelib.settings import get_settings
-from chalicelib.store import results, usage
+from chalicelib.store import results, run_items, usage
 from chalicelib.store import runs as run_store
 from chalicelib.store.base import connection
 from chalicelib.workers.queues import ITEM_BATCH_MESSAGES, ITEM_BATCH_SIZE
@@ -148,7 +148,7 @@ def test_metering_a_full_batch_adds_no_aws_call(
 
 def _errored_record(run_id: str, item_id: str) -> Any:
     state = run_store.get_run(run_id)
-    frozen = run_store.batch_get_run_items(run_id, [item_id])[item_id]
+    frozen = run_items.batch_get_run_items(run_id, [item_id])[item_id]
     return execute_item.errored_record(load_context(state), frozen, 1, "recorded by the test")
 
 
