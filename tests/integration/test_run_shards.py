@@ -305,3 +305,29 @@ def test_a_count_refused_after_its_rows_landed_is_recounted_by_a_redrive(
     assert final["status"] == "completed", final
     assert final["passed_count"] == final["failed_count"] == ITEMS // 2
     assert_counters_match_rows(final)
+
+
+def test_the_reaper_reads_a_sharded_runs_activity_on_its_counter_rows(
+    api: Any, app: Any, project: Any, plugins: Plugins, sharded: None
+) -> None:
+    from chalicelib.engine import reaper
+
+    suite = _suite(api, project)
+    run = api.post(suite.runs_path, {}).json
+    queue = get_settings().run_queue
+    deliver(app, "fan_out_run", queue, receive(queue, 1))
+    item_queue = get_settings().item_queue
+    deliver(app, "execute_items", item_queue, receive(item_queue, 1))
+    state = run_store.get_run(run["id"])
+    assert state.shards == 4 and 0 < state.recorded_count < ITEMS
+    long_ago = "2000-01-01T00:00:00.000Z"
+    # The run row looks quiet (recording never writes it); a counter row moved just now.
+    RunModel(id=run["id"]).update(actions=[RunModel.last_activity_at.set(long_ago)])
+    assert run["id"] in set(run_store.iter_active_run_ids(quiet_before=reaper.quiet_cutoff()))
+    assert reaper.reap().failed == 0
+    assert run_store.get_run(run["id"]).status == "running"
+    # Every row of it quiet: the reaper fails it (its work never finished).
+    for key in sharding.counter_keys(run["id"], state.shards):
+        RunModel(id=key).update(actions=[RunModel.last_activity_at.set(long_ago)])
+    assert reaper.reap().failed == 1
+    assert run_store.get_run(run["id"]).status == "failed"
