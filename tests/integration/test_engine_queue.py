@@ -126,13 +126,13 @@ def test_the_first_page_of_a_fan_out_is_the_run_s_concurrency(
 
     monkeypatch.setattr(fanout, "PAGE_ITEMS", 20)
     limits: list[int] = []
-    page = run_store.dataset_items_page
+    page = run_items.dataset_items_page
 
     def counted(dataset_id: str, after: Any, upto: str, limit: int) -> Any:
         limits.append(limit)
         return page(dataset_id, after, upto, limit)
 
-    monkeypatch.setattr(run_store, "dataset_items_page", counted)
+    monkeypatch.setattr(run_items, "dataset_items_page", counted)
     suite = make_suite(api, project, [(f"echo:{i}", str(i)) for i in range(25)], max_concurrency=12)
     run = _start(api, suite)
     _fan_out(app)
