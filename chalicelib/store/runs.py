@@ -328,14 +328,17 @@ class WatchRead:
 
 def read_watch(run_id: str) -> WatchRead | None:
     """The run's :class:`WatchRead` (one consistent GetItem of a few attributes; None if
-    there is no run)."""
+    there is no run). A sharded run's counters (the paired counts among them) are on its
+    counter rows until the settle claim folds them: one BatchGetItem more sums them."""
     attributes = ["id", "status", "early_stop", "stop_decision", "stop_detail", "skipped_count"]
     attributes += list(PAIR_COUNTERS.values())
-    attributes += ["completed_count", "errored_count"]
+    attributes += ["completed_count", "errored_count", "shards", "counters_folded"]
     try:
         model = RunModel.get(run_id, consistent_read=True, attributes_to_get=attributes)
     except DoesNotExist:
         return None
+    if needs_counter_rows(model):
+        fold_into(model, run_counters.read(run_id, shard_count_of(model)))
     recorded = int(model.completed_count or 0) + int(model.errored_count or 0)
     return WatchRead(str(model.status), recorded, _early_stop(model))
 
