@@ -42,7 +42,7 @@ from chalicelib.engine.settled_outcomes import (
     item_trials,
 )
 from chalicelib.stats import group_label, merge_join, reduce_trials, verdict
-from chalicelib.store import outcome_rows, results, run_counters, runs
+from chalicelib.store import outcome_rows, results, run_counters, runs, skips
 from chalicelib.store.outcome_digest import DigestWriter, write_manifest
 
 #: Items whose labels are read with one BatchGetItem (its limit).
@@ -289,6 +289,12 @@ def recount(state: RunState, *, complete_only: bool = True) -> bool:
     if before["recorded_count"] >= state.run.item_count:
         return False
     rows = results.count_rows(state.id, state.shards)
+    if state.early_stop is not None:
+        # An early-stopped run's skip markers count as recorded (each was counted in the
+        # transaction that wrote it): the rows and the markers are what the counters hold.
+        marked = sum(1 for _ in skips.iter_skipped_keys(state.id, state.shards))
+        rows["skipped_count"] = marked
+        rows["recorded_count"] += marked
     if rows["recorded_count"] <= before["recorded_count"]:
         return False
     if complete_only and rows["recorded_count"] < state.run.item_count:

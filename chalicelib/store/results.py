@@ -244,7 +244,10 @@ def iter_result_keys(run_id: str, shards: int | None = None) -> Iterator[str]:
 def count_rows(run_id: str, shards: int) -> dict[str, float]:
     """The counters as the run's result rows add them up (``run_counters.COUNTER_NAMES``;
     ``spent_usd`` left at 0): what a recount compares the counters with."""
-    counts = dict.fromkeys(run_counters.COUNTER_NAMES, 0.0)
+    # Not the paired counts (a row does not keep the baseline's outcome) nor skipped_count
+    # (skip markers, counted with their markers: ``engine.settle.recount`` adds them).
+    counted = [name for name in run_counters.COUNTER_NAMES if name not in run_counters.PAIRED]
+    counts = dict.fromkeys(counted, 0.0)
     for model in iter_rows(run_id, shards, ["run_id", "result_key", "passed", "error"]):
         counts["errored_count" if model.error is not None else "completed_count"] += 1
         counts["recorded_count"] += 1

@@ -53,6 +53,10 @@ COUNTER_NAMES = (
 SPARSE_COUNTERS = frozenset(
     {"spent_usd", "pair_both", "pair_improved", "pair_regressed", "pair_neither", "skipped_count"}
 )
+#: The paired counts (what the rows alone cannot recount) and the skips.
+PAIRED = frozenset(
+    {"pair_both", "pair_improved", "pair_regressed", "pair_neither", "skipped_count"}
+)
 #: The paired count each (baseline passed, passed now) adds to.
 PAIR_COUNTER_OF = {
     (True, True): "pair_both",
@@ -180,9 +184,11 @@ def reconcile(run_id: str, shards: int, rows: dict[str, float]) -> bool:
     for values in before.values():
         for name, value in values.items():
             total.values[name] = total.values.get(name, 0) + value
-    missing = {name: rows.get(name, 0) - total[name] for name in COUNTER_NAMES}
-    missing["spent_usd"] = max(0.0, round(missing["spent_usd"], 9))
-    counted = [name for name in COUNTER_NAMES if name != "spent_usd"]
+    # Only what the rows can tell: the paired counts need the baseline's outcome, which a
+    # result row does not keep, so rows left uncounted stay out of them.
+    missing = {name: rows[name] - total[name] for name in COUNTER_NAMES if name in rows}
+    missing["spent_usd"] = max(0.0, round(missing.get("spent_usd", 0.0), 9))
+    counted = [name for name in missing if name != "spent_usd"]
     if not any(missing[name] for name in counted) or any(missing[name] < 0 for name in counted):
         return False
     first = sharding.counter_key(run_id, 0, shards)
