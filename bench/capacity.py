@@ -1,7 +1,7 @@
 """Capacity model of a deployed pawl: per-item AWS work, cost per 1,000 items, ceilings.
 
 Computes ``docs/scaling.md``'s tables from the engine's measured calls per item
-(``bench/run_throughput.py``: 1,000 items, queued run) and AWS's published limits and
+(``bench/run_throughput.py``: 1,000 items, queued run, sharded) and AWS's published limits and
 on-demand list prices (us-east-1), so the doc is reproducible: ``python bench/capacity.py``
 prints the markdown the doc holds between its ``capacity:begin``/``capacity:end`` markers.
 """
@@ -15,23 +15,31 @@ from chalicelib.domain.catalog import DEFAULT_MAX_CONCURRENCY
 from chalicelib.engine.fanout import CHUNK_ITEMS
 from chalicelib.infra.definitions import queue_specs
 from chalicelib.infra.template import FUNCTION_MEMORY_MB
+from chalicelib.settings import get_settings
 from chalicelib.workers.queues import ITEM_BATCH_SIZE
 
-# --- measured: engine AWS calls per item (bench/run_throughput.py, queued run, 1,000 items)
+# --- measured: engine AWS calls per item (bench/run_throughput.py, queued run, 1,000 items
+# with PAWL_RUN_SHARD_ITEMS=100, so the run had 10 shards; session 32, docs/scaling.md)
 ENGINE_CALLS_PER_ITEM = {
-    ("dynamodb", "TransactWriteItems"): 0.029,  # two per batch of 90 (49 results+generations)
-    ("dynamodb", "BatchGetItem"): 0.013,  # one per batch: the run and its result keys
-    ("dynamodb", "GetItem"): 0.011,
-    ("dynamodb", "Query"): 0.010,  # fan-out pages the dataset (200 a page); settle streams
+    ("dynamodb", "BatchWriteItem"): 0.051,  # eval generations' rows (25 a call); fan-out pages
+    ("dynamodb", "BatchExecuteStatement"): 0.046,  # results' conditional creates, 25 a call
+    ("dynamodb", "BatchGetItem"): 0.031,  # per batch: the run, counter rows, result keys; and
+    # the finish check's sum of the counter rows once the batch has recorded
+    ("dynamodb", "TransactWriteItems"): 0.025,  # per commit: its counters and usage row
+    ("dynamodb", "Query"): 0.020,  # fan-out counts and pages the dataset; settle, per shard
     ("sqs", "SendMessageBatch"): 0.010,  # fan-out: 10 messages of 10 work items per call
-    ("dynamodb", "UpdateItem"): 0.008,
-    ("dynamodb", "BatchWriteItem"): 0.005,  # fan-out freezes a page of small items in a row
-    ("dynamodb", "PutItem"): 0.001,
+    ("dynamodb", "GetItem"): 0.009,
+    ("dynamodb", "UpdateItem"): 0.007,
+    ("s3", "PutObject"): 0.002,  # the settled run's outcome digest
     ("sqs", "SendMessage"): 0.001,
 }
 #: Lambda's event source mapping: ReceiveMessage + DeleteMessageBatch, 10 messages of 10
 #: work items per call (the local pollers measured 0.05-0.06/item, empty polls included).
 EVENT_SOURCE_SQS_PER_ITEM = 0.02
+#: Items one counting transaction counts (the measured transactions per item, inverted).
+ITEMS_PER_COMMIT = 1 / ENGINE_CALLS_PER_ITEM[("dynamodb", "TransactWriteItems")]
+#: A DynamoDB round trip from Lambda, for a batch's own time beside its agent calls.
+AWS_CALL_S = 0.01
 
 # --- the engine's shape and the deployed stack's, read from where they are defined
 ITEM_BATCH = ITEM_BATCH_SIZE
@@ -41,12 +49,21 @@ ITEM_MAX_CONCURRENCY = next(q.max_concurrency for q in queue_specs() if q.role =
 #: (chalicelib/engine/concurrency.py: the limit holds per invocation).
 CALLS_AT_ONCE = min(ITEM_BATCH_SIZE, DEFAULT_MAX_CONCURRENCY)
 FUNCTION_MEMORY_GB = FUNCTION_MEMORY_MB / 1024
+#: A large run's shards (results, frozen items, counter rows): the most a run gets, from
+#: PAWL_RUN_SHARD_ITEMS work items each (store/shards.py); a smaller run has fewer, and
+#: finishes before a partition's limit matters.
+SHARDS = get_settings().run_max_shards
+ITEMS_PER_SHARD = get_settings().run_shard_items
+#: What one run is asked for (issue 27).
+TARGET_ITEMS_PER_S = 2000
 
 # --- item sizes the engine writes, for a typical item (1 KB input, 1 KB output)
 RESULT_KB = 2.5  # results row: input + expected + output + scores + keys
-GENERATION_KB = 2.5  # generations row: input + output + usage
+GENERATION_KB = 0.5  # an eval generation's row: ids, usage, latency, where its result is
 RUN_ITEM_KB = 1.2  # an item's share of a run-items page row: frozen input + expected
-RUN_ROW_KB = 2.0  # runs row: counters, snapshot of the eval
+RUN_ROW_KB = 2.0  # runs row: the snapshot of the eval (read by each batch)
+COUNTER_ROW_KB = 0.3  # a counter row: its counters and last activity
+USAGE_KB_PER_ITEM = 0.15  # an item's usage event in its commit's usage row
 
 # --- AWS limits and on-demand list prices (us-east-1, checked when this was written)
 PARTITION_WCU_PER_S = 1000  # one partition (one hash key with no split) absorbs this
@@ -78,27 +95,37 @@ class PerItem:
     gb_seconds: float
 
 
+def writes_per_item() -> dict[str, float]:
+    """Write request units per item, by what writes them."""
+    return {
+        "result (conditional create)": wcu(RESULT_KB),
+        "generation row (no content)": wcu(GENERATION_KB),
+        # fan-out freezes the item (in a page row: rounded up once per page)
+        "frozen item": RUN_ITEM_KB,
+        # per commit, in one transaction: the counter row's update and the usage row
+        "counters": wcu(COUNTER_ROW_KB, True) / ITEMS_PER_COMMIT,
+        "usage": wcu(USAGE_KB_PER_ITEM * ITEMS_PER_COMMIT, True) / ITEMS_PER_COMMIT,
+    }
+
+
 def per_item(agent_latency_s: float = 1.0) -> PerItem:
     """What one item costs on AWS. A batch's items run :data:`CALLS_AT_ONCE` at a time, so
     its invocation lasts that many rounds of agent calls plus its own AWS round trips."""
-    writes = (
-        wcu(RESULT_KB, True) + wcu(GENERATION_KB, True)  # the batch transaction, per item
-        + wcu(RUN_ROW_KB, True) / ITEM_BATCH  # its one run-counter update
-        + RUN_ITEM_KB  # fan-out freezes the item (in a page row: rounded up once per page)
-    )  # fmt: skip
     reads = (
         rcu(RUN_ITEM_KB)  # the batch reads its frozen items
         + rcu(RESULT_KB)  # ... and whether results exist (a miss still costs a unit)
-        + rcu(RUN_ROW_KB) / ITEM_BATCH  # ... and the run
+        + (rcu(RUN_ROW_KB) + SHARDS * rcu(COUNTER_ROW_KB)) / ITEM_BATCH  # ... the run
+        + SHARDS * rcu(COUNTER_ROW_KB) / ITEM_BATCH  # the finish check sums the counters
         + rcu(RUN_ITEM_KB, consistent=False) / 3  # fan-out's dataset query (~3 per 4 KB)
         + rcu(RESULT_KB, consistent=False) * RESULT_KB / 4  # settle streams results once
     )  # fmt: skip
     sqs = sum(n for (service, _), n in ENGINE_CALLS_PER_ITEM.items() if service == "sqs")
     invocations = 1 / ITEM_BATCH + 1 / FANOUT_CHUNK
     rounds = math.ceil(ITEM_BATCH / CALLS_AT_ONCE)
-    batch_seconds = rounds * agent_latency_s + 0.1  # + the batch's reads and transactions
+    own = sum(n for (service, _), n in ENGINE_CALLS_PER_ITEM.items() if service == "dynamodb")
+    batch_seconds = rounds * agent_latency_s + own * ITEM_BATCH * AWS_CALL_S
     return PerItem(
-        writes=writes,
+        writes=sum(writes_per_item().values()),
         reads=reads,
         sqs_requests=sqs + EVENT_SOURCE_SQS_PER_ITEM,
         invocations=invocations,
@@ -118,14 +145,18 @@ def cost_per_1000(item: PerItem) -> dict[str, float]:
 
 
 def ceilings(agent_latency_s: float = 1.0) -> dict[str, float]:
-    """Items/s at which each shared resource of ONE run saturates."""
+    """Items/s at which each shared resource of ONE large run saturates."""
     return {
-        # every result of a run shares the hash key run_id: one partition unless split
-        "results partition (run_id)": PARTITION_WCU_PER_S / wcu(RESULT_KB, True),
-        # one counter update per batch of 10, on the single runs row
-        "run counter item": PARTITION_WCU_PER_S / wcu(RUN_ROW_KB, True) * ITEM_BATCH,
-        # fan-out's frozen rows share the hash key run_id too
-        "run-items partition (fan-out)": PARTITION_WCU_PER_S / RUN_ITEM_KB,
+        # a run's results spread over its shards' hash keys: a partition each, unless split
+        f"results partitions ({SHARDS} shards)": SHARDS * PARTITION_WCU_PER_S / wcu(RESULT_KB),
+        # one counting transaction per commit, on one of the run's counter rows
+        f"counter rows ({SHARDS})": (
+            SHARDS * PARTITION_WCU_PER_S / wcu(COUNTER_ROW_KB, True) * ITEMS_PER_COMMIT
+        ),
+        # fan-out's frozen rows are sharded the same way
+        f"run-items partitions ({SHARDS}, fan-out)": SHARDS * PARTITION_WCU_PER_S / RUN_ITEM_KB,
+        # usage rows share their project's hash key: every run of the project writes there
+        "usage partition (project_id)": PARTITION_WCU_PER_S / writes_per_item()["usage"],
         # the mapping's invocations x a run's calls at once in each / how long a call lasts
         "Lambda (items mapping)": ITEM_MAX_CONCURRENCY * CALLS_AT_ONCE / agent_latency_s,
     }
@@ -134,11 +165,17 @@ def ceilings(agent_latency_s: float = 1.0) -> dict[str, float]:
 def many_runs_ceilings(agent_latency_s: float = 1.0) -> dict[str, float]:
     """Items/s for many concurrent runs: partitions spread, shared limits remain."""
     return {
-        "results table": TABLE_WCU_PER_S / wcu(RESULT_KB, True),
-        "generations table": TABLE_WCU_PER_S / wcu(GENERATION_KB, True),
+        "results table": TABLE_WCU_PER_S / wcu(RESULT_KB),
+        "generations table": TABLE_WCU_PER_S / wcu(GENERATION_KB),
         "Lambda (items mapping)": ITEM_MAX_CONCURRENCY * CALLS_AT_ONCE / agent_latency_s,
         "Lambda (account, mapping raised)": ACCOUNT_CONCURRENCY * CALLS_AT_ONCE / agent_latency_s,
     }
+
+
+def calls_at_once_needed(items_per_s: float = TARGET_ITEMS_PER_S, latency_s: float = 1.0) -> float:
+    """The per-invocation concurrency (a run's ``max_concurrency``) the items mapping's
+    invocations need for one run to reach ``items_per_s``."""
+    return items_per_s * latency_s / ITEM_MAX_CONCURRENCY
 
 
 def report(agent_latency_s: float = 1.0) -> str:
@@ -146,6 +183,7 @@ def report(agent_latency_s: float = 1.0) -> str:
     lines = ["| per item | amount |", "| --- | --- |"]
     lines += [
         f"| DynamoDB write request units | {item.writes:.2f} |",
+        *(f"| &nbsp;&nbsp;{name} | {value:.2f} |" for name, value in writes_per_item().items()),
         f"| DynamoDB read request units | {item.reads:.2f} |",
         f"| SQS requests (engine {item.sqs_requests - EVENT_SOURCE_SQS_PER_ITEM:.3f}"
         f" + event source {EVENT_SOURCE_SQS_PER_ITEM:.3f}) | {item.sqs_requests:.3f} |",
@@ -161,14 +199,23 @@ def report(agent_latency_s: float = 1.0) -> str:
     limits = ceilings(agent_latency_s)
     lines += ["| one run saturates | items/s |", "| --- | --- |"]
     lines += [f"| {name} | {value:,.0f} |" for name, value in limits.items()]
-    lines.append(f"| **one run's ceiling** | **{min(limits.values()):,.0f}** |")
+    tightest = sorted(limits, key=lambda name: limits[name])
+    lines.append(f"| **one run's ceiling** ({tightest[0]}) | **{limits[tightest[0]]:,.0f}** |")
+    lines.append(f"| next ceiling ({tightest[1]}) | {limits[tightest[1]]:,.0f} |")
+    lines.append(
+        f"| per-invocation concurrency for {TARGET_ITEMS_PER_S:,} items/s "
+        f"(mapping at {ITEM_MAX_CONCURRENCY}) | {calls_at_once_needed():g} |"
+    )
     many = many_runs_ceilings(agent_latency_s)
     lines += ["", "| many concurrent runs saturate | items/s |", "| --- | --- |"]
     lines += [f"| {name} | {value:,.0f} |" for name, value in many.items()]
     lines.append(
         f"| **as deployed (mapping at {ITEM_MAX_CONCURRENCY})** | **{min(many.values()):,.0f}** |"
     )
-    lines += ["", *settle_table()]
+    settle = settle_rows()
+    if settle:
+        lines += ["", "| settle | amount |", "| --- | --- |"]
+        lines += [f"| {name} | {amount} |" for name, amount in settle]
     return "\n".join(lines)
 
 
@@ -216,17 +263,22 @@ def settle_seconds(
     return waves * one_slice + combine, one_slice + combine
 
 
-def settle_table() -> list[str]:
-    """The report's row: a million items' settle, sliced, against Lambda's 15 minutes."""
-    items = 1_000_000
+def settle_rows(items: int = 1_000_000) -> list[tuple[str, str]]:
+    """The settle's figures, (what, amount) rows of their own table in :func:`report`: one
+    item's settle on Lambda, and a run of ``items`` settled in slices, its wall time and
+    the longest any one invocation works, against Lambda's 15 minutes."""
     wall, longest = settle_seconds(items)
     slices = math.ceil(items / SETTLE_SLICE_ITEMS)
     return [
-        f"| settle (Lambda at {FUNCTION_MEMORY_MB} MB, {settle_item_seconds() * 1e3:.2f} ms an "
-        f"item; limit {LAMBDA_LIMIT_S} s) | wall s | longest invocation s |",
-        "| --- | --- | --- |",
-        f"| {items:,} items: {slices} slices, {SETTLE_MAX_CONCURRENCY} at once "
-        f"| {wall:,.0f} | {longest:,.0f} |",
+        (
+            f"one item's settle (Lambda at {FUNCTION_MEMORY_MB} MB)",
+            f"{settle_item_seconds() * 1e3:.2f} ms",
+        ),
+        (
+            f"{items:,} items: {slices} slices, {SETTLE_MAX_CONCURRENCY} at once, wall",
+            f"{wall:,.0f} s",
+        ),
+        (f"{items:,} items: longest invocation (limit {LAMBDA_LIMIT_S} s)", f"{longest:,.0f} s"),
     ]
 
 

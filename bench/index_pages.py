@@ -6,7 +6,7 @@ moto in-process, with the stand-in's patches applied (``--plain`` leaves moto as
 then pages through it 200 items a page the way pawl does:
 
 - ``cursor``: the fan-out's pages (``created_key BETWEEN after AND cutoff``, Limit 201, the
-  next page starting after the last key read), as ``store/runs.dataset_items_page`` asks;
+  next page starting after the last key read), as ``store/run_items.dataset_items_page`` asks;
 - ``start-key``: ``created_key <= cutoff`` pages chained by ExclusiveStartKey;
 - ``table``: a table Query on one hash key (settle's results pages), by ExclusiveStartKey.
 

@@ -137,6 +137,16 @@ class Settings:
     #: starts a call for it (``engine.run_watch``): how late a cancel written by another
     #: process can be noticed, and how often a busy run's status is re-read.
     run_watch_refresh_s: float = 0.5
+    #: ``PAWL_RUN_SHARD_ITEMS``: a run's result rows (and frozen items, and counters) are
+    #: spread over one hash key per this many work items, up to ``PAWL_RUN_MAX_SHARDS``
+    #: (``store.shards``): a run below it keeps the single key every run had before.
+    run_shard_items: int = 1000
+    run_max_shards: int = 16
+    #: ``PAWL_ITEMS_MAX_CONCURRENCY``: the items queue's event source mapping's maximum
+    #: concurrency (a stage setting, 2..1000): how many item batches run at once across all
+    #: runs. Each makes up to a run's ``max_concurrency`` agent calls at once, so one run's
+    #: agent calls in flight reach this times its ``max_concurrency`` (``docs/scaling.md``).
+    items_max_concurrency: int = 100
     #: Outbound HTTP: first retry waits about this long, doubling after (tiny in tests).
     http_backoff_base_s: float = 0.5
     http_max_attempts: int = 3
@@ -205,6 +215,11 @@ def get_settings() -> Settings:
         webhook_sweep_grace_s=int(os.environ.get("PAWL_WEBHOOK_SWEEP_GRACE_S", "300")),
         progress_flush_s=max(0.0, float(os.environ.get("PAWL_PROGRESS_FLUSH_S", "0.5"))),
         run_watch_refresh_s=max(0.0, float(os.environ.get("PAWL_RUN_WATCH_REFRESH_S", "0.5"))),
+        run_shard_items=max(1, int(os.environ.get("PAWL_RUN_SHARD_ITEMS", "1000"))),
+        run_max_shards=min(64, max(1, int(os.environ.get("PAWL_RUN_MAX_SHARDS", "16")))),
+        items_max_concurrency=min(
+            1000, max(2, int(os.environ.get("PAWL_ITEMS_MAX_CONCURRENCY", "100")))
+        ),
         http_backoff_base_s=float(os.environ.get("PAWL_HTTP_BACKOFF_BASE_S", "0.5")),
         http_max_attempts=max(1, int(os.environ.get("PAWL_HTTP_MAX_ATTEMPTS", "3"))),
         embedding_base_url=os.environ.get("PAWL_EMBEDDING_BASE_URL") or None,

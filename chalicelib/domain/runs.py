@@ -159,6 +159,8 @@ class RunState(BaseModel):
     #: decision once made (``None`` before), the paired counts recorded so far and the work
     #: items skipped after the decision. ``None`` for every other run.
     early_stop: EarlyStopState | None = None
+    #: How many hash keys the run's rows are spread over (``store.shards``; 1: unsharded).
+    shards: int = 1
 
     @property
     def id(self) -> str:
@@ -297,6 +299,9 @@ class WorkItem(BaseModel):
     #: An ``early_stop`` run's work carries the baseline's outcome of the item (passed or
     #: not; absent: not comparable), so recording it adds to the paired counts at once.
     baseline_passed: bool | None = None
+    #: The run's shard count as the fan-out knew it (absent in older messages: 1); the
+    #: worker's first read uses it, and checks it against the run row.
+    shards: int = 1
 
     @property
     def result_key(self) -> str:

@@ -20,6 +20,7 @@ exactly as before; a longer one commits at most once more per interval.
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import time
 from types import TracebackType
@@ -68,8 +69,12 @@ class BatchRecorder:
         *,
         flush_after_s: float | None = None,
         full: int = results.RECORDS_PER_TRANSACTION,
+        shards: int = 1,
     ) -> None:
         self.run_id = run_id
+        # A sharded run's counters: this batch adds to one counter row, chosen at random,
+        # so concurrent batches of the run spread over them (store.run_counters).
+        self.target = results.Counting(shards, random.randrange(shards) if shards > 1 else 0)
         self.progress = progress
         self.flush_after_s = (
             get_settings().progress_flush_s if flush_after_s is None else flush_after_s
@@ -141,7 +146,7 @@ class BatchRecorder:
             if self._error is not None:
                 continue  # a commit failed: write nothing more (the batch reports it)
             try:
-                outcome = results.record(self.run_id, chunk, self.progress)
+                outcome = results.record(self.run_id, chunk, self.progress, self.target)
             except Exception as exc:
                 log.warning("run %s: recording %d results failed", self.run_id, len(chunk))
                 self._error = exc

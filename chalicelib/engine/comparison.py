@@ -41,8 +41,7 @@ from chalicelib.engine.settled_outcomes import (
 )
 from chalicelib.engine.settled_outcomes import item_id as id_of
 from chalicelib.stats import BaselineComparator, ItemOutcome, group_label, merge_join
-from chalicelib.store import outcome_rows
-from chalicelib.store.models import ResultModel
+from chalicelib.store import outcome_rows, results, runs
 from chalicelib.store.outcome_digest import DigestEntry
 from chalicelib.store.results import from_model
 
@@ -251,11 +250,10 @@ def _attach_trials(sides: tuple[tuple[str, int], tuple[str, int]], entries: list
         )
     )
     found: dict[tuple[str, str], list[Any]] = {}
-    for start in range(0, len(wanted), _BATCH_GET):
-        for model in ResultModel.batch_get(
-            wanted[start : start + _BATCH_GET], consistent_read=True
-        ):
-            found.setdefault((model.run_id, model.dataset_item_id), []).append(from_model(model))
+    shard_counts = {run_id: runs.read_shards(run_id) for _, run_id, _ in named}
+    for model in results.get_many(wanted, shard_counts):
+        result = from_model(model)
+        found.setdefault((result.run_id, model.dataset_item_id), []).append(result)
     for entry in entries:
         for name, run_id, _ in named:
             trials = sorted(found.get((run_id, entry.dataset_item_id), []), key=lambda t: t.trial)

@@ -26,7 +26,9 @@ from collections.abc import Iterator
 
 from chalicelib.domain.runs import ACTIVE_STATUSES, QUEUED, FrozenItem, RunState, result_key
 from chalicelib.engine import early_stop, messages, settle
-from chalicelib.store import results, runs, skips
+from chalicelib.settings import get_settings
+from chalicelib.store import results, run_items, runs, skips
+from chalicelib.store import shards as sharding
 
 log = logging.getLogger("pawl.engine.fanout")
 
@@ -47,9 +49,25 @@ def fan_out(message: messages.FanoutMessage) -> None:
     if state.fanout_done:
         enqueue_missing(state)
         return
-    if state.status == QUEUED and not runs.mark_running(state.id):
-        return  # cancelled between the read and the transition
+    if state.status == QUEUED:
+        shards = choose_shards(state)
+        if not runs.mark_running(state.id, shards):
+            return  # cancelled between the read and the transition
+        state.shards = shards
     _freeze_chunk(state, message)
+
+
+def choose_shards(state: RunState) -> int:
+    """The run's shard count, from its work items (``store.shards``). Counted before anything
+    of the run is written, and only as far as the largest count needs: a dataset of a
+    million items is counted to ``PAWL_RUN_SHARD_ITEMS x PAWL_RUN_MAX_SHARDS``."""
+    settings = get_settings()
+    if settings.run_max_shards <= 1:
+        return 1
+    trials = max(1, state.snapshot.trials)
+    cap = -(-settings.run_shard_items * settings.run_max_shards // trials)
+    items = run_items.count_dataset_items(state.snapshot.dataset_id, state.created_key, cap)
+    return sharding.shard_count(items * trials)
 
 
 def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
@@ -57,15 +75,17 @@ def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
     after, counted, in_chunk = message.after_key, message.counted, 0
     while True:
         size = page_size(after, snapshot.max_concurrency)
-        page, last_key = runs.dataset_items_page(
+        page, last_key = run_items.dataset_items_page(
             snapshot.dataset_id, after, state.created_key, size
         )
         if page:
             if state.early_stop is None:
-                runs.put_run_items(state.id, page)
-                messages.send_work(state.id, messages.item_work(page, snapshot.trials))
+                run_items.put_run_items(state.id, page, state.shards)
+                messages.send_work(
+                    state.id, messages.item_work(page, snapshot.trials), state.shards
+                )
             else:  # enqueued shuffled once the whole set is frozen
-                runs.put_run_items(state.id, page, packed=False)
+                run_items.put_run_items(state.id, page, state.shards, packed=False)
             counted += len(page)
             in_chunk += len(page)
             after = last_key
@@ -83,7 +103,7 @@ def _freeze_chunk(state: RunState, message: messages.FanoutMessage) -> None:
         enqueue_missing(runs.get_run(state.id))
         return
     # Every item may already be recorded (or there were none): the settle is ours to try.
-    settle.maybe_settle(state.id)
+    settle.maybe_settle(state.id, state.shards)
 
 
 def page_size(after_key: str | None, max_concurrency: int) -> int:
@@ -96,8 +116,8 @@ def page_size(after_key: str | None, max_concurrency: int) -> int:
 
 def missing_work(state: RunState) -> Iterator[tuple[FrozenItem, int]]:
     """(item, trial) pairs of the frozen set with no result."""
-    recorded = set(results.iter_result_keys(state.id))
-    for page in runs.iter_run_item_pages(state.id):
+    recorded = set(results.iter_result_keys(state.id, state.shards))
+    for page in run_items.iter_run_item_pages(state.id, state.shards):
         for item in page:
             for trial in range(1, state.snapshot.trials + 1):
                 if result_key(item.dataset_item_id, trial) not in recorded:
@@ -108,15 +128,19 @@ def _shuffled_missing(state: RunState) -> int:
     """An early-stop run's work with no result (nor skip mark): sent in the seed's order
     with each item's baseline outcome; marked skipped instead once the test decided."""
     assert state.early_stop is not None and state.run.baseline_run_id is not None
-    done = set(results.iter_result_keys(state.id)) | set(skips.iter_skipped_keys(state.id))
+    shards = state.shards
+    done = set(results.iter_result_keys(state.id, shards))
+    done |= set(skips.iter_skipped_keys(state.id, shards))
     item_ids = [
-        item.dataset_item_id for page in runs.iter_run_item_pages(state.id) for item in page
+        item.dataset_item_id
+        for page in run_items.iter_run_item_pages(state.id, shards)
+        for item in page
     ]
     trials = range(1, state.snapshot.trials + 1)
     if state.early_stop.stopped:
         missing = [result_key(i, t) for i in item_ids for t in trials]
-        skipped = skips.skip(state.id, [key for key in missing if key not in done])
-        settle.maybe_settle(state.id)
+        skipped = skips.skip(state.id, [key for key in missing if key not in done], shards)
+        settle.maybe_settle(state.id, shards)
         return skipped
     passes = early_stop.baseline_passes(state.run.baseline_run_id, set(item_ids))
     work = (
@@ -125,11 +149,11 @@ def _shuffled_missing(state: RunState) -> int:
         for trial in trials
         if result_key(item, trial) not in done
     )
-    sent = messages.send_id_work(state.id, work)
+    sent = messages.send_id_work(state.id, work, shards)
     if sent:
         runs.touch(state.id)
     else:
-        settle.maybe_settle(state.id)
+        settle.maybe_settle(state.id, shards)
     return sent
 
 
@@ -137,9 +161,10 @@ def enqueue_missing(state: RunState) -> int:
     """Re-enqueue the work of a fanned-out run that has no result yet. Returns how many."""
     if state.early_stop is not None:
         return _shuffled_missing(state)
-    sent = messages.send_work(state.id, missing_work(state))
+    sent = messages.send_work(state.id, missing_work(state), state.shards)
     if sent:
         runs.touch(state.id)
     else:
-        settle.maybe_settle(state.id)
+        settle.recount(state)  # every item has its row: counters that fell behind catch up
+        settle.maybe_settle(state.id, state.shards)
     return sent

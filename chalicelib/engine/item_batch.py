@@ -25,6 +25,7 @@ the worker make the conditional update that claims the settle.
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -33,7 +34,7 @@ from chalicelib.engine import concurrency, early_stop, execute_item, run_watch, 
 from chalicelib.engine.batch_recorder import BatchRecorder
 from chalicelib.engine.budget import Budget
 from chalicelib.engine.context import RunContext, load_context
-from chalicelib.store import batch_reads, results, runs, skips
+from chalicelib.store import batch_reads, results, run_items, skips
 
 log = logging.getLogger("pawl.engine.item_batch")
 
@@ -75,8 +76,9 @@ def process(received: list[ReceivedWork]) -> BatchReport:
 
 
 def _process_run(run_id: str, batch: list[tuple[int, ReceivedWork]], report: BatchReport) -> None:
+    shards = max(d.work.shards for _, d in batch)
     state, existing = batch_reads.run_and_existing_results(
-        run_id, [d.work.result_key for _, d in batch]
+        run_id, [d.work.result_key for _, d in batch], shards
     )
     if state is None or state.status not in ACTIVE_STATUSES:
         report.skipped += len(batch)  # cancelled or settled: outstanding work is dropped
@@ -88,9 +90,9 @@ def _process_run(run_id: str, batch: list[tuple[int, ReceivedWork]], report: Bat
         # Decided: nothing of this batch starts, and each of its items is marked skipped.
         run_watch.note_stopped(run_id)
         report.skipped += len(todo)
-        _skip(run_id, [receipt.work.result_key for _, receipt in todo], report)
+        _skip(state, [receipt.work.result_key for _, receipt in todo], report)
         return
-    _fill_frozen_items(run_id, todo)
+    _fill_frozen_items(state, todo)
     may_settle = False
     if todo:
         dropped: list[str] = []
@@ -99,18 +101,20 @@ def _process_run(run_id: str, batch: list[tuple[int, ReceivedWork]], report: Bat
         report.skipped += len(outcome.duplicates)
         may_settle = outcome.may_settle_run
         if dropped:
-            _skip(run_id, dropped, report)
+            _skip(state, dropped, report)
             return
     if may_settle or existing:
         # A redelivery may be the only trace of a worker that recorded the last item
         # and died before claiming: try the claim whenever a batch met recorded items.
-        settle.maybe_settle(run_id)
+        item_count = state.run.item_count if state.fanout_done else None
+        settle.maybe_settle(run_id, state.shards, item_count)
 
 
-def _skip(run_id: str, result_keys: list[str], report: BatchReport) -> None:
+def _skip(state: RunState, result_keys: list[str], report: BatchReport) -> None:
     """Mark an early-stopped run's work skipped; the marks may complete the set: claim."""
-    report.early_stopped += skips.skip(run_id, result_keys)
-    settle.maybe_settle(run_id)
+    counter = random.randrange(state.shards) if state.shards > 1 else 0
+    report.early_stopped += skips.skip(state.id, result_keys, state.shards, counter)
+    settle.maybe_settle(state.id, state.shards)
 
 
 def _first_of_each(
@@ -130,12 +134,12 @@ def _first_of_each(
     return todo
 
 
-def _fill_frozen_items(run_id: str, todo: list[tuple[int, ReceivedWork]]) -> None:
+def _fill_frozen_items(state: RunState, todo: list[tuple[int, ReceivedWork]]) -> None:
     """Items too large for a message are read from the run's frozen set (one BatchGetItem)."""
     missing = [d.work.dataset_item_id for _, d in todo if d.work.item is None]
     if not missing:
         return
-    frozen = runs.batch_get_run_items(run_id, missing)
+    frozen = run_items.batch_get_run_items(state.id, missing, state.shards)
     for _, receipt in todo:
         if receipt.work.item is None:
             receipt.work.item = frozen.get(receipt.work.dataset_item_id)
@@ -154,7 +158,7 @@ def _execute_and_record(
     progress = results.RunProgress(state.fanout_done, state.run.item_count)
     with (
         run_watch.watching(state.id, state.status, state.early_stop) as watch,
-        BatchRecorder(state.id, progress) as recorder,
+        BatchRecorder(state.id, progress, shards=state.shards) as recorder,
     ):
         ctx = load_context(state, should_continue=watch.active)
         budget = Budget(state.snapshot.max_cost_usd, state.spent_usd)

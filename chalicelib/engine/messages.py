@@ -1,10 +1,12 @@
 """The SQS messages of the engine: one fan-out message per run (chunk), and work messages
 that each carry up to :data:`WORK_PER_MESSAGE` (run, item, trial) work items of one run.
 
-A work message's body is ``{"run_id": ..., "work": [{"dataset_item_id", "trial", "item"?}]}``
-(``item`` is absent when the frozen item is too large to ride along). Several work items
-per message is what keeps SQS calls per item low: one ``SendMessageBatch`` carries a
-fan-out page of 100 items, and one receive hands a worker a whole batch.
+A work message's body is ``{"run_id": ..., "shards"?: n, "work": [{"dataset_item_id", "trial",
+"item"?}]}`` (``item`` is absent when the frozen item is too large to ride along; ``shards``,
+the run's shard count, only when above one, so the worker's first read finds its keys).
+Several work items per message is what keeps SQS calls per item low: one
+``SendMessageBatch`` carries a fan-out page of 100 items, and one receive
+hands a worker a whole batch.
 """
 
 from __future__ import annotations
@@ -54,23 +56,26 @@ def _work_entry(item: FrozenItem, trial: int) -> str:
     return head  # too large: the worker reads it from the run's frozen set
 
 
-def _body(run_id: str, entries: list[str]) -> str:
-    return f'{{"run_id": {json.dumps(run_id)}, "work": [{", ".join(entries)}]}}'
+def _body(run_id: str, entries: list[str], shards: int = 1) -> str:
+    sharded = f', "shards": {int(shards)}' if shards > 1 else ""
+    return f'{{"run_id": {json.dumps(run_id)}{sharded}, "work": [{", ".join(entries)}]}}'
 
 
-def work_messages(run_id: str, work: Iterable[tuple[FrozenItem, int]]) -> Iterator[tuple[str, int]]:
+def work_messages(
+    run_id: str, work: Iterable[tuple[FrozenItem, int]], shards: int = 1
+) -> Iterator[tuple[str, int]]:
     """Encoded message bodies for ``work`` ((item, trial) pairs), each with its work count."""
     entries: list[str] = []
     size = 0
     for item, trial in work:
         entry = _work_entry(item, trial)
         if entries and (len(entries) == WORK_PER_MESSAGE or size + len(entry) > MESSAGE_BYTES):
-            yield _body(run_id, entries), len(entries)
+            yield _body(run_id, entries, shards), len(entries)
             entries, size = [], 0
         entries.append(entry)
         size += len(entry) + 2
     if entries:
-        yield _body(run_id, entries), len(entries)
+        yield _body(run_id, entries, shards), len(entries)
 
 
 def item_work(items: Iterable[FrozenItem], trials: int) -> Iterator[tuple[FrozenItem, int]]:
@@ -85,12 +90,15 @@ def decode_work(body: str) -> list[WorkItem]:
     raw = json.loads(body)
     if "work" not in raw:
         return [WorkItem.model_validate(raw)]
-    run_id = raw["run_id"]
-    return [WorkItem.model_validate({**entry, "run_id": run_id}) for entry in raw["work"]]
+    run_id, shards = raw["run_id"], raw.get("shards", 1)
+    return [
+        WorkItem.model_validate({**entry, "run_id": run_id, "shards": shards})
+        for entry in raw["work"]
+    ]
 
 
 def id_work_messages(
-    run_id: str, work: Iterable[tuple[str, int, bool | None]]
+    run_id: str, work: Iterable[tuple[str, int, bool | None]], shards: int = 1
 ) -> Iterator[tuple[str, int]]:
     """Message bodies for work named by id alone (``(item id, trial, baseline passed)``):
     an early-stop run's shuffled work, whose items the worker reads by id."""
@@ -101,19 +109,19 @@ def id_work_messages(
             entry["baseline_passed"] = baseline_passed
         entries.append(json.dumps(entry))
         if len(entries) == WORK_PER_MESSAGE:
-            yield _body(run_id, entries), len(entries)
+            yield _body(run_id, entries, shards), len(entries)
             entries = []
     if entries:
-        yield _body(run_id, entries), len(entries)
+        yield _body(run_id, entries, shards), len(entries)
 
 
-def send_id_work(run_id: str, work: Iterable[tuple[str, int, bool | None]]) -> int:
+def send_id_work(run_id: str, work: Iterable[tuple[str, int, bool | None]], shards: int = 1) -> int:
     """Enqueue work named by id (see :func:`id_work_messages`). Returns how many were sent."""
     counted = 0
 
     def bodies() -> Iterator[str]:
         nonlocal counted
-        for body, count in id_work_messages(run_id, work):
+        for body, count in id_work_messages(run_id, work, shards):
             counted += count
             yield body
 
@@ -141,13 +149,13 @@ def send_settle_slices(run_id: str, slices: int, numbers: Iterable[int]) -> int:
     return queues.send_many_encoded(get_settings().run_queue, bodies)
 
 
-def send_work(run_id: str, work: Iterable[tuple[FrozenItem, int]]) -> int:
+def send_work(run_id: str, work: Iterable[tuple[FrozenItem, int]], shards: int = 1) -> int:
     """Enqueue ``work`` in as few messages as fit. Returns how many work items were sent."""
     counted = 0
 
     def bodies() -> Iterator[str]:
         nonlocal counted
-        for body, count in work_messages(run_id, work):
+        for body, count in work_messages(run_id, work, shards):
             counted += count
             yield body
 

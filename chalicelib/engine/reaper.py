@@ -72,8 +72,12 @@ def _reap_one(run_id: str, cutoff: str, report: ReapReport) -> None:
     if state.status not in ACTIVE_STATUSES:
         lifecycle.emit(state)
         report.events_delivered += 1
-    elif state.all_recorded:
-        if runs.claim_settle(run_id, stale_before=cutoff) and settle.settle_claimed(run_id):
+    elif state.last_activity_at >= cutoff:
+        return  # a sharded run records on its counter rows: those say it is not quiet
+    elif state.all_recorded or settle.recount(state):
+        if settle.claim(run_id, state.shards, stale_before=cutoff) and settle.settle_claimed(
+            run_id
+        ):
             report.settled += 1
     elif state.fanout_done and state.early_stop is not None and state.early_stop.stopped:
         # A decided early-stop run whose remaining work was lost: that work would only be

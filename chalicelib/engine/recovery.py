@@ -34,8 +34,12 @@ def redrive_run(run_id: str, after_restart: bool = False) -> bool:
         return True
     if not state.fanout_done:
         messages.send_fanout(messages.FanoutMessage(run_id=run_id))
-    elif after_restart and state.all_recorded:
-        if runs.claim_settle(run_id, stale_before=clock.now_iso()):
+        return True
+    if after_restart and settle.recount(state, complete_only=False):
+        # Rows its workers wrote but did not live to count (no worker of it is left).
+        state = runs.get_run(run_id)
+    if after_restart and state.all_recorded:
+        if settle.claim(run_id, state.shards, stale_before=clock.now_iso()):
             settle.settle_claimed(run_id)
     else:
         fanout.enqueue_missing(state)

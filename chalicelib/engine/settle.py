@@ -22,6 +22,7 @@ partial (``engine.settle_state``) the last slice merges with the others before
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
@@ -41,12 +42,13 @@ from chalicelib.engine.settled_outcomes import (
     item_trials,
 )
 from chalicelib.stats import group_label, merge_join, reduce_trials, verdict
-from chalicelib.store import outcome_rows, runs
+from chalicelib.store import outcome_rows, results, run_counters, runs, skips
 from chalicelib.store.outcome_digest import DigestWriter, write_manifest
 
 #: Items whose labels are read with one BatchGetItem (its limit).
 LABEL_PAGE = outcome_rows.METADATA_PAGE
 
+log = logging.getLogger("pawl.engine.settle")
 T = TypeVar("T")
 
 
@@ -239,9 +241,14 @@ def settle_claimed(run_id: str) -> bool:
     return settle_run(run_id) if sliced is None else sliced
 
 
-def maybe_settle(run_id: str) -> None:
-    """Claim and settle the run if every item is recorded; a no-op for everyone but one caller."""
-    if not runs.claim_settle(run_id):
+def maybe_settle(run_id: str, shards: int = 1, item_count: int | None = None) -> None:
+    """Claim and settle the run if every item is recorded; a no-op for everyone but one caller.
+
+    A sharded run (``shards`` > 1) is checked by summing its counter rows (one read; the
+    finish check), then claimed with the sums; with ``item_count`` (known once fan-out
+    is done) a sum short of it makes no claim at all.
+    """
+    if not claim(run_id, shards, item_count=item_count):
         return
     try:
         settle_claimed(run_id)
@@ -250,3 +257,53 @@ def maybe_settle(run_id: str) -> None:
         # than leaving the run to the reaper's grace period.
         runs.release_settle_claim(run_id)
         raise
+
+
+def claim(
+    run_id: str, shards: int, *, stale_before: str | None = None, item_count: int | None = None
+) -> bool:
+    """The settle claim: one conditional write on the run row, given the counter rows'
+    sums for a sharded run (see :func:`chalicelib.store.runs.claim_settle`)."""
+    if shards <= 1:
+        return runs.claim_settle(run_id, stale_before=stale_before)
+    sums = run_counters.read(run_id, shards)
+    if item_count is not None and sums["recorded_count"] < item_count:
+        return False
+    return runs.claim_settle(run_id, stale_before=stale_before, sums=sums)
+
+
+def recount(state: RunState, *, complete_only: bool = True) -> bool:
+    """Count a fanned-out run's result rows into its counters when they fell behind (a worker
+    died between writing rows and counting them, ``store.run_counters``). True when the
+    counters moved.
+
+    A live worker may be between its rows and its count; recounting then would count its
+    rows twice. ``complete_only`` (the reaper, a re-drive with nothing left to send) writes
+    only when the rows hold every item: a double count can then only delay nothing, never
+    settle early. Without it (after a restart: no worker of the old process is alive)
+    any shortfall is recounted.
+    """
+    if not state.fanout_done or state.settle_claimed:
+        return False
+    before = run_counters.reconcile_before(state.id, state.shards)
+    if before["recorded_count"] >= state.run.item_count:
+        return False
+    rows = results.count_rows(state.id, state.shards)
+    if state.early_stop is not None:
+        # An early-stopped run's skip markers count as recorded (each was counted in the
+        # transaction that wrote it): the rows and the markers are what the counters hold.
+        marked = sum(1 for _ in skips.iter_skipped_keys(state.id, state.shards))
+        rows["skipped_count"] = marked
+        rows["recorded_count"] += marked
+    if rows["recorded_count"] <= before["recorded_count"]:
+        return False
+    if complete_only and rows["recorded_count"] < state.run.item_count:
+        return False
+    moved = run_counters.reconcile(state.id, state.shards, rows)
+    if moved:
+        log.warning(
+            "run %s: %d result rows were not counted; counters recounted from the rows",
+            state.id,
+            int(rows["recorded_count"] - before["recorded_count"]),
+        )
+    return moved

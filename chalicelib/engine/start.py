@@ -36,6 +36,7 @@ from chalicelib.plugins.manager import plugins
 from chalicelib.scoring.decider_scorer import resolve_decider_versions
 from chalicelib.scoring.validation import check_eval_runnable
 from chalicelib.store import agents, datasets, project_scoped, runs
+from chalicelib.store import shards as sharding
 
 log = logging.getLogger("pawl.engine.start")
 
@@ -221,6 +222,7 @@ def plan_run(evaluation: Eval, options: StartOptions) -> StartPlan:
     items = _frozen(first_items) if options.wait else []
     if options.wait:
         state.run.item_count = len(items) * state.snapshot.trials
+        state.shards = sharding.shard_count(state.run.item_count)
         state.fanout_done = True
     return StartPlan(state=state, items=items)
 
@@ -246,7 +248,13 @@ def start_run(evaluation: Eval, options: StartOptions) -> EvalRun:
     # once.
     received = [
         item_batch.ReceivedWork(
-            WorkItem(run_id=state.id, dataset_item_id=item.dataset_item_id, trial=trial, item=item),
+            WorkItem(
+                run_id=state.id,
+                dataset_item_id=item.dataset_item_id,
+                trial=trial,
+                item=item,
+                shards=state.shards,
+            ),
             final=True,
         )
         for item in plan.items

@@ -69,7 +69,12 @@ def queue_specs(settings: Settings | None = None) -> list[QueueSpec]:
     settings = settings or get_settings()
     return [
         QueueSpec("runs", settings.run_queue, function_timeout_s=900, max_concurrency=5),
-        QueueSpec("items", settings.item_queue, function_timeout_s=900, max_concurrency=50),
+        QueueSpec(
+            "items",
+            settings.item_queue,
+            function_timeout_s=900,
+            max_concurrency=settings.items_max_concurrency,
+        ),
         QueueSpec("webhooks", settings.webhook_queue, function_timeout_s=120, max_concurrency=10),
     ]
 

@@ -15,7 +15,8 @@ from chalicelib.infra import names
 from chalicelib.infra.definitions import QueueSpec, TableSpec
 
 #: What the repositories call on every table (PynamoDB reads ``DescribeTable`` once per
-#: model; transactions need the per-item actions, ``ConditionCheckItem`` for their checks).
+#: model; transactions need the per-item actions, ``ConditionCheckItem`` for their checks;
+#: results are created with PartiQL INSERTs, ``store/conditional_puts.py``).
 TABLE_ACTIONS = [
     "dynamodb:BatchGetItem",
     "dynamodb:BatchWriteItem",
@@ -23,6 +24,7 @@ TABLE_ACTIONS = [
     "dynamodb:DeleteItem",
     "dynamodb:DescribeTable",
     "dynamodb:GetItem",
+    "dynamodb:PartiQLInsert",
     "dynamodb:PutItem",
     "dynamodb:Query",
     "dynamodb:UpdateItem",

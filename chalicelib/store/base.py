@@ -164,15 +164,23 @@ def transaction() -> Iterator[TransactWrite]:
         yield txn
 
 
-def transact_write(puts: list[dict[str, Any]], updates: list[dict[str, Any]]) -> None:
+def transact_write(
+    puts: list[dict[str, Any]], updates: list[dict[str, Any]], token: str | None = None
+) -> None:
     """A TransactWriteItems of operations already built (``get_save_kwargs_from_instance``,
     ``get_update_kwargs_from_instance``), puts before updates, as :func:`transaction` sends
     them: a caller that serialized its rows once (to measure them) does not again. Raises
-    PynamoDB's ``TransactWriteError`` with the cancellation reasons, in that order."""
+    PynamoDB's ``TransactWriteError`` with the cancellation reasons, in that order.
+    ``token``: the ClientRequestToken (DynamoDB applies a retried request with the same
+    token once, for ten minutes)."""
     bind()
     with serialized_writes():
         connection().transact_write_items(
-            condition_check_items=[], delete_items=[], put_items=puts, update_items=updates
+            condition_check_items=[],
+            delete_items=[],
+            put_items=puts,
+            update_items=updates,
+            client_request_token=token,
         )
 
 

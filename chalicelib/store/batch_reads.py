@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from chalicelib.domain.runs import RunState
-from chalicelib.store import results, runs
+from chalicelib.store import results, run_counters, runs
 from chalicelib.store.base import bind, connection
 from chalicelib.store.models import ResultModel, RunModel
 
@@ -22,27 +22,51 @@ _UNPROCESSED_RETRIES = 8
 
 
 def run_and_existing_results(
-    run_id: str, result_keys: list[str]
+    run_id: str, result_keys: list[str], shards: int = 1
 ) -> tuple[RunState | None, set[str]]:
-    """The run (None if there is none) and which of ``result_keys`` have a result row."""
+    """The run (None if there is none) and which of ``result_keys`` have a result row.
+
+    ``shards``: the run's shard count as the work message said; a sharded run's counter
+    rows are read in the same request. When the run row says otherwise (a message from
+    before the run was sharded cannot exist, but a hand-made one can), the results are
+    looked up again under the run's own keys.
+    """
     bind()
     keys = list(dict.fromkeys(result_keys))
-    first, rest = keys[:_RESULT_KEYS_WITH_RUN], keys[_RESULT_KEYS_WITH_RUN:]
+    counter_keys = run_counters.counter_row_keys(run_id, shards)
+    room = _RESULT_KEYS_WITH_RUN - len(counter_keys)
+    first, rest = keys[:room], keys[room:]
     run_table, results_table = _table_name(RunModel), _table_name(ResultModel)
-    request: dict[str, Any] = {run_table: {"Keys": [{"id": {"S": run_id}}], "ConsistentRead": True}}
+    run_keys = [{"id": {"S": run_id}}, *counter_keys]
+    request: dict[str, Any] = {run_table: {"Keys": run_keys, "ConsistentRead": True}}
     if first:
         request[results_table] = {
-            "Keys": [{"run_id": {"S": run_id}, "result_key": {"S": k}} for k in first],
+            "Keys": [_key(*results.row_key(run_id, k, shards)) for k in first],
             "ConsistentRead": True,
             "ProjectionExpression": "result_key",
         }
     found = _batch_get(request)
-    run_rows = found.get(run_table, [])
-    state = runs.state_from_row(RunModel.from_raw_data(run_rows[0])) if run_rows else None
+    run_rows = {row["id"]["S"]: row for row in found.get(run_table, [])}
+    if run_id not in run_rows:
+        return None, set()
+    model = RunModel.from_raw_data(run_rows.pop(run_id))
     existing = {row["result_key"]["S"] for row in found.get(results_table, [])}
     if rest:
-        existing |= results.existing_keys(run_id, rest)
-    return state, existing
+        existing |= results.existing_keys(run_id, rest, shards)
+    actual = runs.shard_count_of(model)
+    if actual != shards:
+        existing = results.existing_keys(run_id, keys, actual)
+        return runs.find_run(run_id), existing
+    sums = None
+    if runs.needs_counter_rows(model):
+        sums = run_counters.Sums()
+        for row in run_rows.values():
+            run_counters.add_row(sums, row)
+    return runs.state_from_row(model, sums), existing
+
+
+def _key(hash_key: str, range_key: str) -> dict[str, Any]:
+    return {"run_id": {"S": hash_key}, "result_key": {"S": range_key}}
 
 
 def _table_name(model: type[Any]) -> str:

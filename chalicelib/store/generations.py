@@ -68,6 +68,41 @@ def to_row(generation: Generation) -> GenerationRow:
     return GenerationRow(model=model, blob_keys=blob_keys)
 
 
+def to_eval_row(generation: Generation, result_partition: str, result_key: str) -> GenerationRow:
+    """An eval generation's row without the content its result row holds (input, output):
+    the metadata, the structured ``object`` (which the result does not keep) and where the
+    result is. One copy of the content, not two; :func:`with_result_content` reads it back."""
+    row = to_row(generation.model_copy(update={"input": None, "output": None}))
+    row.model.result_partition = result_partition
+    row.model.result_key = result_key
+    return row
+
+
+def with_result_content(models: list[GenerationModel]) -> list[GenerationModel]:
+    """Fill the input and output of eval generations kept on their result rows (one
+    BatchGetItem per 100 of them); purged ones stay empty."""
+    lean = [m for m in models if m.result_key and m.result_partition and not m.content_purged]
+    if not lean:
+        return models
+    from chalicelib.store.models import ResultModel  # results imports this module
+
+    wanted = list(dict.fromkeys((m.result_partition, m.result_key) for m in lean))
+    found: dict[tuple[str, str], Any] = {}
+    attributes = ["run_id", "result_key", "input", "output", "output_s3_key"]
+    for start in range(0, len(wanted), _BATCH_GET):
+        for result in ResultModel.batch_get(
+            wanted[start : start + _BATCH_GET], consistent_read=True, attributes_to_get=attributes
+        ):
+            found[(result.run_id, result.result_key)] = result
+    for model in lean:
+        held = found.get((model.result_partition, model.result_key))
+        if held is not None:
+            model.input = held.input
+            model.output = held.output
+            model.output_s3_key = held.output_s3_key
+    return models
+
+
 def from_model(model: GenerationModel, with_blobs: bool = True) -> Generation:
     output = model.output
     if output is None and model.output_s3_key and with_blobs:
@@ -116,7 +151,7 @@ def get(generation_id: str) -> Generation:
         model = GenerationModel.get(generation_id, consistent_read=True)
     except DoesNotExist:
         raise not_found("generation", generation_id) from None
-    return from_model(model)
+    return from_model(with_result_content([model])[0])
 
 
 def purge_content(generation_id: str) -> list[str]:
@@ -130,6 +165,10 @@ def purge_content(generation_id: str) -> list[str]:
     except DoesNotExist:
         raise not_found("generation", generation_id) from None
     keys = [k for k in (model.output_s3_key, model.object_s3_key) if k]
+    if model.result_key and not model.content_purged:
+        # The output is its result's (cleared there by the caller): its blob goes too.
+        held = with_result_content([model])[0].output_s3_key
+        keys += [held] if held and held not in keys else []
     with serialized_writes():
         model.update(
             actions=[
@@ -181,7 +220,7 @@ def list_generations(
         only = in_project if only is None else only & in_project
         source = Partition(GenerationModel.by_agent, agent_id, _AGENT_KEYS, forward=False)
     keys = page_of(replace(source, only=only), window, lambda row: str(row.id))
-    rows = {row.id: row for row in _batch_get(keys.items)}
+    rows = {row.id: row for row in with_result_content(_batch_get(keys.items))}
     return keys.with_items([from_model(rows[i]) for i in keys.items if i in rows])
 
 

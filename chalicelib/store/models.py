@@ -295,6 +295,12 @@ class RunModel(IdModel):
     #: them: the spend guard reads it (``max_cost_usd``).
     spent_usd = NumberAttribute(default=0)
     fanout_done = BooleanAttribute(default=False)
+    #: How many hash keys the run's results, frozen items and counters are spread over
+    #: (``store.shards``); absent: one (every run from before sharding, and small runs).
+    shards = NumberAttribute(null=True)
+    #: The counter rows' sums were written onto this row when the settle was claimed: a
+    #: sharded run read after it needs no counter rows.
+    counters_folded = BooleanAttribute(null=True)
     aggregate_scores = JSONAttribute(null=True)
     #: The figures of ``aggregate_scores`` a list of runs shows (pass rate, its interval,
     #: the baseline delta and p), written beside it at settle (``{}`` when it is null), so a
@@ -436,6 +442,11 @@ class GenerationModel(IdModel):
     latency_ms = NumberAttribute(default=0)
     source = UnicodeAttribute(null=True)
     content_purged = BooleanAttribute(default=False)
+    #: An eval generation's content lives on its result row only (one copy): the result's
+    #: hash key and range key. Absent: the content is on this row (a standalone generation,
+    #: or an eval generation written before).
+    result_partition = UnicodeAttribute(null=True)
+    result_key = UnicodeAttribute(null=True)
     created_at = UnicodeAttribute()
     by_project = _GenerationsByProject()
     by_agent = _GenerationsByAgent()

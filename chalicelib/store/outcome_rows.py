@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
+from chalicelib.store import shards as sharding
 from chalicelib.store.models import DatasetItemModel, ResultModel
 
 #: The attributes a settle reads of each result row (never input or output).
@@ -21,6 +22,8 @@ OUTCOME_ATTRIBUTES = ["dataset_item_id", "trial", "scores", "error", "usage"]
 #: Items whose metadata one BatchGetItem reads (DynamoDB's limit).
 METADATA_PAGE = 100
 _METADATA_ATTRIBUTES = ["id", "metadata"]
+#: What a page reads: the outcome, and the key (the bound of an item-id range).
+_READ_ATTRIBUTES = [*OUTCOME_ATTRIBUTES, "result_key"]
 
 
 class OutcomeRow(NamedTuple):
@@ -58,41 +61,43 @@ def _row(item: dict[str, Any]) -> OutcomeRow:
 
 
 def iter_outcome_pages(
-    run_id: str, lo: str | None = None, hi: str | None = None
+    run_id: str,
+    lo: str | None = None,
+    hi: str | None = None,
+    *,
+    shards: int | None = None,
+    page_rows: int = 1000,
 ) -> Iterator[list[OutcomeRow]]:
-    """Every result of a run whose item id is in ``[lo, hi)`` (None: unbounded), in key
-    order (item, then trial), a Query page at a time.
+    """A run's results in key order (item, then trial), a page at a time.
 
-    The one place settle reads a run's rows: a sliced settle reads one item range each.
-    (Write-sharded result rows replace this body: every shard queried over the range,
-    k-way merged by key; the callers need rows in item order, nothing else.)"""
-    table = ResultModel._get_connection()
-    range_condition = _item_range(lo, hi)
-    start_key: dict[str, Any] | None = None
-    while True:
-        page = table.query(
-            run_id,
-            range_key_condition=range_condition,
-            consistent_read=True,
-            attributes_to_get=OUTCOME_ATTRIBUTES,
-            exclusive_start_key=start_key,
-        )
-        rows = [_row(item) for item in page.get("Items", [])]
-        if hi is not None:
-            # BETWEEN is inclusive: a key equal to ``hi`` itself is outside the range.
-            rows = [row for row in rows if row.dataset_item_id < hi]
-        yield rows
-        start_key = page.get("LastEvaluatedKey")
-        if not start_key:
-            return
+    The one stream settle reads, and the interface a sliced settle uses: ``lo``/``hi``
+    restrict it to the rows of dataset item ids in ``[lo, hi)`` (either open), in item
+    order, across every shard of the run. ``shards``: the run's shard count (None: read
+    from the run row, one small GetItem). One shard: the run's Query pages as DynamoDB
+    returns them. Several: each shard's pages read ahead side by side (a thread each) and
+    merged by key into pages of ``page_rows``; memory stays a couple of pages per shard.
+    """
+    from chalicelib.store import runs  # runs imports this module's neighbours, not this one
+
+    count = shards if shards is not None else runs.read_shards(run_id)
+    keys = sharding.partitions(run_id, count)
+    streams = [_shard_pages(key, lo, hi) for key in keys]
+    if len(streams) == 1:
+        yield from streams[0]
+        return
+    rows = sharding.merge_sorted(
+        sharding.read_ahead_each(streams), key=lambda row: (row.dataset_item_id, row.trial)
+    )
+    yield from sharding.paged(rows, page_rows)
 
 
-def _item_range(lo: str | None, hi: str | None) -> Any:
-    """The sort-key condition of item ids in ``[lo, hi)``. A result key is the item id,
-    ``#`` and the trial, so a bound that is no item id's extension compares the same."""
+def _range(lo: str | None, hi: str | None) -> Any:
+    """The key condition of item ids in ``[lo, hi)``: result keys are ``<item id>#<trial>``,
+    and ``#`` sorts below every character an id has, so ``lo`` itself is the lowest key of
+    item ``lo`` and ``hi`` the lowest of ``hi``."""
     key = ResultModel.result_key
     if lo is not None and hi is not None:
-        return key.between(lo, hi)
+        return key.between(lo, hi)  # inclusive: a row at hi itself is dropped as read
     if lo is not None:
         return key >= lo
     if hi is not None:
@@ -100,9 +105,30 @@ def _item_range(lo: str | None, hi: str | None) -> Any:
     return None
 
 
-def iter_outcome_rows(run_id: str) -> Iterator[OutcomeRow]:
+def _shard_pages(hash_key: str, lo: str | None, hi: str | None) -> Iterator[list[OutcomeRow]]:
+    """One partition's rows of item ids in ``[lo, hi)`` in key order, a Query page at a time."""
+    condition = _range(lo, hi)
+    table = ResultModel._get_connection()
+    start_key: dict[str, Any] | None = None
+    while True:
+        page = table.query(
+            hash_key,
+            range_key_condition=condition,
+            consistent_read=True,
+            attributes_to_get=_READ_ATTRIBUTES,
+            exclusive_start_key=start_key,
+        )
+        items = page.get("Items", [])
+        rows = [_row(item) for item in items if hi is None or item["result_key"]["S"] < hi]
+        yield rows
+        start_key = page.get("LastEvaluatedKey")
+        if not start_key:
+            return
+
+
+def iter_outcome_rows(run_id: str, shards: int | None = None) -> Iterator[OutcomeRow]:
     """Every result of a run in key order, one page in memory at a time."""
-    for page in iter_outcome_pages(run_id):
+    for page in iter_outcome_pages(run_id, shards=shards):
         yield from page
 
 

@@ -24,7 +24,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from chalicelib.domain.runs import EvalResult, RunState
-from chalicelib.store import blobs
+from chalicelib.store import blobs, results
+from chalicelib.store import shards as sharding
 from chalicelib.store.models import ResultModel
 from chalicelib.store.outcome_rows import batch_get_metadata
 from chalicelib.store.pagination import (
@@ -82,13 +83,18 @@ def _score_of(scores: Any, scorer: str | None) -> float | None:
     return None
 
 
-def _lean_rows(run_id: str, refine: Refinement) -> list[_Row]:
+def _lean_rows(run_id: str, shards: int, refine: Refinement) -> list[_Row]:
     wanted = [*_LEAN, "output", "output_s3_key"] if refine.text is not None else _LEAN
-    within = ResultModel.result_key.startswith(f"{refine.item_id}#") if refine.item_id else None
     rows = []
-    for model in ResultModel.query(
-        run_id, range_key_condition=within, consistent_read=True, attributes_to_get=wanted
-    ):
+    if refine.item_id:
+        within = ResultModel.result_key.startswith(f"{refine.item_id}#")
+        key = sharding.item_partition(run_id, refine.item_id, shards)
+        models: Iterable[ResultModel] = ResultModel.query(
+            key, range_key_condition=within, consistent_read=True, attributes_to_get=wanted
+        )
+    else:
+        models = results.iter_rows(run_id, shards, [*wanted, "run_id", "result_key"])
+    for model in models:
         output = None
         if refine.text is not None:
             output = model.output
@@ -180,12 +186,10 @@ def _after(cursor: str | None, scope: str) -> tuple[SortKey, int] | None:
     return (flag, float(score), key), offset
 
 
-def _whole(run_id: str, keys: list[str]) -> list[EvalResult]:
+def _whole(run_id: str, shards: int, keys: list[str]) -> list[EvalResult]:
     found: dict[str, ResultModel] = {}
-    for start in range(0, len(keys), _BATCH_GET):
-        chunk = [(run_id, key) for key in keys[start : start + _BATCH_GET]]
-        for model in ResultModel.batch_get(chunk, consistent_read=True):
-            found[model.result_key] = model
+    for model in results.get_many([(run_id, key) for key in keys], {run_id: shards}):
+        found[model.result_key] = model
     return [from_model(found[key]) for key in keys if key in found]
 
 
@@ -193,7 +197,7 @@ def list_refined(run: RunState, window: Window, refine: Refinement) -> Listing[E
     """One page of the run's results the refinement keeps, in its order (see the module)."""
     scope = refine.scope(run.id)
     after = _after(window.cursor, scope)
-    kept = matching(_lean_rows(run.id, refine), refine)
+    kept = matching(_lean_rows(run.id, run.shards, refine), refine)
     total = len(kept) if window.counted else None
     if after is None:
         offset, remaining = window.offset, kept[window.offset :]
@@ -205,5 +209,5 @@ def list_refined(run: RunState, window: Window, refine: Refinement) -> Listing[E
     if len(remaining) > len(served):
         last = sort_key(served[-1], refine.descending)
         next_cursor = pack_cursor({"a": list(last), "o": offset + len(served)}, scope)
-    items = _whole(run.id, [row.key for row in served])
+    items = _whole(run.id, run.shards, [row.key for row in served])
     return Listing(items, next_cursor, window.limit, offset, total)

@@ -20,9 +20,10 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.domain.runs import ACTIVE_STATUSES, EvalRun, headline_of
+from chalicelib.store import run_counters
 from chalicelib.store.models import RunModel
 from chalicelib.store.pagination import Listing, Partition, Window, page_of
-from chalicelib.store.runs import run_from_row
+from chalicelib.store.runs import fold_into, needs_counter_rows, run_from_row, shard_count_of
 
 #: The attributes of a ``by_eval`` index key: what a list cursor holds.
 EVAL_INDEX_KEYS = frozenset({"id", "eval_id", "created_key"})
@@ -57,6 +58,9 @@ RUN_ATTRIBUTES = frozenset(
         "pair_improved",
         "pair_regressed",
         "pair_neither",
+        # A sharded run's counters are on its counter rows until its settle is claimed.
+        "shards",
+        "counters_folded",
     }
 )
 #: A summary: the same, with the headline for the aggregate.
@@ -70,7 +74,15 @@ def _newest_first(eval_id: str, projected: frozenset[str]) -> Partition:
 
 def list_runs(eval_id: str, window: Window, run_count: int | None = None) -> Listing[EvalRun]:
     """Runs of one eval, newest first, whole; ``run_count``: the eval's counter, if kept."""
-    return page_of(_newest_first(eval_id, RUN_ATTRIBUTES), window, run_from_row, run_count)
+    return page_of(_newest_first(eval_id, RUN_ATTRIBUTES), window, _counted_run, run_count)
+
+
+def _counted_run(model: RunModel) -> EvalRun:
+    """A run as listed; a sharded one still recording with its counter rows summed (one
+    BatchGetItem for each such run on the page)."""
+    if needs_counter_rows(model):
+        fold_into(model, run_counters.read(model.id, shard_count_of(model)))
+    return run_from_row(model)
 
 
 def list_run_summaries(
@@ -88,7 +100,7 @@ class _Summary:
     """A summary row as read: the run, and its headline (None: not written at its settle)."""
 
     def __init__(self, model: RunModel) -> None:
-        self.run = run_from_row(model)
+        self.run = _counted_run(model)
         self.headline: dict[str, Any] | None = model.headline
 
     @property

@@ -15,10 +15,9 @@ event was handed to the sinks, so the reaper can hand over an event a crash inte
 
 from __future__ import annotations
 
-import json
 import random
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,21 +37,15 @@ from chalicelib.domain.runs import (
     headline_of,
 )
 from chalicelib.errors import ConcurrentUpdate, not_found
+from chalicelib.store import run_counters
 from chalicelib.store.base import serialized_writes
-from chalicelib.store.models import DatasetItemModel, EvalModel, FrozenItemModel, RunModel
+from chalicelib.store.models import EvalModel, RunModel
+from chalicelib.store.run_items import run_item_row
 from chalicelib.store.transactions import TxnRefused, labelled_transaction
 
 ACTIVE_MARK = "1"
-#: The range key prefix of a frozen page row (item ids start with their type prefix).
-FROZEN_PAGE_PREFIX = "page#"
-#: The range key prefix of an early-stop run's skip markers (``store.skips``), in the same
-#: table: one per work item not executed after the decision.
-SKIP_PREFIX = "skip#"
-#: A frozen page row closes before its items' JSON passes this (DynamoDB's limit: 400 KB).
-FROZEN_PAGE_BYTES = 300 * 1024
 #: How many times a run create that lost a race on its eval's row is tried.
 CREATE_ATTEMPTS = 4
-_BATCH_GET = 100
 
 
 # --- conversion -------------------------------------------------------------------------------
@@ -85,7 +78,10 @@ def run_from_row(model: RunModel) -> EvalRun:
     )
 
 
-def state_from_row(model: RunModel) -> RunState:
+def state_from_row(model: RunModel, sums: run_counters.Sums | None = None) -> RunState:
+    """The run as the engine reads it; ``sums``: a sharded run's counter rows, summed."""
+    if sums is not None:
+        fold_into(model, sums)
     return RunState(
         run=run_from_row(model),
         snapshot=EvalSnapshot.model_validate(model.eval_snapshot),
@@ -98,7 +94,25 @@ def state_from_row(model: RunModel) -> RunState:
         created_key=model.created_key,
         outcome_counts=_outcome_counts(model),
         early_stop=_early_stop(model),
+        shards=shard_count_of(model),
     )
+
+
+def shard_count_of(model: RunModel) -> int:
+    return max(1, int(model.shards or 1))
+
+
+def needs_counter_rows(model: RunModel) -> bool:
+    """Whether the run's counters are on counter rows not yet folded onto the run row."""
+    return shard_count_of(model) > 1 and not model.counters_folded
+
+
+def fold_into(model: RunModel, sums: run_counters.Sums) -> None:
+    for name in run_counters.COUNTER_NAMES:
+        value = sums[name]
+        setattr(model, name, value if name == "spent_usd" else int(value))
+    if sums.last_activity_at and sums.last_activity_at > (model.last_activity_at or ""):
+        model.last_activity_at = sums.last_activity_at
 
 
 #: The run row's paired counters, by the name the paired table gives each.
@@ -180,6 +194,7 @@ def _row(state: RunState) -> RunModel:
         created_key=state.created_key,
         last_activity_at=state.last_activity_at,
         active=ACTIVE_MARK,
+        shards=state.shards if state.shards > 1 else None,
         **_early_stop_row(state.early_stop),
     )
 
@@ -190,57 +205,6 @@ def _early_stop_row(early_stop: EarlyStopState | None) -> dict[str, Any]:
     counters = dict.fromkeys(PAIR_COUNTERS.values(), 0)
     settings = early_stop.model_dump(include={"seed", "margin", "alpha", "method"})
     return {"early_stop": settings, "skipped_count": 0, **counters}
-
-
-def _run_item_row(run_id: str, item: FrozenItem) -> FrozenItemModel:
-    return FrozenItemModel(
-        run_id=run_id,
-        dataset_item_id=item.dataset_item_id,
-        input=item.input,
-        expected_output=item.expected_output,
-        metadata=item.metadata,
-    )
-
-
-def _frozen(model: FrozenItemModel | DatasetItemModel, item_id: str) -> FrozenItem:
-    return FrozenItem(
-        dataset_item_id=item_id,
-        input=list(model.input or []),
-        expected_output=model.expected_output,
-        metadata=dict(model.metadata or {}),
-    )
-
-
-def _page_rows(run_id: str, items: list[FrozenItem]) -> Iterator[FrozenItemModel]:
-    """Rows of at most :data:`FROZEN_PAGE_BYTES` holding ``items`` (small ones), in order."""
-    page: list[str] = []
-    first = ""
-    size = 0
-    for item in items:
-        encoded = item.carried() or json.dumps(item.model_dump(mode="json"))
-        if page and size + len(encoded) > FROZEN_PAGE_BYTES:
-            yield _page_row(run_id, first, page)
-            page, size = [], 0
-        if not page:
-            first = item.dataset_item_id
-        page.append(encoded)
-        size += len(encoded) + 1
-    if page:
-        yield _page_row(run_id, first, page)
-
-
-def _page_row(run_id: str, first_item_id: str, encoded: list[str]) -> FrozenItemModel:
-    return FrozenItemModel(
-        run_id=run_id,
-        dataset_item_id=f"{FROZEN_PAGE_PREFIX}{first_item_id}",
-        items=json.loads(f"[{','.join(encoded)}]"),
-    )
-
-
-def _expand(model: FrozenItemModel) -> list[FrozenItem]:
-    if model.items is not None:
-        return [FrozenItem.model_validate(item) for item in model.items]
-    return [_frozen(model, model.dataset_item_id)]
 
 
 # --- create and read --------------------------------------------------------------------------
@@ -281,7 +245,7 @@ def _create_counted(row: RunModel, state: RunState, items: list[FrozenItem]) -> 
             condition=EvalModel.id.exists(),
         )
         for item in items:
-            txn.save("item", _run_item_row(state.id, item))
+            txn.save("item", run_item_row(state.id, item, state.shards))
 
 
 def _landed_on_retry(row: RunModel) -> bool:
@@ -320,10 +284,23 @@ def withdraw_run(run_id: str, eval_id: str) -> None:
 
 
 def find_run(run_id: str) -> RunState | None:
+    """The run (a sharded one with its counter rows summed), or None."""
     try:
-        return state_from_row(RunModel.get(run_id, consistent_read=True))
+        model = RunModel.get(run_id, consistent_read=True)
     except DoesNotExist:
         return None
+    if needs_counter_rows(model):
+        return state_from_row(model, run_counters.read(run_id, shard_count_of(model)))
+    return state_from_row(model)
+
+
+def read_shards(run_id: str) -> int:
+    """A run's shard count alone (one consistent GetItem of one attribute; 1 if none)."""
+    try:
+        model = RunModel.get(run_id, consistent_read=True, attributes_to_get=["id", "shards"])
+    except DoesNotExist:
+        return 1
+    return shard_count_of(model)
 
 
 def read_status(run_id: str) -> str | None:
@@ -351,14 +328,17 @@ class WatchRead:
 
 def read_watch(run_id: str) -> WatchRead | None:
     """The run's :class:`WatchRead` (one consistent GetItem of a few attributes; None if
-    there is no run)."""
+    there is no run). A sharded run's counters (the paired counts among them) are on its
+    counter rows until the settle claim folds them: one BatchGetItem more sums them."""
     attributes = ["id", "status", "early_stop", "stop_decision", "stop_detail", "skipped_count"]
     attributes += list(PAIR_COUNTERS.values())
-    attributes += ["completed_count", "errored_count"]
+    attributes += ["completed_count", "errored_count", "shards", "counters_folded"]
     try:
         model = RunModel.get(run_id, consistent_read=True, attributes_to_get=attributes)
     except DoesNotExist:
         return None
+    if needs_counter_rows(model):
+        fold_into(model, run_counters.read(run_id, shard_count_of(model)))
     recorded = int(model.completed_count or 0) + int(model.errored_count or 0)
     return WatchRead(str(model.status), recorded, _early_stop(model))
 
@@ -379,18 +359,18 @@ def _conditional_update(run_id: str, actions: list[Any], condition: Any) -> bool
         return RunModel(id=run_id).update_if(actions, RunModel.id.exists() & condition)
 
 
-def mark_running(run_id: str) -> bool:
-    """queued -> running (fan-out started). False when the run is no longer queued."""
+def mark_running(run_id: str, shards: int = 1) -> bool:
+    """queued -> running (fan-out started), recording the run's shard count (chosen from
+    the items it counted, fixed from here on). False when the run is no longer queued."""
     now = clock.now_iso()
-    return _conditional_update(
-        run_id,
-        [
-            RunModel.status.set(RUNNING),
-            RunModel.started_at.set(now),
-            RunModel.last_activity_at.set(now),
-        ],
-        RunModel.status == QUEUED,
-    )
+    actions = [
+        RunModel.status.set(RUNNING),
+        RunModel.started_at.set(now),
+        RunModel.last_activity_at.set(now),
+    ]
+    if shards > 1:
+        actions.append(RunModel.shards.set(shards))
+    return _conditional_update(run_id, actions, RunModel.status == QUEUED)
 
 
 def touch(run_id: str) -> None:
@@ -429,23 +409,43 @@ def stop_early(run_id: str, decision: str, detail: dict[str, Any]) -> bool:
     )
 
 
-def claim_settle(run_id: str, stale_before: str | None = None) -> bool:
+def claim_settle(
+    run_id: str, stale_before: str | None = None, sums: run_counters.Sums | None = None
+) -> bool:
     """Claim the right to settle a fully recorded run; exactly one caller gets True.
 
     With ``stale_before`` (the reaper), a claim whose holder went quiet before that
     moment may be taken over: the holder died between claiming and settling.
+    ``sums``: a sharded run's counter rows as the caller summed them (consistently, after
+    its own counting); the claim holds when they reach the item count, and writes them
+    onto the run row (``counters_folded``): nothing adds to them after the last item.
     """
     unclaimed = RunModel.settle_claimed == False  # noqa: E712
     if stale_before is not None:
         unclaimed = unclaimed | (RunModel.last_activity_at < stale_before)
+    actions: list[Any] = [
+        RunModel.settle_claimed.set(True),
+        RunModel.last_activity_at.set(clock.now_iso()),
+    ]
+    # At least, not equal: an early-stop run's work item both recorded (in flight) and
+    # marked skipped (its redelivery after the decision) counts twice, and a recount racing
+    # a late worker may count a row twice (settle.recount); neither may keep a fully
+    # recorded run from settling. Any other run never passes the item count.
+    if sums is None:
+        complete = RunModel.recorded_count >= RunModel.item_count
+    else:
+        complete = RunModel.item_count <= int(sums["recorded_count"])
+        actions += [
+            getattr(RunModel, name).set(sums[name] if name == "spent_usd" else int(sums[name]))
+            for name in run_counters.COUNTER_NAMES
+        ]
+        actions.append(RunModel.counters_folded.set(True))
     return _conditional_update(
         run_id,
-        [RunModel.settle_claimed.set(True), RunModel.last_activity_at.set(clock.now_iso())],
+        actions,
         (RunModel.status == RUNNING)
         & (RunModel.fanout_done == True)  # noqa: E712
-        # ">=": an early-stop run's work item both recorded (in flight) and marked skipped
-        # (its redelivery after the decision) counts twice; any other run never passes it.
-        & (RunModel.recorded_count >= RunModel.item_count)
+        & complete
         & unclaimed,
     )
 
@@ -523,95 +523,3 @@ def iter_active_run_ids(quiet_before: str | None = None) -> Iterator[str]:
     condition = None if quiet_before is None else RunModel.last_activity_at < quiet_before
     for model in RunModel.active_runs.query(ACTIVE_MARK, range_key_condition=condition):
         yield model.id
-
-
-# --- frozen item sets -------------------------------------------------------------------------
-
-
-def put_run_items(run_id: str, items: Iterable[FrozenItem], *, packed: bool = True) -> None:
-    """Write (or rewrite, identically) frozen items; idempotent, as rows are keyed by item.
-
-    An item too large to ride in a work message gets a row of its own, which a worker reads
-    by id; the others are packed into page rows keyed by their first item (a redelivered
-    fan-out page packs the same items under the same keys). ``packed=False`` gives every
-    item its own row: an early-stop run enqueues its items in a shuffled order, without
-    them, and each batch reads its items by id.
-    """
-    small: list[FrozenItem] = []
-    with FrozenItemModel.batch_write() as batch:
-        for item in items:
-            if not packed or item.carried() is None:
-                batch.save(_run_item_row(run_id, item))
-            else:
-                small.append(item)
-        for row in _page_rows(run_id, small):
-            batch.save(row)
-
-
-def iter_run_item_pages(run_id: str, page_size: int = 500) -> Iterator[list[FrozenItem]]:
-    """The frozen set of a run (not in item order: page rows hold items of many ids)."""
-    last_key: dict[str, Any] | None = None
-    while True:
-        result = FrozenItemModel.query(run_id, limit=page_size, last_evaluated_key=last_key)
-        page = [
-            item
-            for model in result
-            if not model.dataset_item_id.startswith(SKIP_PREFIX)
-            for item in _expand(model)
-        ]
-        if page:
-            yield page
-        last_key = result.last_evaluated_key
-        if last_key is None:
-            return
-
-
-def batch_get_run_items(run_id: str, item_ids: Iterable[str]) -> dict[str, FrozenItem]:
-    """Frozen items by id: the rows of large items; any other is looked up in the pages."""
-    unique = list(dict.fromkeys(item_ids))
-    found: dict[str, FrozenItem] = {}
-    for start in range(0, len(unique), _BATCH_GET):
-        keys = [(run_id, item_id) for item_id in unique[start : start + _BATCH_GET]]
-        for model in FrozenItemModel.batch_get(keys, consistent_read=True):
-            found[model.dataset_item_id] = _frozen(model, model.dataset_item_id)
-    wanted = {item_id for item_id in unique if item_id not in found}
-    if wanted:
-        pages = FrozenItemModel.query(
-            run_id,
-            range_key_condition=FrozenItemModel.dataset_item_id.startswith(FROZEN_PAGE_PREFIX),
-            consistent_read=True,
-        )
-        for model in pages:
-            found.update(
-                (i.dataset_item_id, i) for i in _expand(model) if i.dataset_item_id in wanted
-            )
-    return found
-
-
-def dataset_items_page(
-    dataset_id: str, after_key: str | None, cutoff_key: str, limit: int
-) -> tuple[list[FrozenItem], str | None]:
-    """Up to ``limit`` items of the dataset created after ``after_key`` and by ``cutoff_key``.
-
-    Reads the catalog's ``by_dataset`` index by ``created_key`` range, so a fan-out can
-    resume after the last item it froze, and an item created after the run started
-    (beyond the cutoff) is never part of it. Returns the page and the created_key of its
-    last item (None when there is nothing more).
-    """
-    condition = (
-        DatasetItemModel.created_key.between(after_key, cutoff_key)
-        if after_key
-        else DatasetItemModel.created_key <= cutoff_key
-    )
-    items: list[FrozenItem] = []
-    last_created: str | None = None
-    for model in DatasetItemModel.by_dataset.query(
-        dataset_id, range_key_condition=condition, limit=limit + 1
-    ):
-        if model.created_key == after_key:
-            continue  # BETWEEN is inclusive; the cursor item was frozen by the previous page
-        items.append(_frozen(model, model.id))
-        last_created = model.created_key
-        if len(items) == limit:
-            break
-    return items, last_created

@@ -9,6 +9,13 @@
   when the transaction is rejected or cancelled. The one deliberate difference: an item
   naming two operations is refused before anything is written (moto had applied the
   operations before it).
+- **BatchExecuteStatement's INSERTs, as DynamoDB runs them.** moto runs every PartiQL
+  statement by converting every item of every table to JSON (a statement costs O(all
+  data)), and its INSERT overwrites an existing item where DynamoDB refuses it with a
+  ``DuplicateItem`` error. pawl records results with batches of
+  ``INSERT INTO "<table>" VALUE {'<attr>': ?, ...}`` (``store/conditional_puts.py``); a
+  statement of exactly that form is now a put conditioned on the item's key not existing,
+  its refusal that statement's ``DuplicateItem`` error. Any other statement goes to moto.
 - **ReceiveMessage, one receiver per queue at a time.** moto marks messages received
   without a lock, so two concurrent receives could both return the same message; SQS
   hands a message to one receiver per visibility timeout. Receives of one queue now take
@@ -29,6 +36,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -82,9 +90,62 @@ def apply() -> bool:
     from moto.sqs.models import SQSBackend
 
     DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
+    DynamoDBBackend.batch_execute_statement = _inserting(DynamoDBBackend.batch_execute_statement)  # type: ignore[method-assign]
     SQSBackend.receive_message = _taking_turns(SQSBackend.receive_message)  # type: ignore[method-assign]
     _applied = True
     return True
+
+
+#: The one PartiQL statement form answered here: an INSERT of named parameters.
+_INSERT = re.compile(r'\s*INSERT\s+INTO\s+"([^"]+)"\s+VALUE\s+\{(.*)\}\s*', re.S | re.I)
+_PARAMETER = re.compile(r"'([^']+)'\s*:\s*\?")
+
+
+def _inserting(batch: Callable[..., Any]) -> Callable[..., Any]:
+    def batch_execute_statement(self: Any, statements: list[dict[str, Any]]) -> Any:
+        parsed = [_insert_of(statement) for statement in statements]
+        if any(p is None for p in parsed):
+            return batch(self, statements)
+        return [_insert(self, table, item) for table, item in parsed]  # type: ignore[misc]
+
+    return batch_execute_statement
+
+
+def _insert_of(statement: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """(table, item) of an ``INSERT INTO "t" VALUE {'a': ?, ...}`` statement, else None."""
+    match = _INSERT.fullmatch(statement.get("Statement", ""))
+    if match is None:
+        return None
+    names = _PARAMETER.findall(match.group(2))
+    values = statement.get("Parameters", [])
+    if len(names) != len(values) or len(names) != match.group(2).count("?"):
+        return None
+    return match.group(1), dict(zip(names, values, strict=True))
+
+
+def _insert(backend: Any, table_name: str, item: dict[str, Any]) -> dict[str, Any]:
+    from moto.dynamodb.exceptions import ConditionalCheckFailed, ResourceNotFoundException
+
+    try:
+        table = backend.get_table(table_name)
+    except ResourceNotFoundException:
+        return {"Error": {"Code": "ResourceNotFound", "Message": "Requested resource not found"}}
+    try:
+        backend.put_item(
+            table_name,
+            item,
+            condition_expression="attribute_not_exists(#k)",
+            expression_attribute_names={"#k": table.hash_key_attr},
+        )
+    except ConditionalCheckFailed:
+        return {
+            "TableName": table_name,
+            "Error": {
+                "Code": "DuplicateItem",
+                "Message": "Duplicate primary key exists in table",
+            },
+        }
+    return {"TableName": table_name}
 
 
 def _taking_turns(receive: Callable[..., Any]) -> Callable[..., Any]:

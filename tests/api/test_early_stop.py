@@ -17,7 +17,7 @@ import pytest
 from chalicelib import aws, queues, wiring
 from chalicelib.engine import early_stop, reaper, recovery
 from chalicelib.settings import get_settings
-from chalicelib.store import runs, skips
+from chalicelib.store import run_items, runs, skips
 from tests.support import agents
 from tests.support.drain import deliver, drain_queues, receive
 from tests.support.runs import (
@@ -84,7 +84,10 @@ def test_a_regressed_candidate_stops_early_and_skips_the_rest_without_calls(
     assert len(results) == ran
     assert_counters_match_rows(run)  # skipped work has no row and counts in neither
     # The items that ran are the first of the seeded order: a random sample of the set.
-    frozen = [i.dataset_item_id for page in runs.iter_run_item_pages(run["id"]) for i in page]
+    shards = runs.read_shards(run["id"])
+    frozen = [
+        i.dataset_item_id for page in run_items.iter_run_item_pages(run["id"], shards) for i in page
+    ]
     assert set(called) == set(early_stop.shuffled(stop["seed"], frozen)[:ran])
     assert stop["seed"] == early_stop.derived_seed(run["id"])
     # The paired counts on the row match the recorded results (no scan made them).
@@ -312,8 +315,8 @@ def test_a_decision_in_the_middle_of_a_batch_drops_and_skips_the_rest_of_it(
     assert 0 < ran < 90 and state.early_stop.skipped == 90 - ran
     assert len(_calls(run_id)) == ran
     # Marking the same work again (a redelivered message) adds nothing.
-    marked = list(skips.iter_skipped_keys(run_id))
-    assert len(marked) == 90 - ran and skips.skip(run_id, marked) == 0
+    marked = list(skips.iter_skipped_keys(run_id, state.shards))
+    assert len(marked) == 90 - ran and skips.skip(run_id, marked, state.shards) == 0
     again = runs.get_run(run_id)
     assert again.early_stop is not None and again.early_stop.skipped == 90 - ran
     drain_queues(app)

@@ -136,3 +136,26 @@ def test_purge_clears_result_outputs_and_nothing_else(
     # The large output's blob is gone too (the run's outcome digest is under runs/).
     bucket = aws.client("s3").list_objects_v2(Bucket=get_settings().bucket, Prefix="generations/")
     assert bucket.get("KeyCount", 0) == 0
+
+
+def test_an_eval_generation_keeps_one_copy_of_its_content_on_its_result(
+    api: Any, project: Any, plugins: Plugins
+) -> None:
+    """The generation row of an eval item holds its metadata and where its result is; its
+    input and output are read from the result (one copy, not two), by id and in lists."""
+    from chalicelib.store.models import GenerationModel
+
+    suite = make_suite(api, project, [("echo:one", "one"), ("echo:two", "two")])
+    run = api.post(suite.runs_path, {"wait": True}).json
+    results = all_results(api, suite, run["id"])
+    for result in results:
+        row = GenerationModel.get(result["generation_id"])
+        assert row.input is None and row.output is None and row.result_key
+        generation = api.get(f"/api/v1/generations/{result['generation_id']}").json
+        assert generation["input"] == result["input"]
+        assert generation["output"] == result["output"]
+        assert generation["run_id"] == run["id"] and generation["source"] == "eval"
+    listed = api.get(f"/api/v1/generations?project_id={project['id']}").json["data"]
+    by_id = {g["id"]: g for g in listed}
+    for result in results:
+        assert by_id[result["generation_id"]]["output"] == result["output"]

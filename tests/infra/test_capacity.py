@@ -30,24 +30,39 @@ def test_request_units_follow_dynamodb_rounding() -> None:
 
 def test_one_runs_ceiling_is_its_tightest_resource() -> None:
     limits = capacity.ceilings()
-    assert limits["results partition (run_id)"] == pytest.approx(1000 / 6)
-    assert limits["run counter item"] == pytest.approx(1000 / 4 * 90)
-    assert min(limits, key=lambda k: limits[k]) == "results partition (run_id)"
-    # The mapping's 50 invocations, each making the default max_concurrency (40) calls at
+    shards = capacity.SHARDS
+    assert limits[f"results partitions ({shards} shards)"] == pytest.approx(shards * 1000 / 3)
+    tightest = min(limits, key=lambda k: limits[k])
+    assert tightest == "usage partition (project_id)"
+    # The mapping's invocations, each making the default max_concurrency (40) calls at
     # once: a slow agent moves the ceiling to Lambda concurrency.
     slow = capacity.ceilings(agent_latency_s=20)
     assert min(slow, key=lambda k: slow[k]) == "Lambda (items mapping)"
-    assert slow["Lambda (items mapping)"] == pytest.approx(50 * 40 / 20)
+    mapping = capacity.ITEM_MAX_CONCURRENCY
+    assert slow["Lambda (items mapping)"] == pytest.approx(mapping * 40 / 20)
+    assert capacity.calls_at_once_needed() == pytest.approx(2000 / mapping)
+
+
+def test_the_model_meets_issue_27s_targets() -> None:
+    """One run as deployed: >= 2,000 items/s; <= 6 write units and <= $0.0045 per 1,000."""
+    assert min(capacity.ceilings().values()) >= 2000
+    item = capacity.per_item()
+    assert item.writes <= 6
+    assert sum(capacity.cost_per_1000(item).values()) <= 0.0045
+    report = capacity.report()
+    assert "**one run's ceiling**" in report and "next ceiling" in report
 
 
 def test_cost_adds_up_from_its_parts() -> None:
     item = capacity.per_item()
     costs = capacity.cost_per_1000(item)
     assert costs["DynamoDB writes"] == pytest.approx(item.writes * 1000 * 0.625 / 1e6)
+    assert item.writes == pytest.approx(sum(capacity.writes_per_item().values()))
     assert item.sqs_requests == pytest.approx(0.011 + 0.02)
     # A batch of 90 runs 40 at a time at the default concurrency: three rounds of agent
-    # calls per invocation (0.5 GB functions).
-    assert item.gb_seconds == pytest.approx((3 * 1.0 + 0.1) * 0.5 / 90)
+    # calls per invocation (0.5 GB functions), plus its own DynamoDB round trips.
+    own = sum(n for (svc, _), n in capacity.ENGINE_CALLS_PER_ITEM.items() if svc == "dynamodb")
+    assert item.gb_seconds == pytest.approx((3 * 1.0 + own * 90 * 0.01) * 0.5 / 90)
     assert max(costs, key=lambda k: costs[k]) == "DynamoDB writes"
 
 

@@ -133,11 +133,20 @@ def _one_small_run(api: Api) -> dict[str, Any]:
     return dict(api.get(f"{runs}/{run['id']}").json)
 
 
-def test_a_run_goes_through_the_stacks_tables_and_queues(stack: Stack) -> None:
+def test_a_run_goes_through_the_stacks_tables_and_queues(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from chalice.test import Client
 
     from app import app
+    from chalicelib import wiring
     from chalicelib.settings import get_settings
+    from chalicelib.store import shards
+    from chalicelib.store.models import FrozenItemModel, ResultModel, RunModel
+
+    # One shard per work item: the three items' rows go to three hash keys (store.shards).
+    monkeypatch.setenv("PAWL_RUN_SHARD_ITEMS", "1")
+    wiring.reload_settings()
 
     admin_key = get_settings().admin_key
     secret = boto3.client("secretsmanager").get_secret_value(
@@ -152,6 +161,12 @@ def test_a_run_goes_through_the_stacks_tables_and_queues(stack: Stack) -> None:
     assert done["status"] == "completed", done
     assert (done["item_count"], done["completed_count"], done["errored_count"]) == (3, 3, 0)
     assert done["aggregate_scores"]["pass_rate"] == 1.0
+    # A sharded run: its results, frozen items and counters under the shards' keys.
+    assert int(RunModel.get(done["id"]).shards) == 3
+    keys = shards.partitions(done["id"], 3)
+    assert sum(len(list(ResultModel.query(key))) for key in keys) == 3
+    assert sum(len(list(FrozenItemModel.query(key))) for key in keys) >= 1
+    assert not list(ResultModel.query(done["id"]))
     # Everything pawl touched is the stack's: no table or queue appeared beside them.
     tables = set(boto3.client("dynamodb").list_tables()["TableNames"])
     assert tables == {stack.physical[k] for k in stack.physical if k.startswith("Table")}
@@ -176,6 +191,8 @@ def _role_policy(stack: Stack) -> list[dict[str, Any]]:
 NEEDS = {
     "TransactWriteItems": ["PutItem", "UpdateItem", "DeleteItem", "ConditionCheckItem"],
     "TransactGetItems": ["GetItem"],
+    # PartiQL: each statement is authorized by its own action on its table.
+    "BatchExecuteStatement": ["PartiQLInsert"],
     "DeleteObjects": ["DeleteObject"],
     # SQS authorizes a batch call by the single message action.
     "SendMessageBatch": ["SendMessage"],
@@ -191,6 +208,8 @@ def _resources(service: str, params: dict[str, Any]) -> list[str]:
         names += list(params.get("RequestItems", {}))
         for item in params.get("TransactItems", []):
             names += [op["TableName"] for op in item.values()]
+        for statement in params.get("Statements", []):
+            names.append(statement["Statement"].split('"')[1])  # INSERT INTO "<table>" ...
         if "IndexName" in params:
             names = [f"{params['TableName']}/index/{params['IndexName']}"]
         return [account.format("dynamodb", f"table/{n}") for n in names]

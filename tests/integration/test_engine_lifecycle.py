@@ -14,6 +14,7 @@ from chalicelib.engine.context import load_context
 from chalicelib.plugins import manager
 from chalicelib.settings import get_settings
 from chalicelib.store import results as result_store
+from chalicelib.store import run_items
 from chalicelib.store import runs as run_store
 from chalicelib.store.models import DeliveryModel, RunModel
 from pawl.local import runtime
@@ -146,7 +147,7 @@ def test_reaper_settles_a_fully_recorded_run_nobody_settled(
     # A worker that recorded every item and died before claiming the settle.
     state = run_store.get_run(run["id"])
     ctx = load_context(state)
-    for frozen in next(run_store.iter_run_item_pages(run["id"])):
+    for frozen in next(run_items.iter_run_item_pages(run["id"])):
         result_store.record(run["id"], [execute_item.execute(ctx, frozen, 1)])
     assert _run(api, suite, run["id"])["status"] == "running"
     assert _reap(app) == {"settled": 1, "failed": 0, "events_delivered": 0}

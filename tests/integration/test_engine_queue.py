@@ -10,7 +10,7 @@ import pytest
 
 from chalicelib import aws
 from chalicelib.settings import get_settings
-from chalicelib.store import runs as run_store
+from chalicelib.store import run_items
 from chalicelib.store.models import FrozenItemModel, GenerationModel, ResultModel
 from tests.support import agents
 from tests.support.drain import deliver, drain_queues, receive
@@ -67,7 +67,7 @@ def test_queued_run_returns_at_once_and_settles_through_the_queues(
     # The request did no per-item work: one fan-out message, no frozen rows, no items queued.
     assert _queue_depth(get_settings().run_queue) == 1
     assert _queue_depth(get_settings().item_queue) == 0
-    assert not list(run_store.iter_run_item_pages(run["id"]))
+    assert not list(run_items.iter_run_item_pages(run["id"]))
 
     report = drain_queues(app)
     assert report.failed == 0
@@ -126,13 +126,13 @@ def test_the_first_page_of_a_fan_out_is_the_run_s_concurrency(
 
     monkeypatch.setattr(fanout, "PAGE_ITEMS", 20)
     limits: list[int] = []
-    page = run_store.dataset_items_page
+    page = run_items.dataset_items_page
 
     def counted(dataset_id: str, after: Any, upto: str, limit: int) -> Any:
         limits.append(limit)
         return page(dataset_id, after, upto, limit)
 
-    monkeypatch.setattr(run_store, "dataset_items_page", counted)
+    monkeypatch.setattr(run_items, "dataset_items_page", counted)
     suite = make_suite(api, project, [(f"echo:{i}", str(i)) for i in range(25)], max_concurrency=12)
     run = _start(api, suite)
     _fan_out(app)
@@ -323,11 +323,11 @@ def test_small_items_are_frozen_many_to_a_row_and_large_ones_alone(
     singles = [row for row in rows if row.items is None]
     assert len(pages) == 1 and len(pages[0].items) == 5  # one write for the small ones
     assert [row.dataset_item_id for row in singles] == [suite.items[5]["id"]]
-    frozen = [item for page in run_store.iter_run_item_pages(run["id"]) for item in page]
+    frozen = [item for page in run_items.iter_run_item_pages(run["id"]) for item in page]
     assert sorted(item.dataset_item_id for item in frozen) == sorted(i["id"] for i in suite.items)
     # By id: the large one from its row, a small one from its page.
     wanted = [suite.items[5]["id"], suite.items[2]["id"]]
-    found = run_store.batch_get_run_items(run["id"], wanted)
+    found = run_items.batch_get_run_items(run["id"], wanted)
     assert found[wanted[0]].input == [{"role": "user", "content": f"echo:{large}"}]
     assert found[wanted[1]].input == [{"role": "user", "content": "echo:2"}]
     drain_queues(app)

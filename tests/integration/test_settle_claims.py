@@ -17,7 +17,7 @@ from chalicelib import wiring
 from chalicelib.engine import execute_item, messages
 from chalicelib.engine.context import load_context
 from chalicelib.settings import get_settings
-from chalicelib.store import results, usage
+from chalicelib.store import results, run_items, usage
 from chalicelib.store import runs as run_store
 from chalicelib.store.base import connection
 from chalicelib.workers.queues import ITEM_BATCH_MESSAGES, ITEM_BATCH_SIZE
@@ -93,13 +93,21 @@ def test_batches_that_cannot_finish_the_run_make_no_claim(
         if len(per_batch) < 3:
             assert _run(api, suite, run_id)["status"] == "running"
     # Steady state for a full batch of 90 (9 messages of 10): one read (the run with the
-    # batch's 90 results) and two transactions of 49 and 41 results, their generations and
-    # the run's counters; the
-    # first batch also reads the pinned agent version (then cached for the process).
-    steady = Counter({"BatchGetItem": 1, "TransactWriteItems": 2})
+    # batch's 90 results); two commits of 75 and 15 results, each its results' conditional
+    # creates (25 a BatchExecuteStatement), their generations' rows (25 a BatchWriteItem)
+    # and one transaction counting them; the first batch also reads the pinned agent
+    # version (then cached for the process).
+    steady = Counter(
+        {
+            "BatchGetItem": 1,
+            "BatchExecuteStatement": 4,
+            "BatchWriteItem": 4,
+            "TransactWriteItems": 2,
+        }
+    )
     assert per_batch[0] == steady + Counter({"GetItem": 1})
     assert per_batch[1] == steady
-    # The last batch (29 items, one transaction) fails its guard: it records unguarded,
+    # The last batch (29 items, one commit) fails its guard: it counts unguarded,
     # claims and settles.
     assert per_batch[2]["BatchGetItem"] == 1
     assert per_batch[2]["TransactWriteItems"] == 2 and per_batch[2]["UpdateItem"] >= 1
@@ -112,7 +120,7 @@ def test_batches_that_cannot_finish_the_run_make_no_claim(
 def test_metering_a_full_batch_adds_no_aws_call(
     api: Any, app: Any, project: Any, plugins: Plugins, calls: DynamoCalls
 ) -> None:
-    """Every item reports usage: its events ride in the batch's two transactions."""
+    """Every item reports usage: its events ride in the batch's two counting transactions."""
     cases = [(f"paid:{i}", str(i)) for i in range(2 * ITEM_BATCH_SIZE)]
     suite = make_suite(api, project, cases)
     run_id = api.post(suite.runs_path, {}).json["id"]
@@ -122,7 +130,15 @@ def test_metering_a_full_batch_adds_no_aws_call(
     batch = receive(queue, ITEM_BATCH_MESSAGES)
     assert sum(len(messages.decode_work(m["Body"])) for m in batch) == ITEM_BATCH_SIZE
     assert deliver(app, "execute_items", queue, batch) == []
-    steady = Counter({"BatchGetItem": 1, "TransactWriteItems": 2, "GetItem": 1})
+    steady = Counter(
+        {
+            "BatchGetItem": 1,
+            "BatchExecuteStatement": 4,
+            "BatchWriteItem": 4,
+            "TransactWriteItems": 2,
+            "GetItem": 1,
+        }
+    )
     assert calls.take() == steady
     events = list(usage.iter_events(project["id"], usage.UsageFilter(run_id=run_id)))
     assert len(events) == ITEM_BATCH_SIZE
@@ -132,7 +148,7 @@ def test_metering_a_full_batch_adds_no_aws_call(
 
 def _errored_record(run_id: str, item_id: str) -> Any:
     state = run_store.get_run(run_id)
-    frozen = run_store.batch_get_run_items(run_id, [item_id])[item_id]
+    frozen = run_items.batch_get_run_items(run_id, [item_id])[item_id]
     return execute_item.errored_record(load_context(state), frozen, 1, "recorded by the test")
 
 
@@ -181,13 +197,14 @@ def test_a_batch_whose_later_commit_fails_is_redelivered_without_repeating_what_
 
     from tests.support import agents
 
-    items = 60  # commits: 49 once they are pending, then the last 11 at the batch's end
+    # Commits: 75 once they are pending (three INSERT calls), then the last 11 at the end.
+    items = results.RECORDS_PER_TRANSACTION + 11
     suite, run_id = _fanned_out(api, app, project, items)
     transactions: list[int] = []
 
     def second_commit_fails(**_: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
         transactions.append(1)
-        if len(transactions) != 2:
+        if len(transactions) != 4:  # the second commit's first INSERT call
             return None
         error = {"Code": "ValidationException", "Message": "refused by the test"}
         meta = {"HTTPStatusCode": 400, "HTTPHeaders": {}}
@@ -197,14 +214,14 @@ def test_a_batch_whose_later_commit_fails_is_redelivered_without_repeating_what_
         }
 
     events = connection().client.meta.events
-    events.register_first("before-call.dynamodb.TransactWriteItems", second_commit_fails)
+    events.register_first("before-call.dynamodb.BatchExecuteStatement", second_commit_fails)
     queue = get_settings().item_queue
     try:
         batch = receive(queue, ITEM_BATCH_MESSAGES)
         failed = deliver(app, "execute_items", queue, batch)
     finally:
-        events.unregister("before-call.dynamodb.TransactWriteItems", second_commit_fails)
-    assert len(failed) == len(batch) and len(transactions) == 2
+        events.unregister("before-call.dynamodb.BatchExecuteStatement", second_commit_fails)
+    assert len(failed) == len(batch) and len(transactions) == 4
     assert len(agents.CALLS) == items
     first_commit = results.RECORDS_PER_TRANSACTION
     assert result_row_count(run_id) == first_commit
