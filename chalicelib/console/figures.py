@@ -117,13 +117,34 @@ def reason_text(reason: dict[str, Any]) -> str:
             "scored items."
         )
     if gate == "max_regression":
-        return (
+        text = (
             f"Regression gate {held}: {signed_percent(reason.get('pass_rate_delta'))} against "
             f"the baseline (allowed -{percent(reason.get('max_regression'))}), "
             f"p = {p_value(reason.get('p_value'))} at alpha {reason.get('alpha')}, over "
             f"{reason.get('compared_item_count', 0)} compared items."
         )
+        # The gate's own sentence: which of its three answers, and, inconclusive, the
+        # compared items that would decide (or why it stopped early).
+        explanation = reason.get("explanation")
+        if isinstance(explanation, str) and explanation:
+            text += f" {explanation[0].upper()}{explanation[1:]}"
+        return text
     return f"{gate}: {held}"
+
+
+def early_stop_text(run: dict[str, Any]) -> str | None:
+    """What an ``early_stop`` run's sequential test decided and what stopping saved; None
+    for any other run, or one that ran to the end undecided."""
+    block = (run.get("aggregate_scores") or {}).get("early_stop")
+    if not isinstance(block, dict) or not block.get("decision"):
+        return None
+    decision = str(block["decision"]).replace("_", " ")
+    saved = block.get("spend_saved_usd")
+    spend = f", about ${saved:.4f} of agent spend saved" if isinstance(saved, int | float) else ""
+    return (
+        f"{decision} after {block.get('decided_after_items')} items; "
+        f"{block.get('items_run')} ran, {block.get('items_skipped')} skipped{spend}"
+    )
 
 
 def detectable_text(run: dict[str, Any]) -> str | None:

@@ -142,6 +142,7 @@ def console_run(visit: Visit, eval_id: str, eval_run_id: str) -> Response:
         trials=trial_figures(run),
         reasons=[figures.reason_text(r) for r in run.get("verdict_reasons") or []],
         detectable=figures.detectable_text(run),
+        stopped=figures.early_stop_text(run),
         plot=run_charts.group_plot(run.get("aggregate_scores")),
         flaky=_flaky_items(caller, run, path),
         flaky_count=(run.get("aggregate_scores") or {}).get("flaky_item_count") or 0,

@@ -351,3 +351,43 @@ def test_the_verdict_shows_the_smallest_drop_the_runs_items_could_detect(
     # Beside the verdict: the row right after it in the run's facts.
     assert page.text.index("Verdict") < page.text.index("Smallest detectable drop")
     assert page.text.index("Smallest detectable drop") < page.text.index("Pass rate")
+
+
+def test_why_names_the_gates_answer_and_an_early_stop_what_it_decided_and_saved(
+    api: Any, app: Any, browser: Browser, project: Any, plugins: Plugins
+) -> None:
+    """The regression gate's line carries its own sentence (regressed, not worse or
+    inconclusive with the items that would decide), and an early-stopped run's facts say
+    what the sequential test decided, the items it skipped and the spend it saved."""
+    cases: list[Any] = [("flip:a", "a"), ("flip:b", "b")]
+    cases += [(f"echo:s{i}", f"s{i}") for i in range(18)]
+    small = make_suite(api, project, cases, name="small-gate", max_regression=0.05)
+    baseline = api.post(small.runs_path, {"wait": True}).json
+    run = api.post(small.runs_path, {"wait": True, "baseline_run_id": baseline["id"]}).json
+    (gate,) = [r for r in run["verdict_reasons"] if r["gate"] == "max_regression"]
+    assert gate["conclusion"] == "inconclusive" and gate["more_items_needed"] > 0
+    page = browser.get(f"/console/evals/{small.eval['id']}/runs/{run['id']}")
+    assert page.status == 200 and "Stopped early" not in page.text
+    assert "Inconclusive: pass rate delta -0.100" in page.text
+    assert f"about {gate['more_items_needed']} more compared items would decide" in page.text
+
+    lines = [(f"flip:r{i}", f"r{i}") for i in range(120)]
+    lines += [(f"echo:s{i}", f"s{i}") for i in range(280)]
+    big = make_suite(api, project, lines, name="stopping", max_regression=0.05)
+    first = api.post(big.runs_path, {})
+    assert first.status == 201, first
+    drain_queues(app)
+    body = {"baseline_run_id": first.json["id"], "early_stop": True}
+    started = api.post(big.runs_path, body)
+    assert started.status == 201, started
+    drain_queues(app)
+    stopped = api.get(big.run_path(started.json["id"])).json
+    block = stopped["aggregate_scores"]["early_stop"]
+    assert block["decision"] == "regressed" and block["items_skipped"] > 0
+    page = browser.get(f"/console/evals/{big.eval['id']}/runs/{stopped['id']}")
+    shown = (
+        f"regressed after {block['decided_after_items']} items; {block['items_run']} ran, "
+        f"{block['items_skipped']} skipped, about $0.0000 of agent spend saved"
+    )
+    assert f'<dd class="stopped-early">{shown}</dd>' in page.text
+    assert "Stopped early: after" in page.text  # the gate's sentence, in Why
