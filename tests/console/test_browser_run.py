@@ -203,3 +203,50 @@ def test_the_verdict_shows_the_smallest_detectable_drop_beside_it(
             page.screenshot(path=str(shots / f"run-detectable-{width}.png"), full_page=True)
         context.close()
     assert errors == []
+
+
+def test_an_early_stopped_run_says_what_it_decided_and_saved_and_why(
+    api: Any,
+    app: Any,
+    chromium: Any,
+    project: Any,
+    project_key: str,
+    plugins: Plugins,
+    tmp_path: Path,
+) -> None:
+    shots = screenshots_dir(tmp_path)
+    cases: list[Any] = [(f"flip:refund {i}", f"refund {i}") for i in range(120)]
+    cases += [(f"echo:answer {i}", f"answer {i}") for i in range(280)]
+    suite = make_suite(api, project, cases, name="stopping bot", max_regression=0.05)
+    first = api.post(suite.runs_path, {})
+    assert first.status == 201, first
+    drain_queues(app)
+    started = api.post(suite.runs_path, {"baseline_run_id": first.json["id"], "early_stop": True})
+    assert started.status == 201, started
+    drain_queues(app)
+    run = api.get(suite.run_path(started.json["id"])).json
+    block = run["aggregate_scores"]["early_stop"]
+    assert block["decision"] == "regressed", block
+    errors: list[str] = []
+    with serving(app) as server:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        context = chromium.new_context(viewport={"width": WIDTHS[0], "height": 900})
+        page = context.new_page()
+        _watch_errors(page, errors)
+        sign_in(page, base, project_key)
+        for width in WIDTHS:
+            page.set_viewport_size({"width": width, "height": 900})
+            page.goto(f"{base}/console/evals/{suite.eval['id']}/runs/{run['id']}")
+            stopped = page.locator("dd.stopped-early")
+            expect(stopped).to_be_visible()
+            assert stopped.inner_text().startswith(
+                f"regressed after {block['decided_after_items']} items; "
+            )
+            expect(page.get_by_text("Stopped early: after", exact=False)).to_be_visible()
+            overflow = page.evaluate(
+                "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
+            assert overflow <= 0, (width, overflow)
+            page.screenshot(path=str(shots / f"run-early-stop-{width}.png"), full_page=True)
+        context.close()
+    assert errors == []
