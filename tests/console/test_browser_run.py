@@ -10,6 +10,7 @@ test's temporary directory.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,31 @@ def _watch_errors(page: Any, errors: list[str]) -> None:
         "console",
         lambda message: errors.append(message.text) if message.type == "error" else None,
     )
+
+
+def _at_each_width(
+    app: Any, chromium: Any, key: str, path: str, check: Callable[[Any], None], shot: Path
+) -> None:
+    """Signed in with ``key``, ``path`` at each of :data:`WIDTHS`: ``check`` holds, nothing
+    overflows sideways, a screenshot goes to ``shot``-WIDTH.png, and no script errs."""
+    errors: list[str] = []
+    with serving(app) as server:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        context = chromium.new_context(viewport={"width": WIDTHS[0], "height": 900})
+        page = context.new_page()
+        _watch_errors(page, errors)
+        sign_in(page, base, key)
+        for width in WIDTHS:
+            page.set_viewport_size({"width": width, "height": 900})
+            page.goto(f"{base}{path}")
+            check(page)
+            overflow = page.evaluate(
+                "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
+            assert overflow <= 0, (width, overflow)
+            page.screenshot(path=f"{shot}-{width}.png", full_page=True)
+        context.close()
+    assert errors == []
 
 
 def _follow_a_running_run(
@@ -178,31 +204,19 @@ def test_the_verdict_shows_the_smallest_detectable_drop_beside_it(
     run = api.post(suite.runs_path, {"wait": True, "baseline_run_id": baseline["id"]}).json
     (gate,) = [r for r in run["verdict_reasons"] if r["gate"] == "max_regression"]
     expected = f"{gate['min_detectable_regression'] * 100:.1f}% (80.0% power, 20 compared items)"
-    errors: list[str] = []
-    with serving(app) as server:
-        base = f"http://127.0.0.1:{server.server_address[1]}"
-        context = chromium.new_context(viewport={"width": WIDTHS[0], "height": 900})
-        page = context.new_page()
-        _watch_errors(page, errors)
-        sign_in(page, base, project_key)
-        for width in WIDTHS:
-            page.set_viewport_size({"width": width, "height": 900})
-            page.goto(f"{base}/console/evals/{suite.eval['id']}/runs/{run['id']}")
-            shown = page.locator("dd.detectable")
-            expect(shown).to_be_visible()
-            assert shown.inner_text() == expected
-            # Beside the verdict: the facts row right below it, before the pass rate.
-            verdict = page.locator("dl.facts dd").nth(1).bounding_box()
-            box = shown.bounding_box()
-            assert verdict is not None and box is not None
-            assert 0 < box["y"] - verdict["y"] < 80, (verdict, box)
-            overflow = page.evaluate(
-                "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-            )
-            assert overflow <= 0, (width, overflow)
-            page.screenshot(path=str(shots / f"run-detectable-{width}.png"), full_page=True)
-        context.close()
-    assert errors == []
+
+    def beside_the_verdict(page: Any) -> None:
+        shown = page.locator("dd.detectable")
+        expect(shown).to_be_visible()
+        assert shown.inner_text() == expected
+        # Beside the verdict: the facts row right below it, before the pass rate.
+        verdict = page.locator("dl.facts dd").nth(1).bounding_box()
+        box = shown.bounding_box()
+        assert verdict is not None and box is not None
+        assert 0 < box["y"] - verdict["y"] < 80, (verdict, box)
+
+    path = f"/console/evals/{suite.eval['id']}/runs/{run['id']}"
+    _at_each_width(app, chromium, project_key, path, beside_the_verdict, shots / "run-detectable")
 
 
 def test_an_early_stopped_run_says_what_it_decided_and_saved_and_why(
@@ -227,26 +241,14 @@ def test_an_early_stopped_run_says_what_it_decided_and_saved_and_why(
     run = api.get(suite.run_path(started.json["id"])).json
     block = run["aggregate_scores"]["early_stop"]
     assert block["decision"] == "regressed", block
-    errors: list[str] = []
-    with serving(app) as server:
-        base = f"http://127.0.0.1:{server.server_address[1]}"
-        context = chromium.new_context(viewport={"width": WIDTHS[0], "height": 900})
-        page = context.new_page()
-        _watch_errors(page, errors)
-        sign_in(page, base, project_key)
-        for width in WIDTHS:
-            page.set_viewport_size({"width": width, "height": 900})
-            page.goto(f"{base}/console/evals/{suite.eval['id']}/runs/{run['id']}")
-            stopped = page.locator("dd.stopped-early")
-            expect(stopped).to_be_visible()
-            assert stopped.inner_text().startswith(
-                f"regressed after {block['decided_after_items']} items; "
-            )
-            expect(page.get_by_text("Stopped early: after", exact=False)).to_be_visible()
-            overflow = page.evaluate(
-                "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-            )
-            assert overflow <= 0, (width, overflow)
-            page.screenshot(path=str(shots / f"run-early-stop-{width}.png"), full_page=True)
-        context.close()
-    assert errors == []
+
+    def decided_and_saved(page: Any) -> None:
+        stopped = page.locator("dd.stopped-early")
+        expect(stopped).to_be_visible()
+        assert stopped.inner_text().startswith(
+            f"regressed after {block['decided_after_items']} items; "
+        )
+        expect(page.get_by_text("Stopped early: after", exact=False)).to_be_visible()
+
+    path = f"/console/evals/{suite.eval['id']}/runs/{run['id']}"
+    _at_each_width(app, chromium, project_key, path, decided_and_saved, shots / "run-early-stop")
