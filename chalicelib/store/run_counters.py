@@ -30,6 +30,17 @@ from chalicelib.store import shards as sharding
 from chalicelib.store.base import bind, transaction
 from chalicelib.store.models import RunModel
 
+#: The paired count each (baseline passed, passed now) adds to: an early-stop run's paired
+#: table (``store.runs.PAIR_COUNTERS`` names them on the wire).
+PAIR_COUNTER_OF = {
+    (True, True): "pair_both",
+    (False, True): "pair_improved",
+    (True, False): "pair_regressed",
+    (False, False): "pair_neither",
+}
+#: The paired counts (what the rows alone cannot recount) and the work items an early-stop
+#: run skipped after its decision (``store.skips``; they count in ``recorded_count`` too).
+PAIRED = frozenset({*PAIR_COUNTER_OF.values(), "skipped_count"})
 #: Every counter a recorded result adds to (attributes of the run row and of counter rows).
 #: ``recorded_count`` is completed + errored, kept so a condition can compare it with
 #: ``item_count`` (a condition cannot add).
@@ -40,30 +51,12 @@ COUNTER_NAMES = (
     "passed_count",
     "failed_count",
     "spent_usd",
-    # An early-stop run's paired counts (``store.runs.PAIR_COUNTERS``) and the work items it
-    # skipped after its decision (``store.skips``; they count in ``recorded_count`` too).
-    "pair_both",
-    "pair_improved",
-    "pair_regressed",
-    "pair_neither",
+    *PAIR_COUNTER_OF.values(),
     "skipped_count",
 )
 #: Counters left out of an update that adds nothing to them (every other one is added, 0
 #: included, so a run row and a counter row always hold it).
-SPARSE_COUNTERS = frozenset(
-    {"spent_usd", "pair_both", "pair_improved", "pair_regressed", "pair_neither", "skipped_count"}
-)
-#: The paired counts (what the rows alone cannot recount) and the skips.
-PAIRED = frozenset(
-    {"pair_both", "pair_improved", "pair_regressed", "pair_neither", "skipped_count"}
-)
-#: The paired count each (baseline passed, passed now) adds to.
-PAIR_COUNTER_OF = {
-    (True, True): "pair_both",
-    (False, True): "pair_improved",
-    (True, False): "pair_regressed",
-    (False, False): "pair_neither",
-}
+SPARSE_COUNTERS = PAIRED | {"spent_usd"}
 
 
 @dataclass
