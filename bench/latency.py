@@ -251,7 +251,7 @@ def main() -> None:
         "--py-spy",
         metavar="FILE",
         help="sample pawl serve's process (py-spy, 100 Hz, all threads) during the last "
-        "round and write collapsed stacks to FILE",
+        "round and write collapsed stacks to FILE (and the stand-in's to FILE.standin)",
     )
     parser.add_argument(
         "--keep-timeline", type=Path, metavar="FILE", help="write the last round's agent calls"
@@ -287,6 +287,7 @@ def main() -> None:
             with ExitStack() as profiling:
                 if args.py_spy and number == args.rounds:
                     profiling.enter_context(py_spy(serve.pid, args.py_spy))
+                    profiling.enter_context(py_spy(serve.standin_pid, f"{args.py_spy}.standin"))
                 rounds.append(one_round(serve, api, agent, eval_id, args))
             _print_round(number, rounds[-1])
         _summary(rounds)

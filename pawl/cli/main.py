@@ -182,6 +182,9 @@ def _serve(args: argparse.Namespace, log: FileLog) -> int:
             print(f"pawl serve: {start_failure(exc, args.host, args.port)}", file=sys.stderr)
             return 1
         _banner(runtime, log.open())
+        from chalicelib.long_lived import freeze_start_up_heap
+
+        freeze_start_up_heap()  # a full collection of the start-up heap paused every thread
         failure = serve_until_stopped(runtime, stop)
         if failure is None:
             print("pawl: stopping (saving state)...", flush=True)
