@@ -131,7 +131,7 @@ def accumulate(
         # items' (read once per item), so both sides of a group compare the same items.
         baseline_reducer = runs.get_run(baseline_id).snapshot.trial_reducer
         previous = baseline_items(baseline_id, baseline_reducer, lo, hi)
-    current = item_trials(state.id, partial.spend, lo, hi)
+    current = item_trials(state.id, partial.spend, lo, hi, shards=state.shards)
     feeders = partial.feeders()
     for here, there, label in labelled_pairs(current, previous, snapshot.group_by):
         item = reduce_trials(here, reducer, group=label) if here is not None else None

@@ -37,12 +37,17 @@ def trial_outcome(row: OutcomeRow) -> TrialOutcome:
 
 
 def item_trials(
-    run_id: str, spend: SpendTally | None = None, lo: str | None = None, hi: str | None = None
+    run_id: str,
+    spend: SpendTally | None = None,
+    lo: str | None = None,
+    hi: str | None = None,
+    shards: int | None = None,
 ) -> Iterator[Trials]:
     """A run's trials grouped per item, in item order; ``spend`` sums every row's usage.
-    With ``lo``/``hi``, only the items whose id is in ``[lo, hi)``."""
+    With ``lo``/``hi``, only the items whose id is in ``[lo, hi)``. ``shards``: the run's
+    shard count when the caller has its row (None: read from it)."""
     # The next page is read while this one is reduced (engine.readahead).
-    pages = read_ahead(outcome_rows.iter_outcome_pages(run_id, lo, hi))
+    pages = read_ahead(outcome_rows.iter_outcome_pages(run_id, lo, hi, shards=shards))
     rows: Iterable[OutcomeRow] = chain.from_iterable(pages)
     if spend is not None:
         rows = _tapped(rows, spend)

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import random
 import time
+from functools import partial
 from typing import Any
 
 from botocore.exceptions import ClientError
 
+from chalicelib.store import side_by_side
 from chalicelib.store.base import bind, connection, serialized_writes
 
 #: DynamoDB's limit of statements in one BatchExecuteStatement.
@@ -61,16 +63,23 @@ def statement(table: str, item: dict[str, Any]) -> dict[str, Any]:
 
 def insert_many(table: str, items: list[dict[str, Any]]) -> list[bool]:
     """Create each item unless its key exists: per item, True when created, False when it
-    was already there. Raises :class:`InsertFailed` (with what was created) otherwise."""
+    was already there. Raises :class:`InsertFailed` (with what was created) otherwise.
+
+    The calls of 25 go side by side (``store.side_by_side``): each statement is its own
+    condition, so their order says nothing."""
     bind()
     created: list[bool | None] = [None] * len(items)
-    for start in range(0, len(items), STATEMENTS_PER_CALL):
-        positions = list(range(start, min(start + STATEMENTS_PER_CALL, len(items))))
-        try:
-            _insert_chunk(table, items, positions, created)
-        except InsertFailed as exc:
-            exc.created = [i for i, c in enumerate(created) if c]
-            raise
+    chunks = [
+        list(range(start, min(start + STATEMENTS_PER_CALL, len(items))))
+        for start in range(0, len(items), STATEMENTS_PER_CALL)
+    ]
+    try:
+        side_by_side.run_all(
+            [partial(_insert_chunk, table, items, positions, created) for positions in chunks]
+        )
+    except InsertFailed as exc:
+        exc.created = [i for i, c in enumerate(created) if c]
+        raise
     return [bool(c) for c in created]
 
 

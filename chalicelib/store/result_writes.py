@@ -32,12 +32,20 @@ import random
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from pynamodb.exceptions import TransactWriteError
 
 from chalicelib.domain.runs import ResultRecord, result_key
-from chalicelib.store import blobs, conditional_puts, generations, run_counters, usage
+from chalicelib.store import (
+    blobs,
+    conditional_puts,
+    generations,
+    run_counters,
+    side_by_side,
+    usage,
+)
 from chalicelib.store import shards as sharding
 from chalicelib.store.base import serialized_writes, transact_write
 from chalicelib.store.models import GenerationModel, ResultModel, RunModel
@@ -50,6 +58,8 @@ log = logging.getLogger("pawl.store.results")
 #: was one transaction of the rows themselves).
 RECORDS_PER_TRANSACTION = 3 * conditional_puts.STATEMENTS_PER_CALL
 _MAX_BYTES = 3_500_000
+#: DynamoDB's limit of rows in one BatchWriteItem.
+_ROWS_PER_BATCH_WRITE = 25
 _CONFLICT_RETRIES = 8
 
 
@@ -235,12 +245,20 @@ def _finish(
 ) -> None:
     """The generations of created results, then their count."""
     rows = [p.generation for p in landed if p.generation is not None]
-    if rows:
-        with serialized_writes(), GenerationModel.batch_write() as batch:
-            for row in rows:
-                batch.save(row)
+    chunks = [
+        rows[i : i + _ROWS_PER_BATCH_WRITE] for i in range(0, len(rows), _ROWS_PER_BATCH_WRITE)
+    ]
+    side_by_side.run_all([partial(_write_generations, chunk) for chunk in chunks])
     outcome.may_settle_run |= _count(run_id, landed, progress, target)
     outcome.recorded.extend(p.record for p in landed)
+
+
+def _write_generations(rows: list[GenerationModel]) -> None:
+    """One BatchWriteItem's worth of generation rows (keyed by their own ids: a rewrite is
+    identical, so a chunk sent again after a failure changes nothing)."""
+    with serialized_writes(), GenerationModel.batch_write() as batch:
+        for row in rows:
+            batch.save(row)
 
 
 def _count(

@@ -34,6 +34,12 @@ per-call work that grows with what the tables hold, not with what a call asks:
   list (for its ``/moto-api/data.json`` dump, which pawl never calls): every stored item,
   and every projected copy a read returns, stayed in memory until the stand-in exited.
   DynamoDB items are no longer listed there, so what a read builds is freed after it.
+- **A Query measures each item once.** moto sums an item's size (a walk of every attribute)
+  twice for each item a Query page takes, to stop the page at 1 MB, and the page's bound
+  (``local/moto_query_pages.py``) once more: 41 % of a settle's Query in the stand-in. An
+  item's size is kept with it, stamped with its table's write count, for the Queries of
+  that table state: a write to the table (an update changes items in place) makes every
+  kept size stale.
 - **Parsed conditions, kept.** moto parses a condition or filter expression on every call;
   pawl sends the same few expressions again and again. Parsed trees are kept by their
   (expression, names, values) text, so a repeat with the same values reuses its tree.
@@ -48,6 +54,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -68,6 +75,7 @@ def apply() -> None:
     _return_stored_items_uncopied()
     _keep_parsed_expressions()
     _count_table_writes()
+    _measure_once_per_table_state()
     _query_sorted_pages()
 
 
@@ -248,6 +256,34 @@ def _counting(write: Callable[..., Any], table_of: Callable[..., Any]) -> Callab
     return counted
 
 
+_SIZE = "_pawl_size"
+#: The table state a Query of this thread reads: (table id, its write count), else None.
+_querying = threading.local()
+
+
+def _table_state(table: Any) -> tuple[int, int]:
+    return id(table), table.__dict__.get(_WRITES, 0)
+
+
+def _measure_once_per_table_state() -> None:
+    from moto.dynamodb.models.dynamo_type import Item
+
+    measure = Item.size
+
+    def size(self: Any) -> int:
+        state = getattr(_querying, "state", None)
+        if state is None:
+            return int(measure(self))
+        kept = self.__dict__.get(_SIZE)
+        if kept is not None and kept[0] == state:
+            return int(kept[1])
+        measured = int(measure(self))
+        self.__dict__[_SIZE] = (state, measured)
+        return measured
+
+    _replace(Item, "size", size)
+
+
 def _query_sorted_pages() -> None:
     from moto.dynamodb.models.table import Table
 
@@ -256,6 +292,13 @@ def _query_sorted_pages() -> None:
 
     @functools.wraps(table_query)
     def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+        _querying.state = _table_state(self)
+        try:
+            return paged_query(self, hash_key, *args, **kwargs)
+        finally:
+            _querying.state = None
+
+    def paged_query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
         if hash_key is not None:
             index_name = args[_INDEX_ARG] if len(args) > _INDEX_ARG else kwargs.get("index_name")
             view = (

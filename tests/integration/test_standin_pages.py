@@ -204,3 +204,48 @@ def test_every_page_is_plain_motos(clients: tuple[Any, Any], index: bool) -> Non
 def test_pages_after_writes_are_plain_motos(clients: tuple[Any, Any]) -> None:
     standin, plain = clients
     assert _write_between_pages(standin) == _write_between_pages(plain)
+
+
+def _size_bound_pages(dynamodb: Any) -> list[Any]:
+    """Pages that end on moto's 1 MB rule, before and after an update grows an item in
+    place: the stand-in keeps each item's size for one table state (the update must
+    make it measure again)."""
+    table = "sized"
+    dynamodb.create_table(
+        TableName=table,
+        BillingMode="PAY_PER_REQUEST",
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk")],
+    )
+    for n in range(7):  # five fit in a page (950 KB), a sixth would pass 1 MB
+        item = {"pk": {"S": "p"}, "sk": {"S": f"s{n}"}, "body": {"S": "x" * 190_000}}
+        dynamodb.put_item(TableName=table, Item=item)
+    request = {
+        "TableName": table,
+        "KeyConditionExpression": "pk = :p",
+        "ExpressionAttributeValues": {":p": {"S": "p"}},
+        "ProjectionExpression": "sk",
+    }
+
+    def page_keys() -> list[Any]:
+        answer = dynamodb.query(**request)
+        return [[i["sk"]["S"] for i in answer["Items"]], answer.get("LastEvaluatedKey")]
+
+    before = page_keys()
+    dynamodb.update_item(
+        TableName=table,
+        Key={"pk": {"S": "p"}, "sk": {"S": "s0"}},
+        UpdateExpression="SET extra = :b",
+        ExpressionAttributeValues={":b": {"S": "y" * 60_000}},
+    )
+    return [before, page_keys()]
+
+
+def test_pages_ending_on_size_follow_an_item_grown_in_place(clients: tuple[Any, Any]) -> None:
+    standin, plain = clients
+    through_plain = _size_bound_pages(plain)
+    assert _size_bound_pages(standin) == through_plain
+    assert [len(keys) for keys, _ in through_plain] == [5, 4]  # the update moved the bound
