@@ -190,7 +190,21 @@ def one_round(
     ]
     if len(calls) != args.items:
         print(f"   note: the agent saw {len(calls)} calls for {args.items} items", flush=True)
+    if args.call_timeline:
+        _write_call_timeline(args.call_timeline, serve, last_out, finished)
     return measured
+
+
+def _write_call_timeline(path: Path, serve: scale.Serve, last_out: float, finished: float) -> None:
+    """pawl serve's AWS calls from the agent's last answer to the run's finish (and 0.1 s
+    around), one a line: ms after the last answer, thread, operation, its ms."""
+    timeline = json.loads(serve.counters.read_text()).get("timeline", [])
+    lines = [
+        f"{(started - last_out) * 1000:8.1f}  {thread[:28]:28}  {operation:24} {ms:7.1f}"
+        for started, thread, operation, ms in timeline
+        if last_out - 0.1 <= started <= finished + 0.1
+    ]
+    path.write_text("\n".join(lines) + "\n")
 
 
 @contextmanager
@@ -256,8 +270,17 @@ def main() -> None:
     parser.add_argument(
         "--keep-timeline", type=Path, metavar="FILE", help="write the last round's agent calls"
     )
+    parser.add_argument(
+        "--call-timeline",
+        type=Path,
+        metavar="FILE",
+        help="write pawl serve's AWS calls from each round's last answer to its finish "
+        "(the last round's is kept): when each started, on which thread, how long it took",
+    )
     args = parser.parse_args()
     args.snapshot_min_journal_mb = args.snapshot_journal_ratio = None
+    if args.call_timeline:
+        os.environ["PAWL_BENCH_TIMELINE"] = "1"  # pawl serve inherits it
     with ExitStack() as stack:
         agent_url, _ = stack.enter_context(instant_http_agent(args.delay_ms))
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pawl-latency-")))

@@ -12,8 +12,11 @@ Before it starts, it wraps two things, for measurement only (answers are unchang
   resident memory while it runs.
 
 Every half second (and at exit) the file is rewritten with
-``{"calls": {"service:Operation": n}, "settles": [{"run_id", "seconds", "rss_before_mb",
-"rss_peak_mb"}]}``.
+``{"calls": {"service:Operation": n}, "settles": [{"run_id", "seconds", "started",
+"rss_before_mb", "rss_peak_mb"}]}``. With ``PAWL_BENCH_TIMELINE=1`` it also holds
+``"timeline"``: the last :data:`TIMELINE_CALLS` calls as ``[started (epoch s), thread,
+"Operation", ms]``, which is how ``bench/latency.py --call-timeline`` shows what a run's
+last steps waited on.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import os
 import sys
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,8 @@ from typing import Any
 import botocore.client
 
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+#: Calls the timeline keeps (the most recent).
+TIMELINE_CALLS = 5000
 
 
 def rss_mb() -> float:
@@ -44,6 +49,9 @@ class Counters:
         self.path = path
         self.calls: Counter[str] = Counter()
         self.settles: list[dict[str, Any]] = []
+        self.timeline: deque[tuple[float, str, str, float]] | None = (
+            deque(maxlen=TIMELINE_CALLS) if os.environ.get("PAWL_BENCH_TIMELINE") else None
+        )
         self.lock = threading.Lock()
         self._settling = 0
         self._settle_peak = 0.0
@@ -52,13 +60,18 @@ class Counters:
         with self.lock:
             self.calls[f"{service}:{operation}"] += 1
 
+    def timed_call(self, operation: str, started: float, seconds: float) -> None:
+        if self.timeline is not None:
+            name = threading.current_thread().name
+            self.timeline.append((started, name, operation, round(seconds * 1000, 2)))
+
     def timed_settle(self, settle_run: Callable[[str], bool]) -> Callable[[str], bool]:
         def timed(run_id: str) -> bool:
             before = rss_mb()
             with self.lock:
                 self._settling += 1
                 self._settle_peak = max(self._settle_peak, before)
-            started = time.perf_counter()
+            started, started_at = time.perf_counter(), time.time()
             try:
                 return settle_run(run_id)
             finally:
@@ -72,6 +85,7 @@ class Counters:
                         {
                             "run_id": run_id,
                             "seconds": seconds,
+                            "started": started_at,
                             "rss_before_mb": before,
                             "rss_peak_mb": peak,
                         }
@@ -87,7 +101,9 @@ class Counters:
 
     def write(self) -> None:
         with self.lock:
-            data = {"calls": dict(self.calls), "settles": list(self.settles)}
+            data: dict[str, Any] = {"calls": dict(self.calls), "settles": list(self.settles)}
+            if self.timeline is not None:
+                data["timeline"] = list(self.timeline)
         temporary = self.path.with_suffix(".tmp")
         temporary.write_text(json.dumps(data))
         temporary.replace(self.path)
@@ -107,7 +123,11 @@ def install(counters: Counters) -> None:
 
     def counted(client: Any, operation_name: str, api_params: dict[str, Any]) -> Any:
         counters.count_call(client.meta.service_model.service_name, operation_name)
-        return original(client, operation_name, api_params)
+        started, clock = time.time(), time.perf_counter()
+        try:
+            return original(client, operation_name, api_params)
+        finally:
+            counters.timed_call(operation_name, started, time.perf_counter() - clock)
 
     botocore.client.BaseClient._make_api_call = counted  # type: ignore[method-assign]
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from functools import partial
 from typing import Any, NamedTuple
 
 from chalicelib.store import shards as sharding
+from chalicelib.store import side_by_side
 from chalicelib.store.models import DatasetItemModel, ResultModel
 
 #: The attributes a settle reads of each result row (never input or output).
@@ -133,20 +135,29 @@ def iter_outcome_rows(run_id: str, shards: int | None = None) -> Iterator[Outcom
 
 
 def batch_get_metadata(item_ids: Iterable[str]) -> dict[str, dict[str, Any] | None]:
-    """Items' current ``metadata`` by id, in BatchGetItems of :data:`METADATA_PAGE`;
-    an id that does not exist (a deleted item) is absent."""
-    table = DatasetItemModel._get_connection()
+    """Items' current ``metadata`` by id, in BatchGetItems of :data:`METADATA_PAGE` sent side
+    by side (``store.side_by_side``); an id that does not exist (a deleted item) is absent."""
     unique = list(dict.fromkeys(item_ids))
+    pages = [
+        unique[start : start + METADATA_PAGE] for start in range(0, len(unique), METADATA_PAGE)
+    ]
     found: dict[str, dict[str, Any] | None] = {}
-    for start in range(0, len(unique), METADATA_PAGE):
-        keys: list[Any] = [{"id": item_id} for item_id in unique[start : start + METADATA_PAGE]]
-        while keys:
-            answer = table.batch_get_item(
-                keys, consistent_read=True, attributes_to_get=_METADATA_ATTRIBUTES
-            )
-            for item in answer.get("Responses", {}).get(table.table_name, []):
-                found[item["id"]["S"]] = _json(item, "metadata")
-            # DynamoDB may leave keys unprocessed (throttling, 16 MB): ask again for those.
-            unprocessed = answer.get("UnprocessedKeys", {}).get(table.table_name, {})
-            keys = unprocessed.get("Keys", [])
+    for page in side_by_side.run_all([partial(_metadata_page, ids) for ids in pages]):
+        found.update(page)
+    return found
+
+
+def _metadata_page(item_ids: list[str]) -> dict[str, dict[str, Any] | None]:
+    table = DatasetItemModel._get_connection()
+    found: dict[str, dict[str, Any] | None] = {}
+    keys: list[Any] = [{"id": item_id} for item_id in item_ids]
+    while keys:
+        answer = table.batch_get_item(
+            keys, consistent_read=True, attributes_to_get=_METADATA_ATTRIBUTES
+        )
+        for item in answer.get("Responses", {}).get(table.table_name, []):
+            found[item["id"]["S"]] = _json(item, "metadata")
+        # DynamoDB may leave keys unprocessed (throttling, 16 MB): ask again for those.
+        unprocessed = answer.get("UnprocessedKeys", {}).get(table.table_name, {})
+        keys = unprocessed.get("Keys", [])
     return found
