@@ -191,19 +191,28 @@ def one_round(
     if len(calls) != args.items:
         print(f"   note: the agent saw {len(calls)} calls for {args.items} items", flush=True)
     if args.call_timeline:
-        _write_call_timeline(args.call_timeline, serve, last_out, finished)
+        _write_call_timeline(args.call_timeline, serve, (created, first_in), (last_out, finished))
     return measured
 
 
-def _write_call_timeline(path: Path, serve: scale.Serve, last_out: float, finished: float) -> None:
-    """pawl serve's AWS calls from the agent's last answer to the run's finish (and 0.1 s
-    around), one a line: ms after the last answer, thread, operation, its ms."""
+def _write_call_timeline(
+    path: Path, serve: scale.Serve, start: tuple[float, float], end: tuple[float, float]
+) -> None:
+    """pawl serve's AWS calls from the run's creation to the agent's first call, and from
+    its last answer to the run's finish (0.1 s around each), one a line: ms after the
+    window's first moment, thread, operation, its ms."""
     timeline = json.loads(serve.counters.read_text()).get("timeline", [])
-    lines = [
-        f"{(started - last_out) * 1000:8.1f}  {thread[:28]:28}  {operation:24} {ms:7.1f}"
-        for started, thread, operation, ms in timeline
-        if last_out - 0.1 <= started <= finished + 0.1
-    ]
+    lines = []
+    for title, (first, last) in (
+        ("created -> first call", start),
+        ("last answer -> finished", end),
+    ):
+        lines.append(f"# {title}: {(last - first) * 1000:.1f} ms")
+        lines += [
+            f"{(started - first) * 1000:8.1f}  {thread[:28]:28}  {operation:24} {ms:7.1f}"
+            for started, thread, operation, ms in timeline
+            if first - 0.1 <= started <= last + 0.1
+        ]
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -274,8 +283,9 @@ def main() -> None:
         "--call-timeline",
         type=Path,
         metavar="FILE",
-        help="write pawl serve's AWS calls from each round's last answer to its finish "
-        "(the last round's is kept): when each started, on which thread, how long it took",
+        help="write pawl serve's AWS calls from each round's creation to its first agent call "
+        "and from its last answer to its finish (the last round's is kept): when each "
+        "started, on which thread, how long it took",
     )
     args = parser.parse_args()
     args.snapshot_min_journal_mb = args.snapshot_journal_ratio = None
