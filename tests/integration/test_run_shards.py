@@ -6,6 +6,8 @@ shards, and old unsharded runs still read as baselines.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -143,6 +145,44 @@ def test_settle_streams_item_id_ranges_across_shards_in_item_order(
     assert ranged == ids[3:9]
     below = outcome_rows.iter_outcome_pages(run_id, hi=lo)
     assert [row.dataset_item_id for page in below for row in page] == ids[:3]
+
+
+def test_settle_reads_shards_in_limited_pages_a_few_queries_at_a_time(
+    api: Any, app: Any, project: Any, plugins: Plugins, sharded: None, monkeypatch: Any
+) -> None:
+    """The rows a sharded stream holds ahead stay bounded whatever the shard count: every
+    shard Query asks for a page of READ_AHEAD_ROWS / (shards x 3) rows, and no more than
+    SHARD_QUERIES_AT_ONCE of them are in flight at once."""
+    suite = _suite(api, project)
+    run_id = _queued_run(api, app, suite)
+    monkeypatch.setattr(outcome_rows, "READ_AHEAD_ROWS", 24)  # 4 shards: pages of 2 rows
+    monkeypatch.setattr(outcome_rows, "MIN_SHARD_PAGE_ROWS", 1)
+    monkeypatch.setattr(outcome_rows, "SHARD_QUERIES_AT_ONCE", 2)
+    client = ResultModel._get_connection().connection.client
+    in_flight, most, limits = [0], [0], []
+    lock = threading.Lock()
+
+    def before(params: Any, **_: Any) -> None:
+        with lock:
+            limits.append(params.get("Limit"))
+            in_flight[0] += 1
+            most[0] = max(most[0], in_flight[0])
+        time.sleep(0.01)  # long enough for the other readers to pile up behind the gate
+
+    def after(**_: Any) -> None:
+        with lock:
+            in_flight[0] -= 1
+
+    client.meta.events.register("provide-client-params.dynamodb.Query", before)
+    client.meta.events.register("after-call.dynamodb.Query", after)
+    try:
+        rows = [row.dataset_item_id for row in outcome_rows.iter_outcome_rows(run_id, 4)]
+    finally:
+        client.meta.events.unregister("provide-client-params.dynamodb.Query", before)
+        client.meta.events.unregister("after-call.dynamodb.Query", after)
+    assert rows == sorted(item["id"] for item in suite.items)
+    assert set(limits) == {2} and len(limits) >= ITEMS // 2
+    assert most[0] == 2
 
 
 def test_a_redelivered_item_lands_on_its_shard_and_is_skipped(
