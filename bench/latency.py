@@ -7,7 +7,8 @@ answers after 200 ms (``bench/instant_agent.py --delay-ms 200``, its own process
 limit is 40 / 0.2 s = 200 items/s, so 1,000 items take at least 5.0 s.
 
     PYTHONPATH=$PWD .venv/bin/python bench/latency.py [--rounds 3] [--items 1000]
-        [--delay-ms 200] [--concurrency 40] [--item-workers 4]
+        [--delay-ms 200] [--concurrency 40] [--item-workers 4] [--keep-timeline FILE]
+        [--call-timeline FILE] [--py-spy FILE]
 
 Per round it prints the run's stamps time (``created_at`` -> ``finished_at``, the figure
 of record), the whole command's time (process start to exit), each as % of the limit,
