@@ -19,6 +19,7 @@ T = TypeVar("T")
 #: Calls of one process in flight at once through this module.
 MAX_CALLS = 8
 
+_THREAD_PREFIX = "pawl-store"
 _pool: ThreadPoolExecutor | None = None
 _lock = threading.Lock()
 
@@ -27,16 +28,17 @@ def _executor() -> ThreadPoolExecutor:
     global _pool
     with _lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(MAX_CALLS, thread_name_prefix="pawl-store")
+            _pool = ThreadPoolExecutor(MAX_CALLS, thread_name_prefix=_THREAD_PREFIX)
         return _pool
 
 
 def run_all(calls: Sequence[Callable[[], T]]) -> list[T]:
     """Every call's answer, in the order given. Returns (or raises the first exception, in
-    that order) once all have ended: none is abandoned half way. One call runs in this
-    thread."""
-    if len(calls) == 1:
-        return [calls[0]()]
+    that order) once all have ended: none is abandoned half way. One call, or calls made
+    from one of the pool's own threads (which must never wait on the pool), run in this
+    thread, one after another."""
+    if len(calls) == 1 or threading.current_thread().name.startswith(_THREAD_PREFIX):
+        return [call() for call in calls]
     outcomes = [future.result() for future in [_executor().submit(_outcome, c) for c in calls]]
     for outcome in outcomes:
         if isinstance(outcome, Exception):

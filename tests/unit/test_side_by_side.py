@@ -39,3 +39,13 @@ def test_the_first_failure_is_raised_after_every_call_has_ended() -> None:
 
 def test_one_call_runs_in_the_callers_thread() -> None:
     assert side_by_side.run_all([threading.current_thread]) == [threading.current_thread()]
+
+
+def test_calls_made_from_the_pools_own_threads_run_there_instead_of_waiting_on_it() -> None:
+    # Each outer call runs an inner batch; were the inner calls queued on the pool while
+    # every pool thread waits for them, this would never end.
+    def outer(n: int) -> list[int]:
+        return side_by_side.run_all([lambda: n, lambda: n + 1])
+
+    calls = [lambda n=n: outer(n) for n in range(side_by_side.MAX_CALLS * 2)]
+    assert side_by_side.run_all(calls) == [[n, n + 1] for n in range(side_by_side.MAX_CALLS * 2)]
