@@ -30,14 +30,18 @@ from chalicelib.store import shards as sharding
 from chalicelib.store.base import bind, transaction
 from chalicelib.store.models import RunModel
 
-#: The paired count each (baseline passed, passed now) adds to: an early-stop run's paired
-#: table (``store.runs.PAIR_COUNTERS`` names them on the wire).
-PAIR_COUNTER_OF = {
-    (True, True): "pair_both",
-    (False, True): "pair_improved",
-    (True, False): "pair_regressed",
-    (False, False): "pair_neither",
+#: Each (baseline passed, passed now) of an early-stop run's paired table: the counter it
+#: adds to, and the name the table gives it on the wire.
+PAIRS = {
+    (True, True): ("pair_both", "both_passed"),
+    (False, True): ("pair_improved", "improved"),
+    (True, False): ("pair_regressed", "regressed"),
+    (False, False): ("pair_neither", "neither_passed"),
 }
+#: The paired count each (baseline passed, passed now) adds to.
+PAIR_COUNTER_OF = {pair: counter for pair, (counter, _) in PAIRS.items()}
+#: The paired counters by their names on the wire.
+PAIR_COUNTER_NAMED = {name: counter for counter, name in PAIRS.values()}
 #: The paired counts (what the rows alone cannot recount) and the work items an early-stop
 #: run skipped after its decision (``store.skips``; they count in ``recorded_count`` too).
 PAIRED = frozenset({*PAIR_COUNTER_OF.values(), "skipped_count"})

@@ -116,12 +116,7 @@ def fold_into(model: RunModel, sums: run_counters.Sums) -> None:
 
 
 #: The run row's paired counters, by the name the paired table gives each.
-PAIR_COUNTERS = {
-    "both_passed": "pair_both",
-    "improved": "pair_improved",
-    "regressed": "pair_regressed",
-    "neither_passed": "pair_neither",
-}
+PAIR_COUNTERS = run_counters.PAIR_COUNTER_NAMED
 
 
 def _early_stop(model: RunModel) -> EarlyStopState | None:
