@@ -74,9 +74,11 @@ def _serve_one(conn: socket.socket, drop: bool, how: How, state: Dropping, answe
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(answer)}\r\nConnection: close\r\n\r\n"
         )
-        conn.sendall(head.encode() + answer)
+        # Counted before the answer leaves: the client can read it and the test check the
+        # count before this thread runs again.
         with state.lock:
             state.answered += 1
+        conn.sendall(head.encode() + answer)
 
 
 @contextmanager
