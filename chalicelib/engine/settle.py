@@ -30,7 +30,6 @@ from typing import Any, TypeVar, cast
 
 from chalicelib.domain.runs import RunState
 from chalicelib.engine import early_stop, lifecycle
-from chalicelib.engine.readahead import read_ahead
 from chalicelib.engine.settle_state import SettlePartial
 from chalicelib.engine.settled_outcomes import (
     BaselineItem,
@@ -41,6 +40,7 @@ from chalicelib.engine.settled_outcomes import (
     item_id,
     item_trials,
 )
+from chalicelib.readahead import read_ahead
 from chalicelib.stats import group_label, merge_join, reduce_trials, verdict
 from chalicelib.store import outcome_rows, results, run_counters, runs, side_by_side, skips
 from chalicelib.store.outcome_digest import DigestWriter, write_manifest

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from itertools import chain
 
-from chalicelib.engine.readahead import read_ahead
 from chalicelib.engine.spend import SpendTally
+from chalicelib.readahead import read_ahead
 from chalicelib.stats import ItemOutcome, ScorerScore, TrialOutcome, group_consecutive
 from chalicelib.stats import reduce_trials as reduce_item
 from chalicelib.store import outcome_digest, outcome_rows
@@ -46,7 +46,7 @@ def item_trials(
     """A run's trials grouped per item, in item order; ``spend`` sums every row's usage.
     With ``lo``/``hi``, only the items whose id is in ``[lo, hi)``. ``shards``: the run's
     shard count when the caller has its row (None: read from it)."""
-    # The next page is read while this one is reduced (engine.readahead).
+    # The next page is read while this one is reduced (chalicelib/readahead.py).
     pages = read_ahead(outcome_rows.iter_outcome_pages(run_id, lo, hi, shards=shards))
     rows: Iterable[OutcomeRow] = chain.from_iterable(pages)
     if spend is not None:

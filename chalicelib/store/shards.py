@@ -26,12 +26,11 @@ unsharded one.
 from __future__ import annotations
 
 import heapq
-import queue
-import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
+from chalicelib.readahead import read_ahead
 from chalicelib.settings import get_settings
 
 T = TypeVar("T")
@@ -97,58 +96,13 @@ def merge_sorted(streams: list[Iterator[T]], key: Callable[[T], Any]) -> Iterato
 
 # --- reading shards side by side ---------------------------------------------------------------
 
-_END = object()
-_PUT_POLL_S = 0.5
-
-
-class _Failure:
-    def __init__(self, error: BaseException) -> None:
-        self.error = error
-
-
-def _ahead(pages: Iterable[list[T]], depth: int) -> Iterator[list[T]]:
-    """``pages`` produced by a thread of their own, at most ``depth`` waiting."""
-    box: queue.Queue[object] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def put(value: object) -> bool:
-        while not stop.is_set():
-            try:
-                box.put(value, timeout=_PUT_POLL_S)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            for page in pages:
-                if not put(page):
-                    return
-        except BaseException as error:  # raised in the reader
-            put(_Failure(error))
-            return
-        put(_END)
-
-    threading.Thread(target=produce, name="pawl-shard-read", daemon=True).start()
-    try:
-        while True:
-            value = box.get()
-            if value is _END:
-                return
-            if isinstance(value, _Failure):
-                raise value.error
-            yield value  # type: ignore[misc]
-    finally:
-        stop.set()  # the reader went away (or finished): the producer stops at its next put
-
 
 def read_ahead_each(page_streams: Sequence[Iterable[list[T]]], depth: int = 2) -> list[Iterator[T]]:
     """Each shard's rows, its pages read ahead in parallel with the others' (one shard: read
     in this thread, as an unsharded run always was)."""
     if len(page_streams) == 1:
         return [(row for page in page_streams[0] for row in page)]
-    return [(row for page in _ahead(pages, depth) for row in page) for pages in page_streams]
+    return [(row for page in read_ahead(pages, depth) for row in page) for pages in page_streams]
 
 
 def paged(rows: Iterator[T], size: int) -> Iterator[list[T]]:

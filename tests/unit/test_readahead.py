@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from chalicelib.engine.readahead import read_ahead
+from chalicelib.readahead import read_ahead
 
 
 def test_pages_arrive_in_order_and_all_of_them() -> None:

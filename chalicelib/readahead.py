@@ -5,6 +5,8 @@ and turns each page into counters. Read in turn, the store waits while settle de
 settle waits while the store answers. With each stream's next page requested while the
 current one is worked on, the two overlap: a settle takes about as long as the slower of
 the two, not their sum. At most ``depth`` pages wait in the queue, so memory stays bounded.
+A sharded run's rows are read the same way, each shard's stream in a thread of its own
+(``store.shards.read_ahead_each``).
 """
 
 from __future__ import annotations
