@@ -20,6 +20,7 @@ from chalice import Blueprint
 from pydantic import BaseModel, ConfigDict, Field
 
 from chalicelib.api.access import on
+from chalicelib.api.evals import visible_eval
 from chalicelib.api.routing import Call, endpoint
 from chalicelib.domain.runs import EvalResult, RunState
 from chalicelib.engine.comparison import (
@@ -33,7 +34,7 @@ from chalicelib.engine.comparison import (
 from chalicelib.errors import ValidationFailed, not_found
 from chalicelib.ids import EvalRunId
 from chalicelib.stats import ItemOutcome
-from chalicelib.store import evals, runs
+from chalicelib.store import runs
 from chalicelib.store.pagination import is_count, malformed_cursor, pack_cursor, unpack_cursor
 
 bp = Blueprint(__name__)
@@ -230,8 +231,7 @@ def _next_cursor(found: Comparison, offset: int, scope: str) -> str | None:
 )
 def compare_runs(call: Call[Any, ComparisonQuery]) -> RunComparison:
     """Compare a run with its baseline (or another run of the eval) item by item."""
-    evaluation = evals.get_eval(call.path["eval_id"])
-    call.caller.check_visible(evaluation.project_id, "eval", evaluation.id)
+    evaluation = visible_eval(call.caller, call.path["eval_id"])
     current = _run_of_eval(evaluation.id, call.path["eval_run_id"])
     query = call.query
     baseline_id = query.baseline_run_id or current.run.baseline_run_id

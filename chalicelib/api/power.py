@@ -9,6 +9,7 @@ another project is the same 404 as a missing one.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from chalice import Blueprint
@@ -108,20 +109,10 @@ def get_eval_power(call: Call[Any, PowerQuery]) -> PowerPlan:
         dataset_item_count=found.dataset_item_count,
         min_detectable_regression=found.min_detectable_regression,
         inputs=PowerInputsOut(
-            source=inputs.source,
-            noise_discordance=inputs.noise_discordance,
-            noise_from=inputs.noise_from,
+            **asdict(inputs),
             alternative_discordance=power_plan.stats_power.alternative_discordance(
                 inputs.noise_discordance, found.margin
             ),
-            trials=inputs.trials,
-            runs_considered=inputs.runs_considered,
-            run_id=inputs.run_id,
-            baseline_run_id=inputs.baseline_run_id,
-            pass_rate=inputs.pass_rate,
-            discordance=inputs.discordance,
-            flip_rate=inputs.flip_rate,
-            compared_item_count=inputs.compared_item_count,
         ),
         explanation=found.explanation,
     )

@@ -117,16 +117,7 @@ def id_work_messages(
 
 def send_id_work(run_id: str, work: Iterable[tuple[str, int, bool | None]], shards: int = 1) -> int:
     """Enqueue work named by id (see :func:`id_work_messages`). Returns how many were sent."""
-    counted = 0
-
-    def bodies() -> Iterator[str]:
-        nonlocal counted
-        for body, count in id_work_messages(run_id, work, shards):
-            counted += count
-            yield body
-
-    queues.send_many_encoded(get_settings().item_queue, bodies())
-    return counted
+    return _send_counted(id_work_messages(run_id, work, shards))
 
 
 def send_fanout(message: FanoutMessage) -> None:
@@ -151,11 +142,16 @@ def send_settle_slices(run_id: str, slices: int, numbers: Iterable[int]) -> int:
 
 def send_work(run_id: str, work: Iterable[tuple[FrozenItem, int]], shards: int = 1) -> int:
     """Enqueue ``work`` in as few messages as fit. Returns how many work items were sent."""
+    return _send_counted(work_messages(run_id, work, shards))
+
+
+def _send_counted(messages: Iterable[tuple[str, int]]) -> int:
+    """Send (body, work items in it) messages to the item queue; the work items sent."""
     counted = 0
 
     def bodies() -> Iterator[str]:
         nonlocal counted
-        for body, count in work_messages(run_id, work, shards):
+        for body, count in messages:
             counted += count
             yield body
 
