@@ -19,6 +19,7 @@ import pytest
 from botocore.awsrequest import AWSResponse
 
 from chalicelib.store.base import connection
+from tests.support.refusals import refusal
 
 AGENTS = "/api/v1/agents"
 DATASETS = "/api/v1/datasets"
@@ -40,17 +41,7 @@ def _cancelled(item_count: int, reasons: dict[int, str]) -> tuple[AWSResponse, d
         else {"Code": code}
         for code in codes
     ]
-    return _refused(error, CancellationReasons=cancellation_reasons)
-
-
-def _refused(error: dict[str, Any], **extra: Any) -> tuple[AWSResponse, dict[str, Any]]:
-    """DynamoDB's 400 answer with ``error`` (and ``extra`` fields beside it)."""
-    parsed = {
-        "Error": error,
-        **extra,
-        "ResponseMetadata": {"HTTPStatusCode": 400, "HTTPHeaders": {}},
-    }
-    return AWSResponse("https://dynamodb.local/", 400, {}, None), parsed
+    return refusal(error, CancellationReasons=cancellation_reasons)
 
 
 @contextmanager
@@ -96,7 +87,7 @@ def refused_single_writes(operation: str, times: int) -> AbstractContextManager[
         "Code": "TransactionConflictException",
         "Message": "Transaction is ongoing for the item",
     }
-    return _answering(operation, times, lambda _: _refused(error))
+    return _answering(operation, times, lambda _: refusal(error))
 
 
 def _retry_advice(response: Any) -> None:

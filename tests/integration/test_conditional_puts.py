@@ -11,6 +11,7 @@ import pytest
 from chalicelib.store import conditional_puts
 from chalicelib.store.base import connection
 from chalicelib.store.models import ResultModel
+from tests.support.refusals import REFUSED_BY_THE_TEST, refusal
 
 
 def _item(key: str, output: str) -> dict[str, Any]:
@@ -42,18 +43,14 @@ def test_a_statement_refused_for_another_reason_raises_with_what_was_created(
 ) -> None:
     from botocore.awsrequest import AWSResponse
 
-    def refuse_second_call(**_: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
-        calls.append(1)
-        if len(calls) != 2:
+    def refuse_second_call(params: Any, **_: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
+        # The calls of 25 go side by side, so "second" is the one holding items 25-29, not
+        # the second to arrive.
+        body = params["body"]
+        if "k25#01" not in (body.decode() if isinstance(body, bytes) else body):
             return None
-        error = {"Code": "ValidationException", "Message": "refused by the test"}
-        meta = {"HTTPStatusCode": 400, "HTTPHeaders": {}}
-        return AWSResponse("https://dynamodb.local/", 400, {}, None), {
-            "Error": error,
-            "ResponseMetadata": meta,
-        }
+        return refusal(REFUSED_BY_THE_TEST)
 
-    calls: list[int] = []
     events = connection().client.meta.events
     events.register_first("before-call.dynamodb.BatchExecuteStatement", refuse_second_call)
     try:

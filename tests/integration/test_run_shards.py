@@ -22,6 +22,7 @@ from chalicelib.store import runs as run_store
 from chalicelib.store import shards as sharding
 from chalicelib.store.models import FrozenItemModel, ResultModel, RunModel
 from tests.support.drain import deliver, drain_queues, receive
+from tests.support.refusals import REFUSED_BY_THE_TEST, refusal
 from tests.support.runs import (
     Plugins,
     all_results,
@@ -54,6 +55,26 @@ def _queued_run(api: Any, app: Any, suite: Any, **body: Any) -> str:
     run = api.post(suite.runs_path, body).json
     drain_queues(app)
     return str(run["id"])
+
+
+def _fanned_out(api: Any, app: Any, project: Any) -> tuple[Any, Any]:
+    """A queued run of the suite whose fan-out has run (its work waits on the item queue)."""
+    suite = _suite(api, project)
+    run = api.post(suite.runs_path, {}).json
+    queue = get_settings().run_queue
+    deliver(app, "fan_out_run", queue, receive(queue, 1))
+    return suite, run
+
+
+def _execute_one_message(app: Any) -> None:
+    item_queue = get_settings().item_queue
+    deliver(app, "execute_items", item_queue, receive(item_queue, 1))
+
+
+def _assert_settled_whole(final: Any) -> None:
+    assert final["status"] == "completed", final
+    assert final["passed_count"] == final["failed_count"] == ITEMS // 2
+    assert_counters_match_rows(final)
 
 
 def test_shard_count_and_keys_are_stable() -> None:
@@ -188,10 +209,7 @@ def test_settle_reads_shards_in_limited_pages_a_few_queries_at_a_time(
 def test_a_redelivered_item_lands_on_its_shard_and_is_skipped(
     api: Any, app: Any, project: Any, plugins: Plugins, sharded: None
 ) -> None:
-    suite = _suite(api, project)
-    run = api.post(suite.runs_path, {}).json
-    queue = get_settings().run_queue
-    deliver(app, "fan_out_run", queue, receive(queue, 1))
+    suite, run = _fanned_out(api, app, project)
     item_queue = get_settings().item_queue
     batch = receive(item_queue, 10)
     deliver(app, "execute_items", item_queue, batch)
@@ -211,10 +229,7 @@ def test_a_redelivered_item_lands_on_its_shard_and_is_skipped(
 def test_a_second_record_of_one_item_is_a_duplicate_on_the_same_shard(
     api: Any, app: Any, project: Any, plugins: Plugins, sharded: None
 ) -> None:
-    suite = _suite(api, project)
-    run = api.post(suite.runs_path, {}).json
-    queue = get_settings().run_queue
-    deliver(app, "fan_out_run", queue, receive(queue, 1))
+    suite, run = _fanned_out(api, app, project)
     state = run_store.get_run(run["id"])
     item_id = suite.items[0]["id"]
     frozen = run_items.batch_get_run_items(state.id, [item_id], state.shards)[item_id]
@@ -256,20 +271,14 @@ def test_rows_a_dead_worker_left_uncounted_are_recounted_on_restart(
     # Nothing is missing, so a re-drive has no work to send: it recounts and settles.
     recovery.redrive_run(run_id, after_restart=True)
     final = api.get(suite.run_path(run_id)).json
-    assert final["status"] == "completed", final
-    assert final["passed_count"] == final["failed_count"] == ITEMS // 2
-    assert_counters_match_rows(final)
+    _assert_settled_whole(final)
 
 
 def test_a_recount_never_counts_past_the_rows(
     api: Any, app: Any, project: Any, plugins: Plugins, sharded: None
 ) -> None:
-    suite = _suite(api, project)
-    run = api.post(suite.runs_path, {}).json
-    queue = get_settings().run_queue
-    deliver(app, "fan_out_run", queue, receive(queue, 1))
-    item_queue = get_settings().item_queue
-    deliver(app, "execute_items", item_queue, receive(item_queue, 1))
+    suite, run = _fanned_out(api, app, project)
+    _execute_one_message(app)
     state = run_store.get_run(run["id"])
     rows = results.count_rows(state.id, state.shards)
     assert rows["recorded_count"] == state.recorded_count > 0
@@ -314,18 +323,10 @@ def test_a_count_refused_after_its_rows_landed_is_recounted_by_a_redrive(
 
     from chalicelib.store.base import connection
 
-    suite = _suite(api, project)
-    run = api.post(suite.runs_path, {}).json
-    queue = get_settings().run_queue
-    deliver(app, "fan_out_run", queue, receive(queue, 1))
+    suite, run = _fanned_out(api, app, project)
 
     def refuse(**_: Any) -> tuple[AWSResponse, dict[str, Any]]:
-        error = {"Code": "ValidationException", "Message": "refused by the test"}
-        meta = {"HTTPStatusCode": 400, "HTTPHeaders": {}}
-        return AWSResponse("https://dynamodb.local/", 400, {}, None), {
-            "Error": error,
-            "ResponseMetadata": meta,
-        }
+        return refusal(REFUSED_BY_THE_TEST)
 
     events = connection().client.meta.events
     events.register_first("before-call.dynamodb.TransactWriteItems", refuse)
@@ -342,9 +343,7 @@ def test_a_count_refused_after_its_rows_landed_is_recounted_by_a_redrive(
     assert stuck.status == "running" and stuck.recorded_count == 0
     recovery.redrive_run(run["id"])
     final = api.get(suite.run_path(run["id"])).json
-    assert final["status"] == "completed", final
-    assert final["passed_count"] == final["failed_count"] == ITEMS // 2
-    assert_counters_match_rows(final)
+    _assert_settled_whole(final)
 
 
 def test_the_reaper_reads_a_sharded_runs_activity_on_its_counter_rows(
@@ -352,12 +351,8 @@ def test_the_reaper_reads_a_sharded_runs_activity_on_its_counter_rows(
 ) -> None:
     from chalicelib.engine import reaper
 
-    suite = _suite(api, project)
-    run = api.post(suite.runs_path, {}).json
-    queue = get_settings().run_queue
-    deliver(app, "fan_out_run", queue, receive(queue, 1))
-    item_queue = get_settings().item_queue
-    deliver(app, "execute_items", item_queue, receive(item_queue, 1))
+    _, run = _fanned_out(api, app, project)
+    _execute_one_message(app)
     state = run_store.get_run(run["id"])
     assert state.shards == 4 and 0 < state.recorded_count < ITEMS
     long_ago = "2000-01-01T00:00:00.000Z"

@@ -22,6 +22,7 @@ from chalicelib.store import runs as run_store
 from chalicelib.store.base import connection
 from chalicelib.workers.queues import ITEM_BATCH_MESSAGES, ITEM_BATCH_SIZE
 from tests.support.drain import deliver, receive
+from tests.support.refusals import REFUSED_BY_THE_TEST, refusal
 from tests.support.runs import (
     Plugins,
     assert_counters_match_rows,
@@ -206,12 +207,7 @@ def test_a_batch_whose_later_commit_fails_is_redelivered_without_repeating_what_
         transactions.append(1)
         if len(transactions) != 4:  # the second commit's first INSERT call
             return None
-        error = {"Code": "ValidationException", "Message": "refused by the test"}
-        meta = {"HTTPStatusCode": 400, "HTTPHeaders": {}}
-        return AWSResponse("https://dynamodb.local/", 400, {}, None), {
-            "Error": error,
-            "ResponseMetadata": meta,
-        }
+        return refusal(REFUSED_BY_THE_TEST)
 
     events = connection().client.meta.events
     events.register_first("before-call.dynamodb.BatchExecuteStatement", second_commit_fails)
