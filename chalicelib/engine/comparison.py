@@ -41,7 +41,7 @@ from chalicelib.engine.settled_outcomes import (
 )
 from chalicelib.engine.settled_outcomes import item_id as id_of
 from chalicelib.stats import BaselineComparator, ItemOutcome, group_label, merge_join
-from chalicelib.store import outcome_rows, results, runs, side_by_side
+from chalicelib.store import outcome_rows, results, runs
 from chalicelib.store.outcome_digest import DigestEntry
 from chalicelib.store.results import from_model
 
@@ -51,8 +51,8 @@ COMPARED_KINDS = ("regressed", "improved", "unchanged")
 CHANGED = {"true": COMPARED_KINDS[:2], "false": COMPARED_KINDS[2:], "all": COMPARED_KINDS}
 #: Items of one run only that an answer lists (their counts are whole).
 EDGE_LIMIT = 100
-#: Items labelled at a time: as many BatchGetItems of 100 as go side by side.
-_LABEL_PAGE = outcome_rows.METADATA_PAGE * side_by_side.MAX_CALLS
+#: Items labelled at a time.
+_LABEL_PAGE = outcome_rows.METADATA_WAVE
 _BATCH_GET = 100
 
 

@@ -42,13 +42,13 @@ from chalicelib.engine.settled_outcomes import (
 )
 from chalicelib.readahead import read_ahead
 from chalicelib.stats import group_label, merge_join, reduce_trials, verdict
-from chalicelib.store import outcome_rows, results, run_counters, runs, side_by_side, skips
+from chalicelib.store import outcome_rows, results, run_counters, runs, skips
 from chalicelib.store.outcome_digest import DigestWriter, write_manifest
 
 #: Items whose labels are read at a time: BatchGetItems of 100 (the limit), as many side by
 #: side as ``store.side_by_side`` sends (one after another, 1,000 items' labels were ten
 #: round trips, 70 ms of a 1,000-item settle through the local stand-in).
-LABEL_PAGE = outcome_rows.METADATA_PAGE * side_by_side.MAX_CALLS
+LABEL_PAGE = outcome_rows.METADATA_WAVE
 
 log = logging.getLogger("pawl.engine.settle")
 T = TypeVar("T")

@@ -25,6 +25,9 @@ from chalicelib.store.models import DatasetItemModel, ResultModel
 OUTCOME_ATTRIBUTES = ["dataset_item_id", "trial", "scores", "error", "usage"]
 #: Items whose metadata one BatchGetItem reads (DynamoDB's limit).
 METADATA_PAGE = 100
+#: Items whose metadata one wave of side-by-side BatchGetItems reads: what a reader that
+#: labels items page by page should ask for at once.
+METADATA_WAVE = METADATA_PAGE * side_by_side.MAX_CALLS
 _METADATA_ATTRIBUTES = ["id", "metadata"]
 #: What a page reads: the outcome, and the key (the bound of an item-id range).
 _READ_ATTRIBUTES = [*OUTCOME_ATTRIBUTES, "result_key"]
